@@ -1,0 +1,442 @@
+// Package memgate is governed long-term memory for AI agents.
+//
+// The root package holds the domain: Memory and its vocabulary (scope, kind,
+// source, sensitivity, status), the Embedder port, and the error codes. It
+// knows no storage, transport or model technology; those live in sibling
+// packages (sqlite, engine, embedder/...) that depend on this one.
+package memgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Kind says what a memory is.
+type Kind string
+
+const (
+	KindMessage    Kind = "message"    // a conversation turn
+	KindFact       Kind = "fact"       // something true about the principal or the world
+	KindPreference Kind = "preference" // how the principal likes things done
+	KindTask       Kind = "task"       // current-task or workflow state
+	KindSummary    Kind = "summary"    // a condensed account of other memories
+)
+
+// Kinds lists every kind, in documentation order.
+var Kinds = []Kind{KindMessage, KindFact, KindPreference, KindTask, KindSummary}
+
+// Source says who asserted a memory.
+type Source string
+
+const (
+	SourceUser         Source = "user"
+	SourceAssistant    Source = "assistant"
+	SourceTool         Source = "tool"
+	SourceVerifiedTool Source = "verified_tool"
+	SourceSystem       Source = "system"
+	SourceImport       Source = "import"
+)
+
+// Sources lists every source.
+var Sources = []Source{SourceUser, SourceAssistant, SourceTool, SourceVerifiedTool, SourceSystem, SourceImport}
+
+// Sensitivity decides whether recall may return a memory by default.
+type Sensitivity string
+
+const (
+	SensitivityStandard   Sensitivity = "standard"
+	SensitivityRestricted Sensitivity = "restricted" // left out of recall unless asked for and allowed
+)
+
+// Sensitivities lists every sensitivity.
+var Sensitivities = []Sensitivity{SensitivityStandard, SensitivityRestricted}
+
+// Status is the stored lifecycle state. "Expired" is not a status: it is
+// derived from ExpiresAt at read time (see Memory.ExpiredAt).
+type Status string
+
+const (
+	StatusActive     Status = "active"
+	StatusPending    Status = "pending" // held back by the write gate until approved
+	StatusRevoked    Status = "revoked"
+	StatusSuperseded Status = "superseded"
+)
+
+// Statuses lists every stored status.
+var Statuses = []Status{StatusActive, StatusPending, StatusRevoked, StatusSuperseded}
+
+// StatusExpired is accepted by list filters only: active memories whose
+// expires_at has passed at read time.
+const StatusExpired Status = "expired"
+
+// Defaults for Limits.
+const (
+	DefaultMaxContentBytes  = 8 << 10
+	DefaultMaxMetadataBytes = 4 << 10
+	DefaultMaxReasonBytes   = 1 << 10
+	MaxIDLength             = 128
+)
+
+// Limits bounds the size of what may be stored.
+type Limits struct {
+	MaxContentBytes  int // default DefaultMaxContentBytes
+	MaxMetadataBytes int // serialized JSON; default DefaultMaxMetadataBytes
+	MaxReasonBytes   int // default DefaultMaxReasonBytes
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxContentBytes <= 0 {
+		l.MaxContentBytes = DefaultMaxContentBytes
+	}
+	if l.MaxMetadataBytes <= 0 {
+		l.MaxMetadataBytes = DefaultMaxMetadataBytes
+	}
+	if l.MaxReasonBytes <= 0 {
+		l.MaxReasonBytes = DefaultMaxReasonBytes
+	}
+	return l
+}
+
+// Embedding is what an embedder produced for one text. Provider, Model and
+// Dim are the provenance stored with the memory: they come from the producer
+// of the vector, never from configuration. Vector is kept out of JSON.
+type Embedding struct {
+	Provider string    `json:"provider"`
+	Model    string    `json:"model"`
+	Dim      int       `json:"dim"`
+	Vector   []float32 `json:"-"`
+}
+
+// Memory is one remembered item with its owner, receipt and lifecycle.
+//
+// Times are UTC with microsecond precision (what every backend keeps).
+type Memory struct {
+	ID           string `json:"id"`
+	Tenant       string `json:"tenant"`
+	Principal    string `json:"principal"`
+	Agent        string `json:"agent,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+
+	Kind         Kind        `json:"kind"`
+	Source       Source      `json:"source"`
+	Sensitivity  Sensitivity `json:"sensitivity"`
+	Status       Status      `json:"status"`
+	StatusReason string      `json:"status_reason,omitempty"` // why the status last changed (revoke reason, pending reason)
+
+	Content  string         `json:"content"`
+	Reason   string         `json:"reason,omitempty"` // why it was remembered
+	Metadata map[string]any `json:"metadata,omitempty"`
+
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	ValidFrom  *time.Time `json:"valid_from,omitempty"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+
+	Version      int64  `json:"version"`
+	Supersedes   string `json:"supersedes,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
+
+	Embedding     *Embedding `json:"embedding,omitempty"`
+	ContentSHA256 string     `json:"content_sha256"`
+
+	// Expired is derived at read time from ExpiresAt; it is never stored.
+	Expired bool `json:"expired,omitempty"`
+}
+
+// ExpiredAt reports whether m has expired at t.
+func (m *Memory) ExpiredAt(t time.Time) bool {
+	return m.ExpiresAt != nil && !m.ExpiresAt.After(t)
+}
+
+// Scope returns the memory's owner as a Scope.
+func (m *Memory) Scope() Scope {
+	return Scope{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Conversation: m.Conversation}
+}
+
+// Clone returns a deep copy of m.
+func (m *Memory) Clone() *Memory {
+	c := *m
+	if m.Metadata != nil {
+		b, _ := json.Marshal(m.Metadata)
+		c.Metadata, _ = DecodeMetadata(b)
+	}
+	for _, p := range []**time.Time{&c.ExpiresAt, &c.ValidFrom, &c.ValidUntil} {
+		if *p != nil {
+			t := **p
+			*p = &t
+		}
+	}
+	if m.Embedding != nil {
+		e := *m.Embedding
+		e.Vector = append([]float32(nil), m.Embedding.Vector...)
+		c.Embedding = &e
+	}
+	return &c
+}
+
+// ContentHash is the hex SHA-256 of content, as stored in ContentSHA256.
+func ContentHash(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(sum[:])
+}
+
+// DecodeMetadata parses a JSON object, keeping numbers exact.
+func DecodeMetadata(b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, FieldError("metadata", "must be a JSON object")
+	}
+	if dec.More() {
+		return nil, FieldError("metadata", "must be a single JSON object")
+	}
+	return m, nil
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,128}$`)
+
+// ValidIdent reports whether s is a valid id, tenant, principal, agent or
+// conversation: [A-Za-z0-9._:@-]{1,128}.
+func ValidIdent(s string) bool { return identRE.MatchString(s) }
+
+// CheckIdent validates a required identifier and names the field on error.
+func CheckIdent(field, s string) error {
+	if s == "" {
+		return FieldError(field, "is required")
+	}
+	if !ValidIdent(s) {
+		return FieldError(field, "must match [A-Za-z0-9._:@-]{1,128}")
+	}
+	return nil
+}
+
+// checkOptionalIdent validates an identifier that may be empty.
+func checkOptionalIdent(field, s string) error {
+	if s == "" {
+		return nil
+	}
+	return CheckIdent(field, s)
+}
+
+// ParseKind returns the kind named s, or an error naming the field.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	if s == "" {
+		return "", FieldError("kind", "is required (one of message, fact, preference, task, summary)")
+	}
+	return "", FieldError("kind", "unknown kind %q (one of message, fact, preference, task, summary)", clip(s))
+}
+
+// ParseSource returns the source named s, or an error naming the field.
+func ParseSource(s string) (Source, error) {
+	for _, k := range Sources {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	if s == "" {
+		return "", FieldError("source", "is required (one of user, assistant, tool, verified_tool, system, import)")
+	}
+	return "", FieldError("source", "unknown source %q (one of user, assistant, tool, verified_tool, system, import)", clip(s))
+}
+
+// ParseSensitivity returns the sensitivity named s ("" means standard).
+func ParseSensitivity(s string) (Sensitivity, error) {
+	switch Sensitivity(s) {
+	case "", SensitivityStandard:
+		return SensitivityStandard, nil
+	case SensitivityRestricted:
+		return SensitivityRestricted, nil
+	}
+	return "", FieldError("sensitivity", "unknown sensitivity %q (one of standard, restricted)", clip(s))
+}
+
+// ParseStatus returns the stored status named s.
+func ParseStatus(s string) (Status, error) {
+	for _, k := range Statuses {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", FieldError("status", "unknown status %q (one of active, pending, revoked, superseded)", clip(s))
+}
+
+// clip shortens a caller-supplied name for an error message, so a huge or
+// hostile value is not echoed whole.
+func clip(s string) string {
+	if len(s) > 32 {
+		s = s[:32] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// CheckContent validates memory content: valid UTF-8, no NUL, not blank, at
+// most max bytes. It measures the content itself, not any envelope.
+func CheckContent(content string, max int) error {
+	switch {
+	case !utf8.ValidString(content):
+		return FieldError("content", "must be valid UTF-8")
+	case strings.IndexByte(content, 0) >= 0:
+		return FieldError("content", "must not contain NUL bytes")
+	case strings.TrimFunc(content, unicode.IsSpace) == "":
+		return FieldError("content", "must not be blank")
+	case len(content) > max:
+		return &Error{Code: ETOOLARGE, Field: "content", Message: "is " + itoa(len(content)) + " bytes, the limit is " + itoa(max)}
+	}
+	return nil
+}
+
+// CheckMetadata validates a metadata object: at most max bytes serialized,
+// keys non-empty valid UTF-8, values finite.
+func CheckMetadata(md map[string]any, max int) error {
+	if md == nil {
+		return nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return FieldError("metadata", "must be serializable as JSON (finite numbers, strings, arrays, objects)")
+	}
+	if len(b) > max {
+		return &Error{Code: ETOOLARGE, Field: "metadata", Message: "is " + itoa(len(b)) + " bytes of JSON, the limit is " + itoa(max)}
+	}
+	for k := range md {
+		if k == "" || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
+			return FieldError("metadata", "keys must be non-empty UTF-8 without NUL")
+		}
+	}
+	return nil
+}
+
+func checkText(field, s string, max int) error {
+	switch {
+	case !utf8.ValidString(s):
+		return FieldError(field, "must be valid UTF-8")
+	case strings.IndexByte(s, 0) >= 0:
+		return FieldError(field, "must not contain NUL bytes")
+	case len(s) > max:
+		return &Error{Code: ETOOLARGE, Field: field, Message: "is " + itoa(len(s)) + " bytes, the limit is " + itoa(max)}
+	}
+	return nil
+}
+
+// Validate checks every field of m against the vocabulary and l. It does
+// not check fields the store assigns (timestamps, version) beyond their
+// consistency. The first problem found is returned, naming its field.
+func (m *Memory) Validate(l Limits) error {
+	l = l.WithDefaults()
+	if m.ID != "" {
+		if err := CheckIdent("id", m.ID); err != nil {
+			return err
+		}
+	}
+	if err := CheckIdent("tenant", m.Tenant); err != nil {
+		return err
+	}
+	if err := CheckIdent("principal", m.Principal); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("agent", m.Agent); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("conversation", m.Conversation); err != nil {
+		return err
+	}
+	if _, err := ParseKind(string(m.Kind)); err != nil {
+		return err
+	}
+	if _, err := ParseSource(string(m.Source)); err != nil {
+		return err
+	}
+	if m.Sensitivity != "" {
+		if _, err := ParseSensitivity(string(m.Sensitivity)); err != nil {
+			return err
+		}
+	}
+	if m.Status != "" {
+		if _, err := ParseStatus(string(m.Status)); err != nil {
+			return err
+		}
+	}
+	if err := checkText("status_reason", m.StatusReason, l.MaxReasonBytes); err != nil {
+		return err
+	}
+	if err := CheckContent(m.Content, l.MaxContentBytes); err != nil {
+		return err
+	}
+	if err := checkText("reason", m.Reason, l.MaxReasonBytes); err != nil {
+		return err
+	}
+	if err := CheckMetadata(m.Metadata, l.MaxMetadataBytes); err != nil {
+		return err
+	}
+	if m.ValidFrom != nil && m.ValidUntil != nil && m.ValidUntil.Before(*m.ValidFrom) {
+		return FieldError("valid_until", "must not be before valid_from")
+	}
+	if m.Version < 0 {
+		return FieldError("version", "must not be negative")
+	}
+	if err := checkOptionalIdent("supersedes", m.Supersedes); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("superseded_by", m.SupersededBy); err != nil {
+		return err
+	}
+	if m.ContentSHA256 != "" && m.ContentSHA256 != ContentHash(m.Content) {
+		return FieldError("content_sha256", "does not match the content")
+	}
+	if e := m.Embedding; e != nil {
+		if err := e.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Check validates an embedding: provenance present, dimension equal to the
+// vector's length, every value finite, norm not zero.
+func (e *Embedding) Check() error {
+	switch {
+	case e.Provider == "":
+		return FieldError("embedding.provider", "is required")
+	case e.Model == "":
+		return FieldError("embedding.model", "is required")
+	case len(e.Vector) == 0:
+		return FieldError("embedding.vector", "must not be empty")
+	case e.Dim != len(e.Vector):
+		return FieldError("embedding.dim", "is %d but the vector has %d values", e.Dim, len(e.Vector))
+	}
+	var norm float64
+	for _, v := range e.Vector {
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return FieldError("embedding.vector", "has a non-finite value")
+		}
+		norm += f * f
+	}
+	if norm == 0 {
+		return FieldError("embedding.vector", "has zero norm")
+	}
+	return nil
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,140 @@
+// Package store defines the storage port: the narrow interface a backend
+// (sqlite, postgres) implements for the engine. The engine does defaulting,
+// validation, gating and ID/timestamp assignment; a backend stores and reads
+// faithfully and applies the caller's Scope inside every query.
+//
+// Contract for every method that takes a memgate.Scope:
+//   - The scope is applied in the query itself (never by filtering results
+//     afterwards). A memory outside it is reported exactly like a missing one:
+//     memgate.ErrNotFound(), same code, same message.
+//   - An invalid scope (empty tenant, empty principal without AllPrincipals) is
+//     refused with invalid_argument before any I/O.
+//   - Errors are *memgate.Error values; driver errors are translated in one
+//     place per backend (unavailable for a busy/closed database, internal
+//     otherwise).
+//
+// Backends must be safe for concurrent use. The conformance suite in
+// store/storetest states these rules as tests; every backend runs it.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/memgate/memgate"
+)
+
+// Page sizes for List.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 500
+)
+
+// Store is the storage port.
+type Store interface {
+	// Insert stores new memories, all or none. The engine has assigned IDs,
+	// timestamps, version 1 and content hashes. An ID already used in the
+	// same tenant is a conflict (IDs are unique per tenant, so a caller in
+	// one tenant learns nothing about another).
+	Insert(ctx context.Context, ms []*memgate.Memory) error
+
+	// Get returns the memory with id if the scope contains it, whatever its
+	// status or expiry.
+	Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error)
+
+	// List returns memories the scope contains that match f, newest first
+	// (by insertion order), in pages. A page is stable under concurrent
+	// inserts: rows inserted after the first page never appear on later
+	// pages, and no row is returned twice or skipped.
+	List(ctx context.Context, s memgate.Scope, f Filter) (*Page, error)
+
+	// Update writes the mutable fields of m (content, content hash, reason,
+	// metadata, kind, sensitivity, expires_at, valid_from, valid_until,
+	// embedding, updated_at) to the memory with m.ID if the scope contains it
+	// and its version equals expectedVersion; the version then rises by one.
+	// Not in scope or missing: not_found. Version differs: conflict. Only
+	// active and pending memories can be updated; others: conflict.
+	Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error)
+
+	// SetStatus moves the memory with id from one of ch.From to ch.To,
+	// recording ch.Reason as status_reason, raising the version and setting
+	// updated_at to ch.At. If the memory is already in ch.To it is returned
+	// unchanged (idempotent); in any other status: conflict.
+	SetStatus(ctx context.Context, s memgate.Scope, id string, ch StatusChange) (*memgate.Memory, error)
+
+	// Supersede atomically inserts next and marks the memory oldID (which
+	// must be active and in scope) superseded by it. next must have the same
+	// tenant and principal as the old memory (invalid_argument otherwise) and
+	// next.Supersedes must equal oldID.
+	Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time) (old *memgate.Memory, err error)
+
+	// Delete removes the memory with id (and its vector) for good.
+	Delete(ctx context.Context, s memgate.Scope, id string) error
+
+	// Forget removes every memory of (tenant, principal), in every agent and
+	// conversation, and returns how many it removed. No other principal's
+	// memory is touched.
+	Forget(ctx context.Context, tenant, principal string) (int64, error)
+
+	// Counts returns the number of memories per (principal, kind, status) in
+	// the scope (AllPrincipals for the whole tenant). Expired memories are
+	// counted under memgate.StatusExpired when now is not zero.
+	Counts(ctx context.Context, s memgate.Scope, now time.Time) ([]Count, error)
+
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Filter narrows List. Zero values mean "no filter".
+type Filter struct {
+	Kinds   []memgate.Kind
+	Sources []memgate.Source
+	// Statuses may include memgate.StatusExpired (active and expired at Now);
+	// memgate.StatusActive then means active and not expired at Now.
+	Statuses []memgate.Status
+	// Text is literal text that must occur in the content, compared
+	// case-insensitively. It is never interpreted as a pattern or query syntax.
+	Text string
+	// Now is the time expiry is judged at; required when Statuses is used.
+	Now time.Time
+	// Limit is the page size: 0 means DefaultPageSize, more than MaxPageSize
+	// is clamped and the clamp reported in Page.
+	Limit int
+	// Cursor is Page.NextCursor of the previous page, or "".
+	Cursor string
+}
+
+// Page is one page of List.
+type Page struct {
+	Memories   []*memgate.Memory
+	NextCursor string // "" on the last page
+	Limit      int    // the page size used
+	Clamped    bool   // the requested limit exceeded MaxPageSize
+}
+
+// StatusChange describes a transition for SetStatus.
+type StatusChange struct {
+	From   []memgate.Status
+	To     memgate.Status
+	Reason string
+	At     time.Time
+}
+
+// Count is one row of Counts.
+type Count struct {
+	Principal string         `json:"principal"`
+	Kind      memgate.Kind   `json:"kind"`
+	Status    memgate.Status `json:"status"`
+	N         int64          `json:"n"`
+}
+
+// ClampLimit applies the page-size rule; backends share it.
+func ClampLimit(n int) (limit int, clamped bool) {
+	switch {
+	case n <= 0:
+		return DefaultPageSize, false
+	case n > MaxPageSize:
+		return MaxPageSize, true
+	}
+	return n, false
+}
