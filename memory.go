@@ -324,7 +324,8 @@ func CheckMetadata(md map[string]any, max int) error {
 	return nil
 }
 
-func checkText(field, s string, max int) error {
+// CheckText validates free text: valid UTF-8, no NUL, at most max bytes.
+func CheckText(field, s string, max int) error {
 	switch {
 	case !utf8.ValidString(s):
 		return FieldError(field, "must be valid UTF-8")
@@ -374,13 +375,13 @@ func (m *Memory) Validate(l Limits) error {
 			return err
 		}
 	}
-	if err := checkText("status_reason", m.StatusReason, l.MaxReasonBytes); err != nil {
+	if err := CheckText("status_reason", m.StatusReason, l.MaxReasonBytes); err != nil {
 		return err
 	}
 	if err := CheckContent(m.Content, l.MaxContentBytes); err != nil {
 		return err
 	}
-	if err := checkText("reason", m.Reason, l.MaxReasonBytes); err != nil {
+	if err := CheckText("reason", m.Reason, l.MaxReasonBytes); err != nil {
 		return err
 	}
 	if err := CheckMetadata(m.Metadata, l.MaxMetadataBytes); err != nil {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/internal/locomo"
+)
+
+// cli runs memgate in-process against db and returns exit code, stdout, stderr.
+func cli(t *testing.T, db string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{args[0], "--db", db}, args[1:]...)
+	code := run(context.Background(), full, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func mustCLI(t *testing.T, db string, args ...string) string {
+	t.Helper()
+	code, out, errs := cli(t, db, "", args...)
+	if code != 0 {
+		t.Fatalf("memgate %v: exit %d: %s", args, code, errs)
+	}
+	return out
+}
+
+func newDB(t *testing.T) string { return filepath.Join(t.TempDir(), "memgate.db") }
+
+func TestRememberGetRoundTripsEveryField(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	out := mustCLI(t, db, "remember", "--tenant", "acme", "--principal", "alice", "--agent", "helper", "--conversation", "c-1",
+		"--kind", "preference", "--source", "user", "--sensitivity", "restricted", "--reason", "she said so",
+		"--ttl", "30d", "--valid-from", "2025-01-02T03:04:05Z", "--valid-until", "2025-12-31T00:00:00Z",
+		"--metadata", `{"topic":"drinks","big":12345678901234567,"nested":{"ok":true}}`, "--json",
+		"Alice drinks green tea, no sugar.")
+	var made map[string]any
+	if err := json.Unmarshal([]byte(out), &made); err != nil {
+		t.Fatalf("remember --json printed %q: %v", out, err)
+	}
+	id := made["id"].(string)
+	// Flags after the positional ID work too.
+	got := mustCLI(t, db, "get", id, "--tenant", "acme", "--principal", "alice", "--json")
+	var read map[string]any
+	if err := json.Unmarshal([]byte(got), &read); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(made, read) {
+		t.Fatalf("get differs from remember:\n%s\n%s", out, got)
+	}
+	for field, want := range map[string]any{
+		"tenant": "acme", "principal": "alice", "agent": "helper", "conversation": "c-1", "kind": "preference",
+		"source": "user", "sensitivity": "restricted", "status": "active", "reason": "she said so",
+		"content": "Alice drinks green tea, no sugar.", "valid_from": "2025-01-02T03:04:05Z", "valid_until": "2025-12-31T00:00:00Z",
+		"version": float64(1),
+	} {
+		if read[field] != want {
+			t.Errorf("%s = %v, want %v", field, read[field], want)
+		}
+	}
+	for _, field := range []string{"created_at", "updated_at", "expires_at", "content_sha256"} {
+		if s, _ := read[field].(string); s == "" {
+			t.Errorf("%s missing", field)
+		}
+	}
+	if !strings.Contains(got, `"big": 12345678901234567`) {
+		t.Errorf("metadata number not exact: %s", got)
+	}
+}
+
+func TestForeignGetFailsLikeMissing(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	id := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "a", "--principal", "p", "secret plan"))
+	// Control: the owner reads it.
+	mustCLI(t, db, "get", "--tenant", "a", "--principal", "p", id)
+	codeF, outF, errF := cli(t, db, "", "get", "--tenant", "b", "--principal", "p", id)
+	codeM, outM, errM := cli(t, db, "", "get", "--tenant", "b", "--principal", "p", "m_00000000000000000000000000")
+	if codeF != 1 || codeF != codeM || outF != outM || errF != errM {
+		t.Fatalf("foreign get (%d %q %q) differs from missing get (%d %q %q)", codeF, outF, errF, codeM, outM, errM)
+	}
+	codeP, _, errP := cli(t, db, "", "get", "--tenant", "a", "--principal", "q", id)
+	if codeP != codeM || errP != errM {
+		t.Fatalf("other principal's get %d %q differs from missing %q", codeP, errP, errM)
+	}
+}
+
+func listIDs(t *testing.T, db string, args ...string) []string {
+	t.Helper()
+	out := mustCLI(t, db, append([]string{"list", "--json"}, args...)...)
+	var resp ListResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range resp.Memories {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func TestRevokeThenListActive(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	keep := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "t", "--principal", "p", "keep"))
+	gone := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "t", "--principal", "p", "revoke me"))
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "active"); len(ids) != 2 {
+		t.Fatalf("before revoke: %v", ids)
+	}
+	mustCLI(t, db, "revoke", "--tenant", "t", "--principal", "p", gone, "--reason", "wrong")
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "active"); len(ids) != 1 || ids[0] != keep {
+		t.Fatalf("after revoke: %v, want [%s]", ids, keep)
+	}
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "revoked"); len(ids) != 1 || ids[0] != gone {
+		t.Fatalf("revoked list: %v, want [%s]", ids, gone)
+	}
+}
+
+func TestForgetOnlyThatPrincipal(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	for _, p := range []string{"p", "p", "q"} {
+		mustCLI(t, db, "remember", "--tenant", "t", "--principal", p, "about "+p)
+	}
+	out := mustCLI(t, db, "forget", "--tenant", "t", "--principal", "p", "--json")
+	if !strings.Contains(out, `"forgotten": 2`) {
+		t.Fatalf("forget printed %s", out)
+	}
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p"); len(ids) != 0 {
+		t.Fatalf("p still has %v", ids)
+	}
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "q"); len(ids) != 1 {
+		t.Fatalf("q has %v, want one memory", ids)
+	}
+}
+
+func TestBadInputNamesFieldAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	mustCLI(t, db, "remember", "--tenant", "t", "--principal", "p", "control memory")
+	tests := []struct {
+		name  string
+		args  []string
+		field string
+	}{
+		{"unknown kind", []string{"--kind", "gossip", "x"}, "kind"},
+		{"blank content", []string{" "}, "content"},
+		{"bad metadata", []string{"--metadata", "[1,2]", "x"}, "metadata"},
+		{"bad ttl", []string{"--ttl", "forever", "x"}, "ttl"},
+		{"bad principal", []string{"--principal", "a b", "x"}, "principal"},
+		{"oversized content", []string{strings.Repeat("x", 9000)}, "content"},
+	}
+	for _, tt := range tests {
+		args := append([]string{"remember", "--tenant", "t", "--principal", "p"}, tt.args...)
+		code, _, errs := cli(t, db, "", args...)
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if code != 1 || len(lines) != 1 || !strings.Contains(errs, tt.field+":") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line naming %s", tt.name, code, errs, tt.field)
+		}
+	}
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p"); len(ids) != 1 {
+		t.Fatalf("bad input wrote memories: %v", ids)
+	}
+	if code, _, _ := cli(t, db, "", "frobnicate"); code != 2 {
+		t.Fatalf("unknown command exit %d, want 2", code)
+	}
+}
+
+func TestImportLoCoMoAndBadLine(t *testing.T) {
+	t.Parallel()
+	dir, err := locomo.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := newDB(t)
+	out := mustCLI(t, db, "import", "--tenant", "bench", filepath.Join(dir, "memories.jsonl"), "--json")
+	if !strings.Contains(out, `"imported": 2080`) {
+		t.Fatalf("import printed %s", out)
+	}
+	ids := listIDs(t, db, "--tenant", "bench", "--principal", "conv-26", "--q", "LGBTQ support group", "--limit", "500")
+	if len(ids) == 0 {
+		t.Fatal("imported data not found by literal search")
+	}
+
+	db2 := newDB(t)
+	input := `{"principal":"p","kind":"message","content":"ok"}` + "\n" + `{"principal":"p","kind":"message","content":""}` + "\n"
+	code, _, errs := cli(t, db2, input, "import", "--tenant", "t", "-")
+	if code != 1 || !strings.Contains(errs, "line 2: content") {
+		t.Fatalf("bad line: exit %d stderr %q", code, errs)
+	}
+	if ids := listIDs(t, db2, "--tenant", "t", "--principal", "p"); len(ids) != 0 {
+		t.Fatalf("failed import wrote %v", ids)
+	}
+}
+
+func TestUpdateAndExport(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	id := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "t", "--principal", "p", "v1"))
+	mustCLI(t, db, "update", "--tenant", "t", "--principal", "p", id, "--content", "v2")
+	code, _, errs := cli(t, db, "", "update", "--tenant", "t", "--principal", "p", id, "--version", "1", "--content", "v3")
+	if code != 1 || !strings.Contains(errs, "conflict") {
+		t.Fatalf("stale update: exit %d %q", code, errs)
+	}
+	out := mustCLI(t, db, "export", "--tenant", "t", "--principal", "p")
+	if !strings.Contains(out, `"content":"v2"`) || !strings.Contains(out, `"version":2`) {
+		t.Fatalf("export: %s", out)
+	}
+}

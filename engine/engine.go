@@ -1,0 +1,217 @@
+// Package engine is the one place every surface (CLI, HTTP API, MCP server,
+// inspector, agent middleware) goes through to read or write memory. It
+// validates at the edge, assigns ids, times and versions, computes content
+// hashes and embeddings, and calls the store with the caller's scope.
+//
+// It must never let a caller bypass validation or scope, never store
+// provenance that the embedder did not report, and never log memory content
+// or query text: logs carry ids, counts and timings only.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// Config configures an Engine. Store is required; the rest have defaults.
+type Config struct {
+	Store store.Store
+	// Embedder computes vectors at write time. Nil means memories are stored
+	// without an embedding (Memory.Embedding stays nil): nothing is invented.
+	Embedder memgate.Embedder
+	Limits   memgate.Limits
+	// MaxBatch bounds a RememberBatch call and an import batch
+	// (default DefaultMaxBatch).
+	MaxBatch int
+	// Now is the clock (default time.Now); tests set it.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// DefaultMaxBatch is the default maximum number of memories in one batch.
+const DefaultMaxBatch = 500
+
+// WithDefaults returns c with defaults applied.
+func (c Config) WithDefaults() Config {
+	c.Limits = c.Limits.WithDefaults()
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.Store == nil {
+		return fmt.Errorf("engine: store is required")
+	}
+	return nil
+}
+
+// Engine is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	store store.Store
+	log   *slog.Logger
+}
+
+// New returns an engine over cfg.Store.
+func New(cfg Config) (*Engine, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger}, nil
+}
+
+// Store returns the engine's store (for tools that must reach it directly,
+// such as migration; surfaces must not).
+func (e *Engine) Store() store.Store { return e.store }
+
+func (e *Engine) now() time.Time { return memgate.Now(e.cfg.Now()) }
+
+// Get returns the memory with id if scope contains it; a foreign id is
+// not_found exactly like a missing one.
+func (e *Engine) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := memgate.CheckIdent("id", id); err != nil {
+		return nil, memgate.ErrNotFound()
+	}
+	m, err := e.store.Get(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	e.derive(m, e.now())
+	return m, nil
+}
+
+// ListRequest is a List call's filter and page.
+type ListRequest = store.Filter
+
+// List returns a page of memories scope contains, newest first.
+func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*store.Page, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	for _, k := range f.Kinds {
+		if _, err := memgate.ParseKind(string(k)); err != nil {
+			return nil, err
+		}
+	}
+	for _, src := range f.Sources {
+		if _, err := memgate.ParseSource(string(src)); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range f.Statuses {
+		if st == memgate.StatusExpired {
+			continue
+		}
+		if _, err := memgate.ParseStatus(string(st)); err != nil {
+			return nil, memgate.FieldError("status", "unknown status %q (one of active, pending, revoked, superseded, expired)", st)
+		}
+	}
+	if f.Limit < 0 {
+		return nil, memgate.FieldError("limit", "must not be negative")
+	}
+	now := e.now()
+	f.Now = now
+	p, err := e.store.List(ctx, s, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range p.Memories {
+		e.derive(m, now)
+	}
+	return p, nil
+}
+
+// derive sets the fields computed at read time.
+func (e *Engine) derive(m *memgate.Memory, now time.Time) {
+	m.Expired = m.Status == memgate.StatusActive && m.ExpiredAt(now)
+}
+
+// Revoke marks the memory revoked with reason; it is left out of every later
+// recall. Revoking a revoked memory returns it unchanged.
+func (e *Engine) Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := memgate.CheckIdent("id", id); err != nil {
+		return nil, memgate.ErrNotFound()
+	}
+	if err := checkReason("reason", reason, e.cfg.Limits); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, err := e.store.SetStatus(ctx, s, id, store.StatusChange{
+		From:   []memgate.Status{memgate.StatusActive, memgate.StatusPending},
+		To:     memgate.StatusRevoked,
+		Reason: reason,
+		At:     e.now(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.log.InfoContext(ctx, "revoke", "tenant", s.Tenant, "principal", m.Principal, "id", id, "took", time.Since(start))
+	e.derive(m, e.now())
+	return m, nil
+}
+
+// Delete removes the memory with id for good.
+func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if err := memgate.CheckIdent("id", id); err != nil {
+		return memgate.ErrNotFound()
+	}
+	if err := e.store.Delete(ctx, s, id); err != nil {
+		return err
+	}
+	e.log.InfoContext(ctx, "delete", "tenant", s.Tenant, "id", id)
+	return nil
+}
+
+// Forget removes every memory of (tenant, principal) and returns how many.
+func (e *Engine) Forget(ctx context.Context, tenant, principal string) (int64, error) {
+	if err := memgate.CheckIdent("tenant", tenant); err != nil {
+		return 0, err
+	}
+	if err := memgate.CheckIdent("principal", principal); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	n, err := e.store.Forget(ctx, tenant, principal)
+	if err != nil {
+		return 0, err
+	}
+	e.log.InfoContext(ctx, "forget", "tenant", tenant, "principal", principal, "removed", n, "took", time.Since(start))
+	return n, nil
+}
+
+// Counts returns memory counts per (principal, kind, status) in scope, with
+// expired memories counted as "expired".
+func (e *Engine) Counts(ctx context.Context, s memgate.Scope) ([]store.Count, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return e.store.Counts(ctx, s, e.now())
+}
+
+func checkReason(field, s string, l memgate.Limits) error {
+	return memgate.CheckText(field, s, l.MaxReasonBytes)
+}

@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/memgate/memgate"
+)
+
+// RememberRequest is one memory to store. Memory carries the caller's fields
+// (scope, kind, source, content, reason, metadata, times); the engine assigns
+// id, status, created/updated times, version and content hash. TTL, when
+// set, fixes expires_at relative to now and must not be combined with an
+// explicit ExpiresAt.
+type RememberRequest struct {
+	Memory memgate.Memory
+	TTL    time.Duration
+}
+
+// Remember validates and stores one memory.
+func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*memgate.Memory, error) {
+	ms, err := e.remember(ctx, []RememberRequest{r}, false)
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// RememberBatch validates every request, then embeds and stores them all or
+// none. An invalid item fails the whole batch, naming its index.
+func (e *Engine) RememberBatch(ctx context.Context, rs []RememberRequest) ([]*memgate.Memory, error) {
+	return e.remember(ctx, rs, true)
+}
+
+func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool) ([]*memgate.Memory, error) {
+	if len(rs) == 0 {
+		return nil, memgate.FieldError("memories", "must not be empty")
+	}
+	if len(rs) > e.cfg.MaxBatch {
+		return nil, &memgate.Error{Code: memgate.ETOOLARGE, Field: "memories", Message: fmt.Sprintf("holds %d memories, the limit is %d", len(rs), e.cfg.MaxBatch)}
+	}
+	start := time.Now()
+	now := e.now()
+	ms := make([]*memgate.Memory, len(rs))
+	for i, r := range rs {
+		m, err := e.prepare(r, now, false)
+		if err != nil {
+			if batch {
+				err = itemError(i, err)
+			}
+			return nil, err
+		}
+		ms[i] = m
+	}
+	if err := e.embed(ctx, ms); err != nil {
+		return nil, err
+	}
+	if err := e.store.Insert(ctx, ms); err != nil {
+		return nil, err
+	}
+	e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "count", len(ms), "took", time.Since(start))
+	return ms, nil
+}
+
+// prepare validates a request and turns it into the memory to store. When
+// restore is set (import), the caller may carry id, status, times and
+// version from an export; otherwise they are assigned here.
+func (e *Engine) prepare(r RememberRequest, now time.Time, restore bool) (*memgate.Memory, error) {
+	m := r.Memory.Clone()
+	if !restore {
+		if m.ID != "" {
+			return nil, memgate.FieldError("id", "is assigned by the server")
+		}
+		if m.Status != "" && m.Status != memgate.StatusActive {
+			return nil, memgate.FieldError("status", "is assigned by the server")
+		}
+		if m.Supersedes != "" || m.SupersededBy != "" {
+			return nil, memgate.FieldError("supersedes", "is set by supersede, not remember")
+		}
+		m.Status, m.StatusReason, m.Version = memgate.StatusActive, "", 1
+		m.CreatedAt, m.UpdatedAt = now, now
+	}
+	if m.ID == "" {
+		m.ID = memgate.NewID(now)
+	}
+	if m.Status == "" {
+		m.Status = memgate.StatusActive
+	}
+	if m.Version == 0 {
+		m.Version = 1
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now
+	}
+	if m.UpdatedAt.IsZero() {
+		m.UpdatedAt = m.CreatedAt
+	}
+	if m.Sensitivity == "" {
+		m.Sensitivity = memgate.SensitivityStandard
+	}
+	if r.TTL < 0 {
+		return nil, memgate.FieldError("ttl", "must be positive")
+	}
+	if r.TTL > 0 {
+		if m.ExpiresAt != nil {
+			return nil, memgate.FieldError("ttl", "cannot be combined with expires_at")
+		}
+		t := now.Add(r.TTL)
+		m.ExpiresAt = &t
+	}
+	if m.ExpiresAt != nil && !restore && !m.ExpiresAt.After(now) {
+		return nil, memgate.FieldError("expires_at", "must be in the future")
+	}
+	if m.Embedding != nil {
+		return nil, memgate.FieldError("embedding", "is computed by the server")
+	}
+	normalizeTimes(m)
+	m.ContentSHA256 = ""
+	if err := m.Validate(e.cfg.Limits); err != nil {
+		return nil, err
+	}
+	m.ContentSHA256 = memgate.ContentHash(m.Content)
+	return m, nil
+}
+
+// normalizeTimes stores every time in UTC at microsecond precision.
+func normalizeTimes(m *memgate.Memory) {
+	m.CreatedAt = memgate.Now(m.CreatedAt)
+	m.UpdatedAt = memgate.Now(m.UpdatedAt)
+	for _, p := range []**time.Time{&m.ExpiresAt, &m.ValidFrom, &m.ValidUntil} {
+		if *p != nil {
+			t := memgate.Now(**p)
+			*p = &t
+		}
+	}
+}
+
+// embed fills in each memory's embedding from the embedder, exactly as the
+// embedder reported it. Without an embedder, memories keep no embedding.
+func (e *Engine) embed(ctx context.Context, ms []*memgate.Memory) error {
+	if e.cfg.Embedder == nil {
+		return nil
+	}
+	texts := make([]string, len(ms))
+	for i, m := range ms {
+		texts[i] = m.Content
+	}
+	embs, err := e.cfg.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("embed %d texts: %w", len(texts), err)
+	}
+	if len(embs) != len(ms) {
+		return fmt.Errorf("embedder returned %d embeddings for %d texts", len(embs), len(ms))
+	}
+	for i := range embs {
+		emb := embs[i]
+		if err := emb.Check(); err != nil {
+			return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable vector: " + memgate.ErrorMessage(err)}
+		}
+		ms[i].Embedding = &emb
+	}
+	return nil
+}
+
+// itemError prefixes an item's field with its batch index.
+func itemError(i int, err error) error {
+	me, ok := err.(*memgate.Error)
+	if !ok {
+		return err
+	}
+	c := *me
+	if c.Field != "" {
+		c.Field = fmt.Sprintf("memories[%d].%s", i, c.Field)
+	} else {
+		c.Field = fmt.Sprintf("memories[%d]", i)
+	}
+	return &c
+}
+
+// Patch is an update: nil fields are left as they are.
+type Patch struct {
+	Content     *string
+	Reason      *string
+	Metadata    map[string]any // replaces the metadata when ReplaceMetadata
+	Kind        *memgate.Kind
+	Sensitivity *memgate.Sensitivity
+	ExpiresAt   *time.Time
+	TTL         time.Duration // sets expires_at to now+TTL
+	ValidFrom   *time.Time
+	ValidUntil  *time.Time
+
+	ReplaceMetadata bool
+	ClearExpiresAt  bool
+}
+
+// Update applies p to the memory with id if its version is still
+// expectedVersion (compare-and-set): a stale version is a conflict, so two
+// writers cannot silently overwrite each other. Changed content is re-hashed
+// and re-embedded.
+func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expectedVersion int64, p Patch) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := memgate.CheckIdent("id", id); err != nil {
+		return nil, memgate.ErrNotFound()
+	}
+	if expectedVersion <= 0 {
+		return nil, memgate.FieldError("version", "is required: the version the update is based on")
+	}
+	m, err := e.store.Get(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Version != expectedVersion {
+		return nil, memgate.Errorf(memgate.ECONFLICT, "memory is at version %d, not %d", m.Version, expectedVersion)
+	}
+	now := e.now()
+	contentChanged := false
+	if p.Content != nil && *p.Content != m.Content {
+		m.Content, contentChanged = *p.Content, true
+	}
+	if p.Reason != nil {
+		m.Reason = *p.Reason
+	}
+	if p.ReplaceMetadata {
+		m.Metadata = p.Metadata
+	}
+	if p.Kind != nil {
+		k, err := memgate.ParseKind(string(*p.Kind))
+		if err != nil {
+			return nil, err
+		}
+		m.Kind = k
+	}
+	if p.Sensitivity != nil {
+		sv, err := memgate.ParseSensitivity(string(*p.Sensitivity))
+		if err != nil {
+			return nil, err
+		}
+		m.Sensitivity = sv
+	}
+	switch {
+	case p.ClearExpiresAt && (p.ExpiresAt != nil || p.TTL != 0):
+		return nil, memgate.FieldError("expires_at", "cannot be cleared and set at once")
+	case p.ExpiresAt != nil && p.TTL != 0:
+		return nil, memgate.FieldError("ttl", "cannot be combined with expires_at")
+	case p.TTL < 0:
+		return nil, memgate.FieldError("ttl", "must be positive")
+	case p.ClearExpiresAt:
+		m.ExpiresAt = nil
+	case p.TTL > 0:
+		t := now.Add(p.TTL)
+		m.ExpiresAt = &t
+	case p.ExpiresAt != nil:
+		if !p.ExpiresAt.After(now) {
+			return nil, memgate.FieldError("expires_at", "must be in the future")
+		}
+		t := *p.ExpiresAt
+		m.ExpiresAt = &t
+	}
+	if p.ValidFrom != nil {
+		t := *p.ValidFrom
+		m.ValidFrom = &t
+	}
+	if p.ValidUntil != nil {
+		t := *p.ValidUntil
+		m.ValidUntil = &t
+	}
+	m.UpdatedAt = now
+	normalizeTimes(m)
+	emb := m.Embedding
+	m.Embedding, m.ContentSHA256 = nil, ""
+	if err := m.Validate(e.cfg.Limits); err != nil {
+		return nil, err
+	}
+	m.ContentSHA256 = memgate.ContentHash(m.Content)
+	m.Embedding = emb
+	if contentChanged {
+		m.Embedding = nil
+		if err := e.embed(ctx, []*memgate.Memory{m}); err != nil {
+			return nil, err
+		}
+	}
+	out, err := e.store.Update(ctx, s, m, expectedVersion)
+	if err != nil {
+		return nil, err
+	}
+	e.log.InfoContext(ctx, "update", "tenant", s.Tenant, "id", id, "version", out.Version)
+	e.derive(out, now)
+	return out, nil
+}
+
+// Supersede stores r as the new version of the memory oldID, in the old
+// memory's tenant, principal, agent and conversation unless r names its own
+// agent or conversation, and marks the old one superseded, atomically.
+func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r RememberRequest) (old, next *memgate.Memory, err error) {
+	if err := s.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := memgate.CheckIdent("id", oldID); err != nil {
+		return nil, nil, memgate.ErrNotFound()
+	}
+	prev, err := e.store.Get(ctx, s, oldID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if (r.Memory.Tenant != "" && r.Memory.Tenant != prev.Tenant) || (r.Memory.Principal != "" && r.Memory.Principal != prev.Principal) {
+		return nil, nil, memgate.FieldError("principal", "a memory can only be superseded within its own tenant and principal")
+	}
+	r.Memory.Tenant, r.Memory.Principal = prev.Tenant, prev.Principal
+	if r.Memory.Agent == "" {
+		r.Memory.Agent = prev.Agent
+	}
+	if r.Memory.Conversation == "" {
+		r.Memory.Conversation = prev.Conversation
+	}
+	if r.Memory.Kind == "" {
+		r.Memory.Kind = prev.Kind
+	}
+	now := e.now()
+	n, err := e.prepare(r, now, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	n.Supersedes = prev.ID
+	if err := e.embed(ctx, []*memgate.Memory{n}); err != nil {
+		return nil, nil, err
+	}
+	old, err = e.store.Supersede(ctx, s, oldID, n, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", n.ID)
+	e.derive(old, now)
+	e.derive(n, now)
+	return old, n, nil
+}

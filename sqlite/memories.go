@@ -1,0 +1,448 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// scopeSQL returns the predicate that confines a statement to s, and its
+// arguments. Every statement that touches memories for a caller includes it,
+// so scope is applied by SQLite and never after reading. s must be valid.
+func scopeSQL(s memgate.Scope) (string, []any) {
+	var b strings.Builder
+	args := []any{s.Tenant}
+	b.WriteString("tenant = ?")
+	if !s.AllPrincipals {
+		b.WriteString(" AND principal = ?")
+		args = append(args, s.Principal)
+	}
+	// A memory stored at the wider level (empty agent or conversation) is
+	// visible from every narrower one; an empty request field sees them all.
+	if s.Agent != "" {
+		b.WriteString(" AND agent IN ('', ?)")
+		args = append(args, s.Agent)
+	}
+	if s.Conversation != "" {
+		b.WriteString(" AND conversation IN ('', ?)")
+		args = append(args, s.Conversation)
+	}
+	return b.String(), args
+}
+
+// checkOwner refuses a memory to insert without a well-formed owner and id.
+func checkOwner(m *memgate.Memory) error {
+	if m == nil {
+		return memgate.FieldError("memory", "is required")
+	}
+	if err := memgate.CheckIdent("id", m.ID); err != nil {
+		return err
+	}
+	return m.Scope().Validate()
+}
+
+// reader returns the read pool, or unavailable once the DB is closed.
+func (db *DB) reader() (*sql.DB, error) {
+	if db.closed.Load() {
+		return nil, errClosed()
+	}
+	return db.r, nil
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on the one writer
+// connection) and commits it if fn returns nil. Errors go through
+// interpretError.
+func (db *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if db.closed.Load() {
+		return errClosed()
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return interpretError(ctx, op, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return interpretError(ctx, op, err)
+	}
+	return interpretError(ctx, op, tx.Commit())
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// getOne reads the memory id within the scope predicate where; a row outside
+// it is memgate.ErrNotFound, exactly like a missing one.
+func getOne(ctx context.Context, q querier, where string, args []any, id string) (*memgate.Memory, error) {
+	row := q.QueryRowContext(ctx, "SELECT "+memoryColumns+" FROM memories WHERE "+where+" AND id = ?",
+		append(slices.Clip(args), id)...)
+	m, _, err := scanMemory(row, false)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memgate.ErrNotFound()
+	}
+	return m, err
+}
+
+// Insert implements store.Store.
+func (db *DB) Insert(ctx context.Context, ms []*memgate.Memory) error {
+	rows := make([][]any, len(ms))
+	for i, m := range ms {
+		if err := checkOwner(m); err != nil {
+			return err
+		}
+		args, err := memoryArgs(m)
+		if err != nil {
+			return err
+		}
+		rows[i] = args
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	return db.write(ctx, "insert", func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, insertMemory)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, args := range rows {
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Get implements store.Store.
+func (db *DB) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	where, args := scopeSQL(s)
+	m, err := getOne(ctx, r, where, args, id)
+	return m, interpretError(ctx, "get", err)
+}
+
+// List implements store.Store.
+func (db *DB) List(ctx context.Context, s memgate.Scope, f store.Filter) (*store.Page, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	before, err := store.DecodeCursor(f.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Statuses) > 0 && f.Now.IsZero() {
+		return nil, memgate.FieldError("now", "is required when filtering by status")
+	}
+	limit, clamped := store.ClampLimit(f.Limit)
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+
+	where, args := scopeSQL(s)
+	var q strings.Builder
+	q.WriteString("SELECT seq, " + memoryColumns + " FROM memories WHERE " + where)
+	if before > 0 {
+		q.WriteString(" AND seq < ?")
+		args = append(args, before)
+	}
+	if len(f.Kinds) > 0 {
+		q.WriteString(" AND kind IN (" + placeholders(len(f.Kinds)) + ")")
+		for _, k := range f.Kinds {
+			args = append(args, string(k))
+		}
+	}
+	if len(f.Sources) > 0 {
+		q.WriteString(" AND source IN (" + placeholders(len(f.Sources)) + ")")
+		for _, src := range f.Sources {
+			args = append(args, string(src))
+		}
+	}
+	if len(f.Statuses) > 0 {
+		now := micros(f.Now)
+		var ors []string
+		for _, st := range f.Statuses {
+			switch st {
+			case memgate.StatusActive:
+				ors = append(ors, "(status = 'active' AND (expires_at IS NULL OR expires_at > ?))")
+				args = append(args, now)
+			case memgate.StatusExpired:
+				ors = append(ors, "(status = 'active' AND expires_at <= ?)")
+				args = append(args, now)
+			default:
+				ors = append(ors, "status = ?")
+				args = append(args, string(st))
+			}
+		}
+		q.WriteString(" AND (" + strings.Join(ors, " OR ") + ")")
+	}
+	if f.Text != "" {
+		// Literal, case-insensitive substring test: the text is a bound
+		// value compared with instr, never a LIKE, FTS or regex pattern.
+		q.WriteString(" AND instr(" + lowerFunc + "(content), ?) > 0")
+		args = append(args, strings.ToLower(f.Text))
+	}
+	// One row more than the page tells whether there is a next page.
+	q.WriteString(" ORDER BY seq DESC LIMIT ?")
+	args = append(args, limit+1)
+
+	rows, err := r.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, interpretError(ctx, "list", err)
+	}
+	defer rows.Close()
+	page := &store.Page{Memories: []*memgate.Memory{}, Limit: limit, Clamped: clamped}
+	var lastSeq int64
+	for rows.Next() {
+		m, seq, err := scanMemory(rows, true)
+		if err != nil {
+			return nil, interpretError(ctx, "list", err)
+		}
+		if len(page.Memories) == limit {
+			page.NextCursor = store.EncodeCursor(lastSeq)
+			break
+		}
+		page.Memories = append(page.Memories, m)
+		lastSeq = seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(ctx, "list", err)
+	}
+	return page, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// Update implements store.Store.
+func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, memgate.FieldError("memory", "is required")
+	}
+	md, err := encodeMetadata(m.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	provider, model, dim, vector := encodeEmbedding(m.Embedding)
+	where, wargs := scopeSQL(s)
+	args := []any{
+		m.Content, m.ContentSHA256, m.Reason, md, string(m.Kind), string(m.Sensitivity),
+		optMicros(m.ExpiresAt), optMicros(m.ValidFrom), optMicros(m.ValidUntil),
+		provider, model, dim, vector, micros(m.UpdatedAt),
+	}
+	args = append(append(args, wargs...), m.ID, expectedVersion)
+
+	var out *memgate.Memory
+	err = db.write(ctx, "update", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memories SET
+			content = ?, content_sha256 = ?, reason = ?, metadata = ?, kind = ?, sensitivity = ?,
+			expires_at = ?, valid_from = ?, valid_until = ?,
+			embedding_provider = ?, embedding_model = ?, embedding_dim = ?, embedding_vector = ?,
+			updated_at = ?, version = version + 1
+			WHERE `+where+` AND id = ? AND version = ? AND status IN ('active', 'pending')`, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// Same transaction, so the answer matches the failed UPDATE.
+			cur, err := getOne(ctx, tx, where, wargs, m.ID)
+			if err != nil {
+				return err
+			}
+			if cur.Status != memgate.StatusActive && cur.Status != memgate.StatusPending {
+				return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only active or pending memories can be updated", cur.Status)
+			}
+			return memgate.Errorf(memgate.ECONFLICT, "memory is at version %d, not the expected %d", cur.Version, expectedVersion)
+		}
+		out, err = getOne(ctx, tx, where, wargs, m.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetStatus implements store.Store.
+func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch store.StatusChange) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := memgate.ParseStatus(string(ch.To)); err != nil {
+		return nil, err
+	}
+	where, wargs := scopeSQL(s)
+	var out *memgate.Memory
+	err := db.write(ctx, "set status", func(tx *sql.Tx) error {
+		cur, err := getOne(ctx, tx, where, wargs, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status == ch.To {
+			out = cur
+			return nil
+		}
+		if !slices.Contains(ch.From, cur.Status) {
+			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; it cannot become %s", cur.Status, ch.To)
+		}
+		args := append([]any{string(ch.To), ch.Reason, micros(ch.At)}, wargs...)
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = ?, status_reason = ?, updated_at = ?,
+			version = version + 1 WHERE `+where+` AND id = ?`, append(args, id)...); err != nil {
+			return err
+		}
+		out, err = getOne(ctx, tx, where, wargs, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Supersede implements store.Store.
+func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(next); err != nil {
+		return nil, err
+	}
+	if next.Supersedes != oldID {
+		return nil, memgate.FieldError("supersedes", "must be the id of the memory being superseded")
+	}
+	nextArgs, err := memoryArgs(next)
+	if err != nil {
+		return nil, err
+	}
+	where, wargs := scopeSQL(s)
+	var out *memgate.Memory
+	err = db.write(ctx, "supersede", func(tx *sql.Tx) error {
+		old, err := getOne(ctx, tx, where, wargs, oldID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case next.Tenant != old.Tenant:
+			return memgate.FieldError("tenant", "must be the tenant of the memory being superseded")
+		case next.Principal != old.Principal:
+			return memgate.FieldError("principal", "must be the principal of the memory being superseded")
+		case old.Status != memgate.StatusActive:
+			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", old.Status)
+		}
+		if _, err := tx.ExecContext(ctx, insertMemory, nextArgs...); err != nil {
+			return err
+		}
+		args := append([]any{next.ID, micros(at)}, wargs...)
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
+			updated_at = ?, version = version + 1 WHERE `+where+` AND id = ?`, append(args, oldID)...); err != nil {
+			return err
+		}
+		out, err = getOne(ctx, tx, where, wargs, oldID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delete implements store.Store.
+func (db *DB) Delete(ctx context.Context, s memgate.Scope, id string) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	where, args := scopeSQL(s)
+	return db.write(ctx, "delete", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM memories WHERE "+where+" AND id = ?", append(args, id)...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return memgate.ErrNotFound()
+		}
+		return nil
+	})
+}
+
+// Forget implements store.Store.
+func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, error) {
+	s := memgate.Scope{Tenant: tenant, Principal: principal}
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	where, args := scopeSQL(s)
+	var n int64
+	err := db.write(ctx, "forget", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM memories WHERE "+where, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Counts implements store.Store.
+func (db *DB) Counts(ctx context.Context, s memgate.Scope, now time.Time) ([]store.Count, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	where, wargs := scopeSQL(s)
+	args := append([]any{!now.IsZero(), micros(now)}, wargs...)
+	rows, err := r.QueryContext(ctx, `SELECT principal, kind,
+		CASE WHEN ? AND status = 'active' AND expires_at <= ? THEN 'expired' ELSE status END AS st,
+		COUNT(*)
+		FROM memories WHERE `+where+`
+		GROUP BY principal, kind, st ORDER BY principal, kind, st`, args...)
+	if err != nil {
+		return nil, interpretError(ctx, "counts", err)
+	}
+	defer rows.Close()
+	counts := []store.Count{}
+	for rows.Next() {
+		var c store.Count
+		var kind, status string
+		if err := rows.Scan(&c.Principal, &kind, &status, &c.N); err != nil {
+			return nil, interpretError(ctx, "counts", err)
+		}
+		c.Kind, c.Status = memgate.Kind(kind), memgate.Status(status)
+		counts = append(counts, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(ctx, "counts", err)
+	}
+	return counts, nil
+}

@@ -1,0 +1,401 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+		// Runs before Close (cleanups run last-in first-out): the suite must
+		// leave a sound file behind.
+		t.Cleanup(func() { requireIntegrity(t, db) })
+		return db
+	})
+}
+
+// openTest opens a DB that is closed when the test ends.
+func openTest(t *testing.T, path string, opts ...Option) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), path, opts...)
+	if err != nil {
+		t.Fatalf("Open %s: %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db
+}
+
+func requireIntegrity(t *testing.T, db *DB) {
+	t.Helper()
+	var res string
+	// context.Background: t.Context is already cancelled during cleanup.
+	if err := db.r.QueryRowContext(context.Background(), "PRAGMA integrity_check").Scan(&res); err != nil {
+		t.Fatalf("integrity_check: %v", err)
+	}
+	if res != "ok" {
+		t.Fatalf("integrity_check: %s", res)
+	}
+}
+
+func testMemory(id, content string) *memgate.Memory {
+	return &memgate.Memory{
+		ID: id, Tenant: "acme", Principal: "alice",
+		Kind: memgate.KindFact, Source: memgate.SourceUser, Sensitivity: memgate.SensitivityStandard,
+		Status: memgate.StatusActive, Content: content, ContentSHA256: memgate.ContentHash(content),
+		CreatedAt: time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC), UpdatedAt: time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC),
+		Version: 1,
+	}
+}
+
+var alice = memgate.Scope{Tenant: "acme", Principal: "alice"}
+
+func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "persisted")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for i := range 2 {
+		db := openTest(t, path)
+		m, err := db.Get(t.Context(), alice, "m-001")
+		if err != nil || m.Content != "persisted" {
+			t.Fatalf("reopen %d: Get: %v, %+v", i, err, m)
+		}
+		ms, err := loadMigrations(migrationFiles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows, maxVersion int
+		if err := db.r.QueryRow("SELECT COUNT(*), MAX(version) FROM schema_migrations").Scan(&rows, &maxVersion); err != nil {
+			t.Fatal(err)
+		}
+		if rows != len(ms) || maxVersion != ms[len(ms)-1].version {
+			t.Fatalf("reopen %d: schema_migrations has %d rows up to %d, want %d up to %d", i, rows, maxVersion, len(ms), ms[len(ms)-1].version)
+		}
+		db.Close()
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db := openTest(t, path)
+	db.Close()
+
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'from_the_future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db2, err := Open(t.Context(), path)
+	if err == nil {
+		db2.Close()
+		t.Fatal("Open of a database with a newer schema succeeded")
+	}
+	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "9999") {
+		t.Fatalf("Open: %v, want ErrSchemaTooNew naming version 9999", err)
+	}
+}
+
+func TestWALAndPragmas(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	cases := []struct {
+		name   string
+		conn   *sql.DB
+		pragma string
+		want   string
+	}{
+		{"writer journal mode", db.w, "journal_mode", "wal"},
+		{"reader journal mode", db.r, "journal_mode", "wal"},
+		{"writer synchronous NORMAL", db.w, "synchronous", "1"},
+		{"writer foreign keys", db.w, "foreign_keys", "1"},
+		{"writer busy timeout", db.w, "busy_timeout", "5000"},
+		{"reader busy timeout", db.r, "busy_timeout", "5000"},
+		{"reader query only", db.r, "query_only", "1"},
+		{"writer not query only", db.w, "query_only", "0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			if err := tc.conn.QueryRow("PRAGMA " + tc.pragma).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("PRAGMA %s = %s, want %s", tc.pragma, got, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(db.Path() + "-wal"); err != nil {
+		t.Fatalf("no WAL file beside the database: %v", err)
+	}
+}
+
+func TestReadersCannotWrite(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	if _, err := db.w.Exec("DELETE FROM memories"); err != nil {
+		t.Fatalf("control: writer: %v", err)
+	}
+	if _, err := db.r.Exec("DELETE FROM memories"); err == nil {
+		t.Fatal("a reader connection wrote")
+	}
+}
+
+func TestPathWithURICharacters(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "odd dir?x=1#frag", "mem%20gate.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t, path)
+	if db.Path() != path {
+		t.Fatalf("Path() = %q, want %q", db.Path(), path)
+	}
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at the given path: %v", err)
+	}
+}
+
+func TestOpenRefusesNonFilePaths(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"", ":memory:", "file:x.db?mode=memory"} {
+		if db, err := Open(t.Context(), p); err == nil {
+			db.Close()
+			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+}
+
+func TestConcurrentOpenOfNewFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	var wg sync.WaitGroup
+	dbs := make([]*DB, 4)
+	errs := make([]error, len(dbs))
+	for i := range dbs {
+		wg.Go(func() { dbs[i], errs[i] = Open(t.Context(), path) })
+	}
+	wg.Wait()
+	for _, db := range dbs {
+		if db != nil {
+			t.Cleanup(func() { db.Close() })
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+	}
+	var rows int
+	if err := dbs[0].r.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := loadMigrations(migrationFiles); rows != len(ms) {
+		t.Fatalf("schema_migrations has %d rows, want %d", rows, len(ms))
+	}
+	// Writes from both handles land (they share the file).
+	for i, db := range dbs {
+		if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-00"+string(rune('1'+i)), "x")}); err != nil {
+			t.Fatalf("insert via handle %d: %v", i, err)
+		}
+	}
+}
+
+func TestCloseIdempotentThenUnavailable(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	if _, err := db.Get(t.Context(), alice, "m-001"); memgate.ErrorCode(err) != memgate.ENOTFOUND {
+		t.Fatalf("control: Get before Close: %v", err)
+	}
+	for i := range 3 {
+		if err := db.Close(); err != nil {
+			t.Fatalf("Close %d: %v", i, err)
+		}
+	}
+	calls := map[string]error{}
+	_, calls["Get"] = db.Get(t.Context(), alice, "m-001")
+	_, calls["List"] = db.List(t.Context(), alice, store.Filter{})
+	calls["Insert"] = db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "x")})
+	calls["Delete"] = db.Delete(t.Context(), alice, "m-001")
+	_, calls["Counts"] = db.Counts(t.Context(), alice, time.Now())
+	for name, err := range calls {
+		if memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+			t.Errorf("%s after Close: %v, want unavailable", name, err)
+		}
+	}
+}
+
+// TestBusyIsUnavailable holds the write lock from another connection, as a
+// second process would, and checks the store reports unavailable, not
+// internal, once the busy timeout runs out.
+func TestBusyIsUnavailable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db := openTest(t, path, WithBusyTimeout(50*time.Millisecond))
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "before the lock")}); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	err = db.Insert(t.Context(), []*memgate.Memory{testMemory("m-002", "while locked")})
+	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || memgate.ErrorMessage(err) != errBusy().Message {
+		t.Fatalf("Insert while another connection holds the lock: %v, want unavailable", err)
+	}
+	// Readers are not blocked by a writer in WAL mode.
+	if _, err := db.Get(t.Context(), alice, "m-001"); err != nil {
+		t.Fatalf("Get while locked: %v", err)
+	}
+
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-002", "after the lock")}); err != nil {
+		t.Fatalf("Insert after the lock is released: %v", err)
+	}
+}
+
+// TestWritesBeginImmediate checks a write transaction takes the write lock
+// when it begins (BEGIN IMMEDIATE), not at its first write, which is what
+// keeps two writers from deadlocking on a lock upgrade.
+func TestWritesBeginImmediate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db := openTest(t, path)
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+
+	tx, err := db.w.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec("BEGIN IMMEDIATE"); err == nil {
+		other.Exec("ROLLBACK")
+		t.Fatal("another connection took the write lock while a DB transaction was open")
+	}
+	tx.Rollback()
+	// Control: with the transaction gone, the lock is free.
+	if _, err := other.Exec("BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("BEGIN IMMEDIATE after Rollback: %v", err)
+	}
+	other.Exec("ROLLBACK")
+}
+
+func TestInterpretError(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	done, cancel := context.WithCancel(live)
+	cancel()
+	appErr := memgate.FieldError("x", "bad")
+	driverErr := errors.New("disk I/O error: secret path /var/x")
+	cases := []struct {
+		name     string
+		ctx      context.Context
+		err      error
+		wantCode string
+		wantMsg  string
+		wantIs   error
+	}{
+		{"nil", live, nil, "", "", nil},
+		{"application error passes", live, appErr, memgate.EINVALID, "x: bad", appErr},
+		{"cancelled context wins", done, driverErr, memgate.EINTERNAL, "internal error", context.Canceled},
+		{"deadline passes through", live, context.DeadlineExceeded, memgate.EINTERNAL, "internal error", context.DeadlineExceeded},
+		{"closed connection", live, sql.ErrConnDone, memgate.EUNAVAILABLE, "the database is closed", sql.ErrConnDone},
+		{"other driver error is internal and kept for logs", live, driverErr, memgate.EINTERNAL, "internal error", driverErr},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := interpretError(tc.ctx, "op", tc.err)
+			if memgate.ErrorCode(got) != tc.wantCode || memgate.ErrorMessage(got) != tc.wantMsg {
+				t.Fatalf("got %s %q (%v), want %s %q", memgate.ErrorCode(got), memgate.ErrorMessage(got), got, tc.wantCode, tc.wantMsg)
+			}
+			if tc.wantIs != nil && !errors.Is(got, tc.wantIs) {
+				t.Fatalf("%v does not wrap %v", got, tc.wantIs)
+			}
+		})
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	t.Parallel()
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	cases := []struct {
+		name    string
+		files   fstest.MapFS
+		wantErr string
+	}{
+		{"ordered", fstest.MapFS{"migrations/0002_b.sql": file("B"), "migrations/0001_a.sql": file("A")}, ""},
+		{"gap", fstest.MapFS{"migrations/0001_a.sql": file("A"), "migrations/0003_c.sql": file("C")}, "want version 2"},
+		{"repeat", fstest.MapFS{"migrations/0001_a.sql": file("A"), "migrations/0001_b.sql": file("B")}, "want version 2"},
+		{"not starting at one", fstest.MapFS{"migrations/0002_b.sql": file("B")}, "want version 1"},
+		{"bad name", fstest.MapFS{"migrations/1_a.sql": file("A")}, "NNNN_name.sql"},
+		{"empty", fstest.MapFS{"migrations/.keep": file("")}, "NNNN_name.sql"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := loadMigrations(tc.files)
+			if tc.wantErr == "" {
+				if err != nil || len(ms) != 2 || ms[0].sql != "A" || ms[1].version != 2 {
+					t.Fatalf("got %+v, %v", ms, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+	// The shipped migrations load.
+	if _, err := loadMigrations(migrationFiles); err != nil {
+		t.Fatal(err)
+	}
+}
