@@ -186,7 +186,11 @@ func TestRememberRefusesBadInputAndWritesNothing(t *testing.T) {
 		{"unknown kind", func(r *engine.RememberRequest) { r.Memory.Kind = "gossip" }, "kind"},
 		{"client id", func(r *engine.RememberRequest) { r.Memory.ID = "m-mine" }, "id"},
 		{"client status", func(r *engine.RememberRequest) { r.Memory.Status = memgate.StatusRevoked }, "status"},
-		{"ttl and expires_at", func(r *engine.RememberRequest) { f := h.clock.Now().Add(time.Hour); r.Memory.ExpiresAt = &f; r.TTL = time.Hour }, "ttl"},
+		{"ttl and expires_at", func(r *engine.RememberRequest) {
+			f := h.clock.Now().Add(time.Hour)
+			r.Memory.ExpiresAt = &f
+			r.TTL = time.Hour
+		}, "ttl"},
 		{"expiry in the past", func(r *engine.RememberRequest) { r.Memory.ExpiresAt = &past }, "expires_at"},
 		{"negative ttl", func(r *engine.RememberRequest) { r.TTL = -time.Second }, "ttl"},
 		{"client embedding", func(r *engine.RememberRequest) {
