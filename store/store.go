@@ -81,9 +81,41 @@ type Store interface {
 	// counted under memgate.StatusExpired when now is not zero.
 	Counts(ctx context.Context, s memgate.Scope, now time.Time) ([]Count, error)
 
+	// LoadPartition returns every active memory of (tenant, principal), in
+	// any agent or conversation and whether expired or not, with its
+	// embedding vector: what the engine needs to build the partition's
+	// recall index. Pending, revoked and superseded memories are left out.
+	LoadPartition(ctx context.Context, tenant, principal string) ([]*memgate.Memory, error)
+
+	// Fetch returns the memories among ids that the scope contains and that
+	// pass g, in any order; the others are silently absent. It is the
+	// store's final say on recall: the predicate is part of the query that
+	// reads the results, so a stale index can only lose a memory, never
+	// return a foreign, revoked, superseded, pending or expired one.
+	Fetch(ctx context.Context, s memgate.Scope, ids []string, g ReadGate) ([]*memgate.Memory, error)
+
 	// Close releases the backend's resources.
 	Close() error
 }
+
+// ReadGate is the recall predicate. A memory passes when it is active, not
+// expired at Now nor at AsOf (expires_at > both), valid at AsOf (valid_from
+// unset or <= AsOf, valid_until unset or > AsOf), of one of Kinds and
+// Sources (when given), standard unless IncludeRestricted, and its metadata
+// holds every key of Metadata with an equal value.
+type ReadGate struct {
+	Now               time.Time
+	AsOf              time.Time
+	Kinds             []memgate.Kind
+	Sources           []memgate.Source
+	IncludeRestricted bool
+	// Metadata values are strings, booleans or numbers (json.Number,
+	// float64, int, int64); a string never equals a number.
+	Metadata map[string]any
+}
+
+// MaxFetch bounds the ids of one Fetch call.
+const MaxFetch = 1000
 
 // Filter narrows List. Zero values mean "no filter".
 type Filter struct {

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Forget", forgetTests},
 		{"Counts", countsTests},
 		{"Concurrency", concurrencyTests},
+		{"Recall", recallTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

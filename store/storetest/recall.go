@@ -1,0 +1,206 @@
+package storetest
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+var recallTests = []test{
+	{"LoadPartitionOnlyActiveOfThatPrincipal", testLoadPartition},
+	{"FetchAppliesScope", testFetchScope},
+	{"FetchAppliesReadGate", testFetchGate},
+	{"FetchMetadataEquality", testFetchMetadata},
+	{"FetchRefusesTooManyIDs", testFetchTooMany},
+}
+
+// gate is a read gate judged at now, as of now.
+func gate() store.ReadGate { return store.ReadGate{Now: now, AsOf: now} }
+
+func fetchIDs(t *testing.T, s store.Store, sc memgate.Scope, ids []string, g store.ReadGate) []string {
+	t.Helper()
+	ms, err := s.Fetch(t.Context(), sc, ids, g)
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	got := idsOf(ms)
+	slices.Sort(got)
+	return got
+}
+
+func testLoadPartition(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	active := newMemory(alice, id(1), "active")
+	active.Embedding = &memgate.Embedding{Provider: "p", Model: "m", Dim: 2, Vector: []float32{0.6, 0.8}}
+	agentOnly := newMemory(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a1", Conversation: "c1"}, id(2), "agent one")
+	expired := newMemory(alice, id(3), "expired but active")
+	expired.ExpiresAt = ptr(t0.Add(time.Minute))
+	pending := newMemory(alice, id(4), "pending")
+	pending.Status = memgate.StatusPending
+	revoked := newMemory(alice, id(5), "revoked")
+	revoked.Status = memgate.StatusRevoked
+	superseded := newMemory(alice, id(6), "superseded")
+	superseded.Status = memgate.StatusSuperseded
+	bobs := newMemory(bob, id(7), "bob's")
+	globex := newMemory(aliceGlobex, id(8), "alice in globex")
+	mustInsert(t, s, active, agentOnly, expired, pending, revoked, superseded, bobs, globex)
+
+	ms, err := s.LoadPartition(t.Context(), "acme", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := idsOf(ms)
+	slices.Sort(got)
+	requireIDs(t, "LoadPartition(acme, alice)", got, []string{id(1), id(2), id(3)})
+	for _, m := range ms {
+		if m.ID == id(1) {
+			requireEqualMemory(t, "loaded memory with embedding", active, m)
+		}
+	}
+	// Control: bob's partition holds bob's memory, and only it.
+	ms, err = s.LoadPartition(t.Context(), "acme", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireIDs(t, "LoadPartition(acme, bob)", idsOf(ms), []string{id(7)})
+	if _, err := s.LoadPartition(t.Context(), "", "alice"); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("LoadPartition without tenant: %v, want invalid_argument", err)
+	}
+}
+
+func testFetchScope(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	a1 := memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a1"}
+	wide := newMemory(alice, id(1), "wide")
+	mine := newMemory(a1, id(2), "agent a1")
+	other := newMemory(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a2"}, id(3), "agent a2")
+	conv := newMemory(memgate.Scope{Tenant: "acme", Principal: "alice", Conversation: "c9"}, id(4), "conversation c9")
+	bobs := newMemory(bob, id(5), "bob's")
+	globex := newMemory(aliceGlobex, id(6), "globex alice")
+	mustInsert(t, s, wide, mine, other, conv, bobs, globex)
+	all := []string{id(1), id(2), id(3), id(4), id(5), id(6), missingID}
+
+	requireIDs(t, "alice, no narrowing", fetchIDs(t, s, alice, all, gate()), []string{id(1), id(2), id(3), id(4)})
+	requireIDs(t, "alice as agent a1", fetchIDs(t, s, a1, all, gate()), []string{id(1), id(2), id(4)})
+	requireIDs(t, "alice in conversation c1", fetchIDs(t, s, memgate.Scope{Tenant: "acme", Principal: "alice", Conversation: "c1"}, all, gate()), []string{id(1), id(2), id(3)})
+	requireIDs(t, "bob", fetchIDs(t, s, bob, all, gate()), []string{id(5)})
+	requireIDs(t, "alice in globex", fetchIDs(t, s, aliceGlobex, all, gate()), []string{id(6)})
+	if _, err := s.Fetch(t.Context(), memgate.Scope{Tenant: "acme"}, all, gate()); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("Fetch without principal: %v, want invalid_argument", err)
+	}
+}
+
+func testFetchGate(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	mk := func(i int, change func(m *memgate.Memory)) *memgate.Memory {
+		m := newMemory(alice, id(i), "memory")
+		change(m)
+		return m
+	}
+	ms := []*memgate.Memory{
+		mk(1, func(m *memgate.Memory) {}), // the control: passes every default gate
+		mk(2, func(m *memgate.Memory) { m.Status = memgate.StatusPending }),
+		mk(3, func(m *memgate.Memory) { m.Status = memgate.StatusRevoked }),
+		mk(4, func(m *memgate.Memory) { m.Status = memgate.StatusSuperseded }),
+		mk(5, func(m *memgate.Memory) { m.ExpiresAt = ptr(now) }),                   // expires exactly now: gone
+		mk(6, func(m *memgate.Memory) { m.ExpiresAt = ptr(now.Add(time.Second)) }),  // still valid now
+		mk(7, func(m *memgate.Memory) { m.ValidFrom = ptr(now.Add(time.Hour)) }),    // not yet valid
+		mk(8, func(m *memgate.Memory) { m.ValidUntil = ptr(now) }),                  // no longer valid
+		mk(9, func(m *memgate.Memory) { m.ValidUntil = ptr(now.Add(time.Second)) }), // still valid
+		mk(10, func(m *memgate.Memory) { m.Sensitivity = memgate.SensitivityRestricted }),
+		mk(11, func(m *memgate.Memory) { m.Kind = memgate.KindTask }),
+		mk(12, func(m *memgate.Memory) { m.Source = memgate.SourceTool }),
+	}
+	mustInsert(t, s, ms...)
+	all := idsOf(ms)
+
+	got := fetchIDs(t, s, alice, all, gate())
+	requireIDs(t, "default gate", got, sorted(id(1), id(6), id(9), id(11), id(12)))
+
+	g := gate()
+	g.IncludeRestricted = true
+	requireIDs(t, "include restricted", fetchIDs(t, s, alice, all, g), sorted(id(1), id(6), id(9), id(10), id(11), id(12)))
+
+	g = gate()
+	g.Kinds = []memgate.Kind{memgate.KindTask}
+	requireIDs(t, "kind task", fetchIDs(t, s, alice, all, g), []string{id(11)})
+
+	g = gate()
+	g.Sources = []memgate.Source{memgate.SourceTool, memgate.SourceAssistant}
+	requireIDs(t, "source tool", fetchIDs(t, s, alice, all, g), []string{id(12)})
+
+	// as_of in the future: the memory not yet valid now becomes valid, the
+	// ones expiring or ending soon are gone.
+	g = gate()
+	g.AsOf = now.Add(2 * time.Hour)
+	requireIDs(t, "as of two hours later", fetchIDs(t, s, alice, all, g), sorted(id(1), id(7), id(11), id(12)))
+
+	// as_of in the past never resurrects what has expired by now.
+	g = gate()
+	g.AsOf = t0
+	got = fetchIDs(t, s, alice, all, g)
+	if slices.Contains(got, id(5)) {
+		t.Fatalf("as_of before expiry returned a memory expired now: %v", got)
+	}
+	if _, err := s.Fetch(t.Context(), alice, all, store.ReadGate{}); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("Fetch without now: %v, want invalid_argument", err)
+	}
+}
+
+func sorted(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
+}
+
+func testFetchMetadata(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	a := newMemory(alice, id(1), "a")
+	a.Metadata = metadata(t, `{"speaker":"Caroline","session":"1","n":3,"big":12345678901234567,"ok":true}`)
+	b := newMemory(alice, id(2), "b")
+	b.Metadata = metadata(t, `{"speaker":"Melanie","session":1,"n":3.5,"ok":false}`)
+	c := newMemory(alice, id(3), "c") // no metadata
+	mustInsert(t, s, a, b, c)
+	all := []string{id(1), id(2), id(3)}
+	tests := []struct {
+		name string
+		md   map[string]any
+		want []string
+	}{
+		{"no filter", nil, all},
+		{"string", map[string]any{"speaker": "Caroline"}, []string{id(1)}},
+		{"string is not number", map[string]any{"session": "1"}, []string{id(1)}},
+		{"number is not string", map[string]any{"session": json.Number("1")}, []string{id(2)}},
+		{"integer", map[string]any{"n": json.Number("3")}, []string{id(1)}},
+		{"real", map[string]any{"n": 3.5}, []string{id(2)}},
+		{"big integer exact", map[string]any{"big": json.Number("12345678901234567")}, []string{id(1)}},
+		{"big integer off by one", map[string]any{"big": json.Number("12345678901234568")}, nil},
+		{"bool true", map[string]any{"ok": true}, []string{id(1)}},
+		{"bool false", map[string]any{"ok": false}, []string{id(2)}},
+		{"two keys", map[string]any{"speaker": "Melanie", "ok": false}, []string{id(2)}},
+		{"two keys, one fails", map[string]any{"speaker": "Melanie", "ok": true}, nil},
+		{"absent key", map[string]any{"mood": "happy"}, nil},
+		{"quote in key", map[string]any{`speaker"]`: "Caroline"}, nil},
+	}
+	for _, tt := range tests {
+		g := gate()
+		g.Metadata = tt.md
+		requireIDs(t, tt.name, fetchIDs(t, s, alice, all, g), tt.want)
+	}
+}
+
+func testFetchTooMany(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, id(1), "x"))
+	ids := make([]string, store.MaxFetch+1)
+	for i := range ids {
+		ids[i] = id(1)
+	}
+	if _, err := s.Fetch(t.Context(), alice, ids, gate()); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("Fetch of %d ids: %v, want invalid_argument", len(ids), err)
+	}
+	requireIDs(t, "control: max ids", fetchIDs(t, s, alice, ids[:store.MaxFetch], gate()), []string{id(1)})
+}
