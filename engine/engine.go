@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/store"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	// without an embedding (Memory.Embedding stays nil): nothing is invented.
 	Embedder memgate.Embedder
 	Limits   memgate.Limits
+	// Index configures the in-memory recall index (memory budget and
+	// parallelism); the zero value takes its defaults.
+	Index index.Config
 	// MaxBatch bounds a RememberBatch call and an import batch
 	// (default DefaultMaxBatch).
 	MaxBatch int
@@ -64,6 +68,7 @@ type Engine struct {
 	cfg   Config
 	store store.Store
 	log   *slog.Logger
+	rec   recaller
 }
 
 // New returns an engine over cfg.Store.
@@ -72,7 +77,13 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger}, nil
+	e := &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger}
+	idx, err := index.New(cfg.Index, e.load)
+	if err != nil {
+		return nil, err
+	}
+	e.rec.idx = idx
+	return e, nil
 }
 
 // Store returns the engine's store (for tools that must reach it directly,
@@ -166,6 +177,7 @@ func (e *Engine) Revoke(ctx context.Context, s memgate.Scope, id, reason string)
 	if err != nil {
 		return nil, err
 	}
+	e.indexed(m)
 	e.log.InfoContext(ctx, "revoke", "tenant", s.Tenant, "principal", m.Principal, "id", id, "took", time.Since(start))
 	e.derive(m, e.now())
 	return m, nil
@@ -179,9 +191,14 @@ func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
 	if err := memgate.CheckIdent("id", id); err != nil {
 		return memgate.ErrNotFound()
 	}
+	m, err := e.store.Get(ctx, s, id)
+	if err != nil {
+		return err
+	}
 	if err := e.store.Delete(ctx, s, id); err != nil {
 		return err
 	}
+	e.rec.idx.Remove(m.Tenant, m.Principal, id)
 	e.log.InfoContext(ctx, "delete", "tenant", s.Tenant, "id", id)
 	return nil
 }
@@ -196,6 +213,7 @@ func (e *Engine) Forget(ctx context.Context, tenant, principal string) (int64, e
 	}
 	start := time.Now()
 	n, err := e.store.Forget(ctx, tenant, principal)
+	e.rec.idx.Drop(tenant, principal)
 	if err != nil {
 		return 0, err
 	}

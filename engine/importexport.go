@@ -98,6 +98,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 		if err := e.store.Insert(ctx, batch); err != nil {
 			return res, fmt.Errorf("import batch %d (memories %d to %d): %w", res.Batches+1, i+1, i+len(batch), err)
 		}
+		e.indexed(batch...)
 		res.Imported += len(batch)
 		res.Batches++
 	}

@@ -59,7 +59,12 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 	if err := e.store.Insert(ctx, ms); err != nil {
 		return nil, err
 	}
-	e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "count", len(ms), "took", time.Since(start))
+	e.indexed(ms...)
+	if len(ms) == 1 {
+		e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "principal", ms[0].Principal, "id", ms[0].ID, "status", ms[0].Status, "took", time.Since(start))
+	} else {
+		e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "count", len(ms), "took", time.Since(start))
+	}
 	return ms, nil
 }
 
@@ -159,6 +164,7 @@ func (e *Engine) embed(ctx context.Context, ms []*memgate.Memory) error {
 			return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable vector: " + memgate.ErrorMessage(err)}
 		}
 		ms[i].Embedding = &emb
+		e.rec.observe(&emb)
 	}
 	return nil
 }
@@ -286,6 +292,7 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 	if err != nil {
 		return nil, err
 	}
+	e.indexed(out)
 	e.log.InfoContext(ctx, "update", "tenant", s.Tenant, "id", id, "version", out.Version)
 	e.derive(out, now)
 	return out, nil
@@ -331,6 +338,7 @@ func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	if err != nil {
 		return nil, nil, err
 	}
+	e.indexed(old, n)
 	e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", n.ID)
 	e.derive(old, now)
 	e.derive(n, now)

@@ -402,3 +402,64 @@ func BenchmarkRank2000(b *testing.B) {
 		}
 	}
 }
+
+var foreignOf = map[string]string{"conv-26": "conv-30", "conv-30": "conv-26", "conv-41": "conv-42", "conv-42": "conv-41"}
+
+// bm25Index is the reference brute-force BM25 over one partition.
+type bm25Index struct {
+	docs  []map[string]int
+	lens  []int
+	avgdl float64
+	df    map[string]int
+}
+
+func newBM25(texts []string, terms func(string) []string) *bm25Index {
+	ix := &bm25Index{df: map[string]int{}}
+	total := 0
+	for _, s := range texts {
+		tf := map[string]int{}
+		ts := terms(s)
+		for _, x := range ts {
+			tf[x]++
+		}
+		for x := range tf {
+			ix.df[x]++
+		}
+		ix.docs = append(ix.docs, tf)
+		ix.lens = append(ix.lens, len(ts))
+		total += len(ts)
+	}
+	ix.avgdl = float64(total) / float64(max(1, len(texts)))
+	return ix
+}
+
+// score returns every memory's BM25 and the query's idf sum (distinct
+// terms, absent ones included).
+func (ix *bm25Index) score(query []string) ([]float64, float64) {
+	out := make([]float64, len(ix.docs))
+	idfSum := 0.0
+	seen := map[string]bool{}
+	for _, x := range query {
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		idf := rank.IDF(len(ix.docs), ix.df[x])
+		idfSum += idf
+		for i, d := range ix.docs {
+			out[i] += rank.BM25(idf, d[x], ix.lens[i], ix.avgdl)
+		}
+	}
+	return out, idfSum
+}
+
+// system is one retrieval configuration over all partitions.
+func dot(a, b []float32) float64 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return float64(s)
+}
+
+var ks = []int{1, 5, 10, 20}

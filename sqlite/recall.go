@@ -54,7 +54,7 @@ func (db *DB) Fetch(ctx context.Context, s memgate.Scope, ids []string, g store.
 	if err != nil {
 		return nil, err
 	}
-	where, args := scopeSQL(s)
+	where, args := fetchScopeSQL(s)
 	q, args, err := gateSQL(where, args, ids, g)
 	if err != nil {
 		return nil, err
@@ -73,6 +73,15 @@ func (db *DB) Fetch(ctx context.Context, s memgate.Scope, ids []string, g store.
 		out = append(out, m)
 	}
 	return out, interpretError(ctx, "fetch", rows.Err())
+}
+
+// fetchScopeSQL is scopeSQL for lookups by id: a unary + on the principal
+// keeps the planner from walking the whole partition through its principal
+// index instead of looking each id up in the (tenant, id) unique index. The
+// principal is still compared on every row.
+func fetchScopeSQL(s memgate.Scope) (string, []any) {
+	where, args := scopeSQL(s)
+	return strings.Replace(where, "principal = ?", "+principal = ?", 1), args
 }
 
 // gateSQL builds the Fetch query: scope, ids and the read gate in one

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
@@ -25,6 +26,7 @@ usage: memgate COMMAND [flags] [args]
 
 commands:
   remember   store a memory:            memgate remember --tenant T --principal P [--kind fact] CONTENT
+  recall     what matters for a prompt: memgate recall --tenant T --principal P [--k 5] [--explain] QUERY
   get        show one memory:           memgate get --tenant T --principal P ID
   list       list memories:             memgate list --tenant T --principal P [--status active] [--q TEXT]
   update     change a memory (CAS):     memgate update --tenant T --principal P ID --version N --content TEXT
@@ -35,6 +37,7 @@ commands:
   counts     counts by kind and status: memgate counts --tenant T [--principal P]
   import     import JSONL memories:     memgate import --tenant T FILE.jsonl
   export     export JSONL memories:     memgate export --tenant T [--principal P]
+  bench      quality harness:           memgate bench locomo [--data DIR] [--json]
 
 Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
 Run "memgate COMMAND -h" for a command's flags.
@@ -101,6 +104,7 @@ var commands map[string]func(env, []string) error
 func init() {
 	commands = map[string]func(env, []string) error{
 		"remember":  cmdRemember,
+		"recall":    cmdRecall,
 		"get":       cmdGet,
 		"list":      cmdList,
 		"update":    cmdUpdate,
@@ -111,6 +115,7 @@ func init() {
 		"counts":    cmdCounts,
 		"import":    cmdImport,
 		"export":    cmdExport,
+		"bench":     cmdBench,
 	}
 }
 
@@ -135,7 +140,7 @@ func (c *common) open(ctx context.Context) (*engine.Engine, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
 	}
-	eng, err := engine.New(engine.Config{Store: db})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -758,4 +763,104 @@ func printMemory(w io.Writer, m *memgate.Memory) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%s\n", m.Content)
+}
+
+func cmdRecall(e env, args []string) error {
+	var c common
+	var s scopeFlags
+	var kinds, sources listFlag
+	var k, budget int
+	var minScore float64
+	var asOf timeFlag
+	var explain, render, restricted, diversify bool
+	var metadata string
+	fs := newFlagSet("recall", e.stderr, "--tenant T --principal P [flags] QUERY")
+	c.register(fs)
+	s.register(fs)
+	fs.IntVar(&k, "k", engine.DefaultK, fmt.Sprintf("maximum number of memories (at most %d)", engine.MaxK))
+	fs.Float64Var(&minScore, "min-score", 0, "floor on the final score in [0, 1]; 0 turns it off (default: the measured default floor)")
+	fs.Var(&kinds, "kind", "only these kinds")
+	fs.Var(&sources, "source", "only these sources")
+	fs.StringVar(&metadata, "metadata", "", "metadata equality filters as a JSON object")
+	asOf.field = "as_of"
+	fs.Var(&asOf, "as-of", "only memories valid at this time (RFC 3339; default now)")
+	fs.BoolVar(&restricted, "include-restricted", false, "include restricted memories")
+	fs.IntVar(&budget, "budget-chars", 0, "maximum total characters of content returned (whole memories)")
+	fs.BoolVar(&diversify, "diversify", false, "reorder for diversity (MMR)")
+	fs.BoolVar(&explain, "explain", false, "show each score's components and what fell below the floor")
+	fs.BoolVar(&render, "render", false, "print the context block to paste into a prompt")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError{"missing QUERY"}
+	}
+	req := engine.RecallRequest{
+		Scope: s.scope(), Query: strings.Join(pos, " "), K: k, IncludeRestricted: restricted,
+		BudgetChars: budget, Diversify: diversify, Explain: explain, Render: render,
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["min-score"] {
+		req.MinScore = &minScore
+	}
+	if asOf.t != nil {
+		req.AsOf = *asOf.t
+	}
+	for _, v := range kinds {
+		req.Kinds = append(req.Kinds, memgate.Kind(v))
+	}
+	for _, v := range sources {
+		req.Sources = append(req.Sources, memgate.Source(v))
+	}
+	if metadata != "" {
+		md, err := memgate.DecodeMetadata([]byte(metadata))
+		if err != nil {
+			return err
+		}
+		req.Metadata = md
+	}
+	eng, done, err := c.open(e.ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := eng.Recall(e.ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return writeJSON(e.stdout, res)
+	}
+	if render {
+		fmt.Fprintln(e.stdout, res.Context)
+		return nil
+	}
+	if len(res.Results) == 0 {
+		fmt.Fprintf(e.stdout, "nothing recalled (%d candidates below the floor %.2f)\n", res.BelowFloor, res.MinScore)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	if explain {
+		fmt.Fprintln(tw, "SCORE\tTEXT\tVECTOR\tCONTEXT\tID\tKIND\tCONTENT")
+	} else {
+		fmt.Fprintln(tw, "SCORE\tID\tKIND\tSOURCE\tCONTENT")
+	}
+	for _, h := range res.Results {
+		m := h.Memory
+		if explain {
+			x := h.Explain
+			fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n", h.Score, x.Text, x.Vector, x.Context, m.ID, m.Kind, preview(m.Content, 60))
+		} else {
+			fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, m.ID, m.Kind, m.Source, preview(m.Content, 70))
+		}
+	}
+	tw.Flush()
+	if explain {
+		x := res.Explain
+		fmt.Fprintf(e.stdout, "recall %s: %d proposed, %d ranked, %d below the floor %.2f, relatedness %.3f, %d µs\n",
+			res.RecallID, x.Proposed, x.Ranked, x.BelowFloor, x.Floor, x.Relatedness, x.TookMicros)
+	}
+	return nil
 }

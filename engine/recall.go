@@ -1,0 +1,483 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/rank"
+	"github.com/memgate/memgate/render"
+	"github.com/memgate/memgate/store"
+)
+
+// Recall limits.
+const (
+	DefaultK       = 5
+	MaxK           = 100
+	MaxQueryBytes  = 8 << 10
+	MaxBudgetChars = 1 << 20
+	// minCandidates is the least number of candidates per channel the index
+	// proposes, whatever k: rank judges a query's relatedness and each
+	// memory's context over the candidates, so it needs more than k.
+	minCandidates = 100
+)
+
+// RecallRequest is one recall: the query and everything that narrows it.
+type RecallRequest struct {
+	// Scope: tenant and principal are required; agent and conversation
+	// narrow with the wider-level visibility rule.
+	Scope memgate.Scope
+	Query string
+	// K is the maximum number of results (default DefaultK, at most MaxK).
+	K int
+	// MinScore is the floor on the final score: nil means the default
+	// (rank.DefaultFloor); 0 turns the floor off.
+	MinScore          *float64
+	Kinds             []memgate.Kind
+	Sources           []memgate.Source
+	Metadata          map[string]any
+	AsOf              time.Time // zero: now
+	IncludeRestricted bool
+	// BudgetChars bounds the total content length of the results (whole
+	// memories, in rank order); 0 means no budget.
+	BudgetChars int
+	// Diversify reorders results for diversity (MMR).
+	Diversify bool
+	Explain   bool
+	Render    bool
+}
+
+// RecallResult is what a recall returns.
+type RecallResult struct {
+	RecallID   string       `json:"recall_id"`
+	Results    []RecallHit  `json:"results"`
+	BelowFloor int          `json:"below_floor"`
+	MinScore   float64      `json:"min_score"`
+	Context    string       `json:"context,omitempty"`
+	Explain    *RecallStats `json:"explain,omitempty"`
+}
+
+// RecallHit is one recalled memory with its score.
+type RecallHit struct {
+	Memory  *memgate.Memory `json:"memory"`
+	Score   float64         `json:"score"`
+	Explain *HitExplain     `json:"explain,omitempty"`
+}
+
+// HitExplain is the breakdown of one result's score.
+type HitExplain struct {
+	rank.Components
+	// StaleEmbedding is set when the memory's vector was made by another
+	// model than the one embedding queries: it ranked by text only.
+	StaleEmbedding bool `json:"stale_embedding,omitempty"`
+	VectorRank     int  `json:"vector_rank,omitempty"`
+	TextRank       int  `json:"text_rank,omitempty"`
+}
+
+// RecallStats explains a recall as a whole: counts and the embedder used,
+// never content or query text.
+type RecallStats struct {
+	rank.Explain
+	Proposed   int         `json:"proposed"`    // candidates the index proposed
+	Ranked     int         `json:"ranked"`      // of those, ranked (none the store refused)
+	Read       int         `json:"read"`        // memories read from the store through the read gate
+	QueryTerms int         `json:"query_terms"` // distinct analyzed query terms
+	Embedder   *Provenance `json:"embedder,omitempty"`
+	TookMicros int64       `json:"took_us"`
+}
+
+// Provenance names the embedder that embedded the query.
+type Provenance struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Dim      int    `json:"dim"`
+}
+
+// model is the embedder provenance vectors must match to be compared.
+type model struct {
+	provider, name string
+	dim            int
+}
+
+func (m model) matches(e *memgate.Embedding) bool {
+	return e != nil && e.Provider == m.provider && e.Model == m.name && e.Dim == m.dim && len(e.Vector) == m.dim
+}
+
+// recaller holds the index and the model its vectors belong to.
+type recaller struct {
+	idx *index.Index
+
+	mu    sync.RWMutex
+	model model // zero until the embedder has answered once
+}
+
+func (r *recaller) current() model {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.model
+}
+
+// observe records the provenance the embedder just reported. A change of
+// model drops every cached partition: their vectors are of the old model.
+func (r *recaller) observe(e *memgate.Embedding) {
+	m := model{provider: e.Provider, name: e.Model, dim: e.Dim}
+	r.mu.RLock()
+	same := r.model == m
+	r.mu.RUnlock()
+	if same {
+		return
+	}
+	r.mu.Lock()
+	changed := r.model != m
+	r.model = m
+	r.mu.Unlock()
+	if changed {
+		r.idx.Invalidate()
+	}
+}
+
+// entry builds the index entry of m.
+func (r *recaller) entry(m *memgate.Memory) index.Entry {
+	var vec []float32
+	if cur := r.current(); cur.dim > 0 && cur.matches(m.Embedding) {
+		vec = m.Embedding.Vector
+	}
+	e := index.FromMemory(m, analysis.Terms(m.Content), vec)
+	e.Group = group(m)
+	return e
+}
+
+// group is the neighbour group of a memory: conversation turns give each
+// other context, other kinds stand alone.
+func group(m *memgate.Memory) string {
+	if m.Kind == memgate.KindMessage && m.Conversation != "" {
+		return "c:" + m.Conversation
+	}
+	return ""
+}
+
+// indexed keeps the index current after a committed write.
+func (e *Engine) indexed(ms ...*memgate.Memory) {
+	for _, m := range ms {
+		if m.Status == memgate.StatusActive {
+			e.rec.idx.Upsert(m.Tenant, m.Principal, e.rec.entry(m))
+		} else {
+			e.rec.idx.Remove(m.Tenant, m.Principal, m.ID)
+		}
+	}
+}
+
+func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.Entry, error) {
+	ms, err := e.store.LoadPartition(ctx, tenant, principal)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]index.Entry, len(ms))
+	for i, m := range ms {
+		out[i] = e.rec.entry(m)
+	}
+	return out, nil
+}
+
+// Recall returns the memories of the scope that matter for the query, best
+// first, each with its score; nothing when nothing clears the floor. The
+// index proposes candidates; the store re-reads them with the full read
+// gate (scope, active, not expired, valid at as_of, kinds, sources,
+// sensitivity, metadata) in one query, and only what it returns is ranked,
+// so a memory revoked, expired or forgotten a moment ago never comes back.
+func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, error) {
+	start := time.Now()
+	opts, err := e.checkRecall(&req)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	asOf := now
+	if !req.AsOf.IsZero() {
+		asOf = memgate.Now(req.AsOf)
+	}
+	s := req.Scope
+
+	q := index.Query{
+		Terms: analysis.Terms(req.Query),
+		K:     max(minCandidates, 4*opts.K),
+		Filter: index.Filter{
+			Agent: s.Agent, Conversation: s.Conversation,
+			Kinds: req.Kinds, Sources: req.Sources, IncludeRestricted: req.IncludeRestricted,
+			Now: now, AsOf: asOf,
+		},
+		Neighbors: index.Neighbors{Prev: 2, Next: 1},
+	}
+	var qmodel *Provenance
+	if e.cfg.Embedder != nil {
+		embs, err := e.cfg.Embedder.Embed(ctx, []string{req.Query})
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		if len(embs) != 1 || embs[0].Check() != nil {
+			return nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable query vector"}
+		}
+		e.rec.observe(&embs[0])
+		q.Vector = embs[0].Vector
+		qmodel = &Provenance{Provider: embs[0].Provider, Model: embs[0].Model, Dim: embs[0].Dim}
+	}
+	res, err := e.rec.idx.Search(ctx, s.Tenant, s.Principal, q)
+	if err != nil {
+		return nil, fmt.Errorf("search partition: %w", err)
+	}
+
+	// The store disposes: nothing is returned that the store's read gate
+	// does not let through now, and ranking never counts a candidate the
+	// store refused (relatedness and context are judged over admitted
+	// memories only).
+	gate := store.ReadGate{Now: now, AsOf: asOf, Kinds: req.Kinds, Sources: req.Sources, IncludeRestricted: req.IncludeRestricted, Metadata: req.Metadata}
+	v := verifier{e: e, scope: s, gate: gate, fetched: map[string]*memgate.Memory{}, refused: map[string]bool{}}
+	// The index cannot judge metadata, and diversity needs every
+	// candidate's vector: then every candidate is read first.
+	if len(req.Metadata) > 0 || req.Diversify {
+		if err := v.fetch(ctx, res.Candidates, nil); err != nil {
+			return nil, err
+		}
+		v.all = true
+	}
+	cur := e.rec.current()
+	var (
+		results []rank.Result
+		ex      rank.Explain
+		props   []index.Candidate
+	)
+	for round := 0; ; round++ {
+		var cands []rank.Candidate
+		cands, props = v.candidates(res.Candidates, cur)
+		results, ex, err = rank.Rank(rank.Query{IDFSum: res.IDFSum, Now: now}, cands, opts)
+		if err != nil {
+			return nil, fmt.Errorf("rank: %w", err)
+		}
+		if v.all {
+			break
+		}
+		// Read the results from the store. If it refuses any (a stale
+		// index: changed by another process), rank again without them.
+		ids := make([]string, 0, len(results))
+		for _, r := range results {
+			ids = append(ids, r.ID)
+		}
+		refused := len(v.refused)
+		if err := v.fetch(ctx, res.Candidates, ids); err != nil {
+			return nil, err
+		}
+		if len(v.refused) == refused {
+			break
+		}
+		if round == 2 {
+			// Much of the index is stale: read every candidate once.
+			if err := v.fetch(ctx, res.Candidates, nil); err != nil {
+				return nil, err
+			}
+			v.all = true
+		}
+	}
+	byID := v.fetched
+	cands := len(props)
+	out := &RecallResult{
+		RecallID:   newRecallID(now),
+		Results:    make([]RecallHit, 0, len(results)),
+		BelowFloor: ex.BelowFloor,
+		MinScore:   ex.Floor,
+	}
+	items := make([]render.Item, 0, len(results))
+	used := 0
+	for n, r := range results {
+		m, ok := byID[r.ID]
+		if !ok {
+			continue // refused by the store after the last ranking round
+		}
+		if req.BudgetChars > 0 {
+			if used+len(m.Content) > req.BudgetChars {
+				ex.OverBudget = len(results) - n
+				break
+			}
+			used += len(m.Content)
+		}
+		e.derive(m, now)
+		hit := RecallHit{Memory: m, Score: r.Score}
+		if req.Explain {
+			p := props[r.Index]
+			hit.Explain = &HitExplain{
+				Components:     r.Components,
+				StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
+				VectorRank:     p.VectorRank, TextRank: p.TextRank,
+			}
+		}
+		out.Results = append(out.Results, hit)
+		if req.Render {
+			date := m.CreatedAt
+			if m.ValidFrom != nil {
+				date = *m.ValidFrom
+			}
+			items = append(items, render.Item{ID: m.ID, Kind: string(m.Kind), Source: string(m.Source), Date: date, Score: r.Score, Content: m.Content})
+		}
+	}
+	if req.Render {
+		out.Context = render.Context(items)
+	}
+	took := time.Since(start)
+	if req.Explain {
+		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: cands, Read: len(v.fetched), QueryTerms: res.QueryTerms, Embedder: qmodel, TookMicros: took.Microseconds()}
+	}
+	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID,
+		"proposed", len(res.Candidates), "refused", len(v.refused), "returned", len(out.Results), "below_floor", ex.BelowFloor, "took", took)
+	return out, nil
+}
+
+// checkRecall validates a recall request at the edge and returns the rank
+// options it asks for.
+func (e *Engine) checkRecall(req *RecallRequest) (rank.Options, error) {
+	var o rank.Options
+	s := req.Scope
+	if s.AllPrincipals {
+		return o, memgate.FieldError("principal", "recall is for one principal")
+	}
+	if err := s.Validate(); err != nil {
+		return o, err
+	}
+	if err := memgate.CheckText("query", req.Query, MaxQueryBytes); err != nil {
+		return o, err
+	}
+	if strings.TrimFunc(req.Query, unicode.IsSpace) == "" {
+		return o, memgate.FieldError("query", "must not be blank")
+	}
+	switch {
+	case req.K < 0:
+		return o, memgate.FieldError("k", "must not be negative")
+	case req.K == 0:
+		req.K = DefaultK
+	case req.K > MaxK:
+		return o, memgate.FieldError("k", "must be at most %d", MaxK)
+	}
+	o.K = req.K
+	switch {
+	case req.MinScore == nil:
+		o.Floor = rank.DefaultFloor
+	case !(*req.MinScore >= 0 && *req.MinScore <= 1):
+		return o, memgate.FieldError("min_score", "must be between 0 and 1")
+	case *req.MinScore == 0:
+		o.Floor = rank.FloorOff
+	default:
+		o.Floor = *req.MinScore
+	}
+	for _, k := range req.Kinds {
+		if _, err := memgate.ParseKind(string(k)); err != nil {
+			return o, err
+		}
+	}
+	for _, src := range req.Sources {
+		if _, err := memgate.ParseSource(string(src)); err != nil {
+			return o, err
+		}
+	}
+	if len(req.Metadata) > 16 {
+		return o, memgate.FieldError("metadata", "at most 16 metadata filters")
+	}
+	for k, v := range req.Metadata {
+		if k == "" || len(k) > 128 {
+			return o, memgate.FieldError("metadata", "filter keys must have 1 to 128 bytes")
+		}
+		switch v.(type) {
+		case string, bool, float64, int, int64:
+		default:
+			if _, ok := v.(interface{ Float64() (float64, error) }); !ok {
+				return o, memgate.FieldError("metadata."+k, "must be a string, a boolean or a number")
+			}
+		}
+	}
+	if req.BudgetChars < 0 || req.BudgetChars > MaxBudgetChars {
+		return o, memgate.FieldError("budget_chars", "must be between 0 and %d", MaxBudgetChars)
+	}
+	o.MMR = req.Diversify
+	return o, nil
+}
+
+// newRecallID returns an id for a recall, recorded by the audit log.
+func newRecallID(t time.Time) string { return "r_" + memgate.NewID(t)[2:] }
+
+// verifier reads candidates from the store with the read gate and remembers
+// which it admitted (fetched) and which it refused.
+type verifier struct {
+	e       *Engine
+	scope   memgate.Scope
+	gate    store.ReadGate
+	fetched map[string]*memgate.Memory
+	refused map[string]bool
+	all     bool // every candidate has been read
+}
+
+// fetch reads ids (every candidate when ids is nil) not read yet.
+func (v *verifier) fetch(ctx context.Context, cands []index.Candidate, ids []string) error {
+	if ids == nil {
+		for _, c := range cands {
+			ids = append(ids, c.ID)
+		}
+	}
+	todo := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if _, ok := v.fetched[id]; !ok && !v.refused[id] {
+			todo = append(todo, id)
+		}
+	}
+	for chunk := range slices.Chunk(todo, store.MaxFetch) {
+		ms, err := v.e.store.Fetch(ctx, v.scope, chunk, v.gate)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			v.fetched[m.ID] = m
+		}
+		for _, id := range chunk {
+			if _, ok := v.fetched[id]; !ok {
+				v.refused[id] = true
+			}
+		}
+	}
+	return nil
+}
+
+// candidates returns the rank candidates: every proposal not refused (when
+// every candidate has been read, only those admitted), with the index's
+// proposal beside each.
+func (v *verifier) candidates(props []index.Candidate, cur model) ([]rank.Candidate, []index.Candidate) {
+	cands := make([]rank.Candidate, 0, len(props))
+	kept := make([]index.Candidate, 0, len(props))
+	for _, c := range props {
+		if v.refused[c.ID] {
+			continue
+		}
+		m := v.fetched[c.ID]
+		if v.all && m == nil {
+			continue
+		}
+		rc := rank.Candidate{ID: c.ID, BM25: c.BM25, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt)}
+		// The index holds vectors of the current model only. A memory
+		// read from the store must still be of it (it may have been
+		// re-embedded since the index saw it).
+		if c.HasVector && (m == nil || cur.matches(m.Embedding)) {
+			rc.Cosine, rc.HasVector = float64(c.Cosine), true
+			if m != nil {
+				rc.Vector = m.Embedding.Vector
+			}
+		}
+		if m != nil {
+			rc.Chars = len(m.Content)
+		}
+		cands = append(cands, rc)
+		kept = append(kept, c)
+	}
+	return cands, kept
+}

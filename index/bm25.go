@@ -1,0 +1,202 @@
+package index
+
+import (
+	"math"
+	"slices"
+)
+
+// BM25 parameters, fixed for the whole system: the rank package uses the
+// same values and formula.
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// IDF is the BM25 inverse document frequency of a term that occurs in df of
+// the n entries of a partition: ln(1 + (n − df + 0.5)/(df + 0.5)). It is
+// positive for every 0 ≤ df ≤ n, so an absent term (df 0) still has weight.
+func IDF(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// BM25Term is the contribution of one query term that occurs tf times in an
+// entry of dl terms, in a partition whose mean entry length is avgDocLen:
+//
+//	idf · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgDocLen))
+//
+// An entry's BM25 score is the sum of BM25Term over the distinct query
+// terms that occur in it, added in decreasing idf order (ties in query
+// order).
+func BM25Term(tf, dl int, avgDocLen, idf float64) float64 {
+	t := float64(tf)
+	return idf * (t * (K1 + 1)) / (t + K1*(1-B+B*float64(dl)/avgDocLen))
+}
+
+// postings is the inverted list of one term: one posting per entry that
+// contains it, in no particular order. Its length is the term's df.
+type postings struct {
+	term string
+	list []posting
+}
+
+type posting struct {
+	slot int32
+	tf   int32
+}
+
+// termRef is an entry's link to one of its distinct terms: pos is the index
+// of its posting in that term's list, kept current when postings move, so
+// that removing an entry costs O(distinct terms), not O(df).
+type termRef struct {
+	p   *postings
+	tf  int32
+	pos int32
+}
+
+// distinctTerms returns the distinct terms of ts in order of first
+// occurrence, reusing buf.
+func distinctTerms(ts []string, buf []string) []string {
+	out := buf[:0]
+	if len(ts) <= 32 {
+	next:
+		for _, t := range ts {
+			for _, o := range out {
+				if o == t {
+					continue next
+				}
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	seen := make(map[string]struct{}, len(ts))
+	for _, t := range ts {
+		if _, ok := seen[t]; !ok {
+			seen[t] = struct{}{}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// qterm is a distinct query term present in the partition.
+type qterm struct {
+	pl  *postings
+	idf float64
+}
+
+// accumulate adds the BM25 contributions of the query terms into sc.acc and
+// lists the entries it touched in sc.touched; it returns how many postings
+// it visited.
+//
+// Terms go in decreasing idf (MaxScore, term at a time). A term contributes
+// less than idf·(k1+1) to any entry, so before each term the remaining
+// terms bound the score of every entry not yet touched. Once that bound is
+// below the k-th best partial score among touched entries that pass the
+// filter (partial scores only grow), no untouched entry can reach the top
+// k: the remaining terms, the common ones, only update touched entries. So
+// every touched entry ends with its exact score, and the top k of the
+// touched entries is the exact top k. Entries left untouched that another
+// channel proposes get their score from bm25Of.
+func (p *Partition) accumulate(qts []qterm, f *compiled, k int, avg float64, sc *scratch) int {
+	slices.SortStableFunc(qts, func(a, b qterm) int {
+		switch {
+		case a.idf > b.idf:
+			return -1
+		case a.idf < b.idf:
+			return 1
+		}
+		return 0
+	})
+	var rest float64
+	for _, qt := range qts {
+		rest += qt.idf * (K1 + 1)
+	}
+	visited := 0
+	closed := false // no new entries: only touched ones are updated
+	// Finding the k-th partial score costs a pass over the touched entries,
+	// so it is retried only when the bound has halved; a k-th score once
+	// seen stays a valid lower bound (partial scores only grow).
+	theta, checkedAt := math.Inf(-1), math.Inf(1)
+	acc, docLen := sc.acc, p.docLen
+	for i, qt := range qts {
+		if i > 0 {
+			rest -= qts[i-1].idf * (K1 + 1)
+		}
+		if !closed && i > 0 && len(sc.touched) >= k && rest <= checkedAt/2 {
+			checkedAt = rest
+			if h := p.textHeap(f, k, sc); len(h) == k {
+				theta = h[0].score
+			}
+		}
+		// The factor covers rounding in the sums; scores are far larger.
+		if !closed && rest*(1+1e-9) < theta {
+			closed = true
+		}
+		list := qt.pl.list
+		switch {
+		case !closed:
+			visited += len(list)
+			for _, ps := range list {
+				if acc[ps.slot] == 0 {
+					sc.touched = append(sc.touched, ps.slot)
+				}
+				acc[ps.slot] += BM25Term(int(ps.tf), int(docLen[ps.slot]), avg, qt.idf)
+			}
+		case len(list) <= 8*len(sc.touched):
+			visited += len(list)
+			for _, ps := range list {
+				if acc[ps.slot] != 0 {
+					acc[ps.slot] += BM25Term(int(ps.tf), int(docLen[ps.slot]), avg, qt.idf)
+				}
+			}
+		default:
+			// Few touched entries, a long list: look the term up in each
+			// touched entry instead.
+			for _, sl := range sc.touched {
+				if tf := p.tf(sl, qt.pl); tf > 0 {
+					acc[sl] += BM25Term(tf, int(docLen[sl]), avg, qt.idf)
+				}
+			}
+		}
+	}
+	return visited
+}
+
+// tf returns how often the term of pl occurs in the entry at slot sl.
+func (p *Partition) tf(sl int32, pl *postings) int {
+	for _, r := range p.slots[sl].terms {
+		if r.p == pl {
+			return int(r.tf)
+		}
+	}
+	return 0
+}
+
+// bm25Of returns the BM25 score of the entry at slot sl, added in the same
+// order as accumulate, and the number of query terms it contains.
+func (p *Partition) bm25Of(sl int32, qts []qterm, avg float64, sc *scratch) (float64, int) {
+	if s := sc.acc[sl]; s != 0 {
+		return s, p.matched(sl, qts)
+	}
+	var s float64
+	n := 0
+	for _, qt := range qts {
+		if tf := p.tf(sl, qt.pl); tf > 0 {
+			s += BM25Term(tf, int(p.docLen[sl]), avg, qt.idf)
+			n++
+		}
+	}
+	return s, n
+}
+
+// matched returns the number of query terms the entry at slot sl contains.
+func (p *Partition) matched(sl int32, qts []qterm) int {
+	n := 0
+	for _, qt := range qts {
+		if p.tf(sl, qt.pl) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,486 @@
+// Package index is the in-memory partition index of memgate: for each
+// (tenant, principal) it keeps the memories' vectors (with int8-quantized
+// copies for a fast exact scan), BM25 term statistics with postings, and the
+// lifecycle and scope fields searches pre-filter on.
+//
+// The index proposes, the store disposes: Search returns candidate ids with
+// their scores, and the engine re-reads the final top k from the store with
+// the full read-gate predicate. The index must therefore never be the only
+// gate (a stale index may omit a memory, the store query keeps a stale one
+// from leaking), and it must never hold anything the store does not: it is a
+// cache, rebuilt from the store by a loader. It keeps no content, logs
+// nothing and never mixes partitions.
+package index
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/memgate/memgate"
+)
+
+// Defaults for Config.
+const (
+	DefaultMaxBytes         = 1 << 30 // 1 GiB
+	DefaultParallelMinRows  = 10000
+	DefaultMaxPendingWrites = 4096
+)
+
+// Config configures an Index. The zero value is usable: every zero field
+// takes its default.
+type Config struct {
+	// MaxBytes bounds the estimated memory of the cached partitions; least
+	// recently used partitions are evicted beyond it. A partition larger than
+	// MaxBytes on its own is loaded, used by the searches that asked for it
+	// and forgotten when the last of them ends: it is never cached and never
+	// evicts the others. Default DefaultMaxBytes.
+	MaxBytes int64
+	// ParallelMinRows is the least number of vectors each goroutine of a
+	// scan gets: a partition is scanned by min(vectors/ParallelMinRows,
+	// MaxParallel) goroutines, so one goroutine below 2·ParallelMinRows.
+	// Default DefaultParallelMinRows.
+	ParallelMinRows int
+	// MaxParallel caps the goroutines of one scan. Default 0: GOMAXPROCS.
+	MaxParallel int
+	// MaxPendingWrites bounds the writes buffered for a partition while it
+	// loads (they are replayed on the loaded data so it is current). Beyond
+	// it, the loaded partition serves the searches waiting for it and is not
+	// cached. Default DefaultMaxPendingWrites.
+	MaxPendingWrites int
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.ParallelMinRows == 0 {
+		c.ParallelMinRows = DefaultParallelMinRows
+	}
+	if c.MaxPendingWrites == 0 {
+		c.MaxPendingWrites = DefaultMaxPendingWrites
+	}
+	return c
+}
+
+// Validate reports the first invalid field of c (after defaults).
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.MaxBytes < 0:
+		return memgate.FieldError("index.max_bytes", "must not be negative")
+	case c.ParallelMinRows < 0:
+		return memgate.FieldError("index.parallel_min_rows", "must not be negative")
+	case c.MaxParallel < 0:
+		return memgate.FieldError("index.max_parallel", "must not be negative")
+	case c.MaxPendingWrites < 0:
+		return memgate.FieldError("index.max_pending_writes", "must not be negative")
+	}
+	return nil
+}
+
+// Loader returns every entry of a partition, read from the store, in the
+// store's insertion order: the entries are inserted in the order given, and
+// that order is the order of each group (see Entry.Group). The index calls
+// it at most once at a time per partition (concurrent first searches share
+// one call) with the context of the search that started the load.
+type Loader func(ctx context.Context, tenant, principal string) ([]Entry, error)
+
+// Stats describes an Index.
+type Stats struct {
+	Partitions int   // partitions resident (cached, or in use and uncacheable)
+	Entries    int64 // entries in those partitions
+	Bytes      int64 // their estimated memory
+	MaxBytes   int64 // the budget
+	Hits       int64 // searches served by a resident partition
+	Misses     int64 // searches that loaded or waited for a load
+	Loads      int64 // successful loader calls
+	LoadErrors int64 // failed loader calls
+	Evictions  int64 // partitions evicted for the budget
+}
+
+type pkey struct{ tenant, principal string }
+
+// handle is the Index's record of a partition, resident or loading.
+type handle struct {
+	key  pkey
+	p    *Partition    // nil while loading, and after release
+	done chan struct{} // closed when the load ends
+	err  error         // the load's error, set before done closes
+
+	pins    int           // searches and writes using p
+	elem    *list.Element // in the LRU list when cached
+	bytes   int64         // as counted in Index.bytes
+	entries int64         // as counted in Index.entries
+	mapped  bool          // in Index.parts
+
+	pending []pendingWrite // writes received while loading
+	dirty   bool           // must not be cached when the load ends
+}
+
+type pendingWrite struct {
+	entry  Entry // when remove is false
+	norm   float64
+	id     string
+	remove bool
+}
+
+// Index holds partitions keyed by (tenant, principal), loaded lazily through
+// a Loader, kept current by Upsert and Remove, bounded by a memory budget.
+// It is safe for concurrent use.
+type Index struct {
+	cfg  Config
+	load Loader
+
+	mu      sync.Mutex
+	parts   map[pkey]*handle
+	lru     list.List // cached handles, most recently used first
+	bytes   int64     // resident partitions
+	cached  int64     // cached partitions only: what the budget bounds
+	entries int64
+	// resident counts partitions in memory: cached, or uncached and still
+	// in use.
+	resident int
+	stats    Stats
+}
+
+// New returns an Index that loads partitions with load.
+func New(cfg Config, load Loader) (*Index, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if load == nil {
+		return nil, errors.New("index: a loader is required")
+	}
+	return &Index{cfg: cfg.WithDefaults(), load: load, parts: make(map[pkey]*handle)}, nil
+}
+
+// Search proposes candidates for q in the partition of (tenant, principal),
+// loading it first if it is not resident. See Partition.Search.
+func (x *Index) Search(ctx context.Context, tenant, principal string, q Query) (*Result, error) {
+	if err := checkKey(tenant, principal); err != nil {
+		return nil, err
+	}
+	h, err := x.acquire(ctx, pkey{tenant, principal})
+	if err != nil {
+		return nil, err
+	}
+	defer x.release(h)
+	return h.p.Search(q)
+}
+
+// checkKey fails closed on an empty tenant or principal: the index never
+// loads a partition that no scope could name.
+func checkKey(tenant, principal string) error {
+	if tenant == "" {
+		return memgate.FieldError("tenant", "is required")
+	}
+	if principal == "" {
+		return memgate.FieldError("principal", "is required")
+	}
+	return nil
+}
+
+// acquire returns the partition of k pinned, loading it if needed.
+func (x *Index) acquire(ctx context.Context, k pkey) (*handle, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		x.mu.Lock()
+		h := x.parts[k]
+		if h != nil && h.p != nil {
+			x.pinLocked(h)
+			x.stats.Hits++
+			x.mu.Unlock()
+			return h, nil
+		}
+		x.stats.Misses++
+		if h != nil {
+			// Another search is loading it: wait and share its result.
+			x.mu.Unlock()
+			select {
+			case <-h.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if h.err != nil {
+				if isContextErr(h.err) && ctx.Err() == nil {
+					continue // the loading search gave up; this one has not
+				}
+				return nil, h.err
+			}
+			x.mu.Lock()
+			if h.p != nil {
+				x.pinLocked(h)
+				x.mu.Unlock()
+				return h, nil
+			}
+			x.mu.Unlock()
+			continue // released already: load again
+		}
+		h = &handle{key: k, done: make(chan struct{}), mapped: true}
+		x.parts[k] = h
+		x.mu.Unlock()
+		return x.loadInto(ctx, h)
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// loadInto runs the loader for h, installs the result and returns h pinned.
+func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) {
+	var p *Partition
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("index: load partition %s/%s: panic: %v", h.key.tenant, h.key.principal, r)
+			p = nil
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		defer close(h.done)
+		if err != nil {
+			h.err = err
+			x.unmapLocked(h)
+			x.stats.LoadErrors++
+			return
+		}
+		for _, w := range h.pending {
+			if w.remove {
+				p.remove(w.id)
+			} else if _, werr := p.upsert(&w.entry, w.norm); werr != nil {
+				h.dirty = true // the write was refused; the next load sees the store
+			}
+		}
+		h.pending = nil
+		h.p = p
+		h.pins = 1
+		x.resident++
+		x.stats.Loads++
+		x.account(h, p.bytes, int64(p.live))
+		if !h.mapped || h.dirty || h.bytes > x.cfg.MaxBytes {
+			x.unmapLocked(h) // serve the waiting searches, do not cache
+		} else {
+			h.elem = x.lru.PushFront(h)
+			x.cached += h.bytes
+			x.evictLocked()
+		}
+	}()
+	entries, err := x.load(ctx, h.key.tenant, h.key.principal)
+	if err != nil {
+		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)
+	}
+	p = NewPartition(x.cfg)
+	p.reserve(entries)
+	for i := range entries {
+		e := &entries[i]
+		norm, cerr := e.check()
+		if cerr == nil {
+			_, cerr = p.upsert(e, norm)
+		}
+		if cerr != nil {
+			return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, cerr)
+		}
+	}
+	return h, nil
+}
+
+// account adds a change of h's partition (measured under its lock) to h and
+// to the Index totals. Changes are deltas so concurrent writes commute.
+func (x *Index) account(h *handle, bytes, entries int64) {
+	h.bytes += bytes
+	h.entries += entries
+	x.bytes += bytes
+	x.entries += entries
+	if h.elem != nil {
+		x.cached += bytes
+	}
+}
+
+func (x *Index) pinLocked(h *handle) {
+	h.pins++
+	if h.elem != nil {
+		x.lru.MoveToFront(h.elem)
+	}
+}
+
+// release unpins h; an uncached partition is forgotten with its last user.
+func (x *Index) release(h *handle) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	h.pins--
+	if h.pins > 0 {
+		return
+	}
+	if h.elem == nil {
+		x.forgetLocked(h)
+		return
+	}
+	x.evictLocked()
+}
+
+// unmapLocked removes h from the map and the LRU; its partition stays
+// usable by the searches that pinned it, and is forgotten with the last.
+func (x *Index) unmapLocked(h *handle) {
+	if h.mapped && x.parts[h.key] == h {
+		delete(x.parts, h.key)
+	}
+	h.mapped = false
+	if h.elem != nil {
+		x.lru.Remove(h.elem)
+		h.elem = nil
+		x.cached -= h.bytes
+	}
+	if h.pins == 0 {
+		x.forgetLocked(h)
+	}
+}
+
+func (x *Index) forgetLocked(h *handle) {
+	if h.p == nil {
+		return
+	}
+	x.bytes -= h.bytes
+	x.entries -= h.entries
+	h.bytes, h.entries = 0, 0
+	h.p = nil
+	x.resident--
+}
+
+// evictLocked evicts unpinned partitions, least recently used first, until
+// the cached partitions fit the budget. A partition that alone exceeds the
+// budget stops being cached.
+func (x *Index) evictLocked() {
+	for e := x.lru.Back(); e != nil && x.cached > x.cfg.MaxBytes; {
+		h := e.Value.(*handle)
+		e = e.Prev()
+		if h.bytes > x.cfg.MaxBytes {
+			x.unmapLocked(h) // uncacheable: forgotten now or with its last user
+			x.stats.Evictions++
+			continue
+		}
+		if h.pins > 0 {
+			continue
+		}
+		x.unmapLocked(h)
+		x.stats.Evictions++
+	}
+}
+
+// write applies one write to the partition of k if it is resident or
+// loading; it is a no-op otherwise.
+func (x *Index) write(k pkey, w pendingWrite) error {
+	x.mu.Lock()
+	h := x.parts[k]
+	if h == nil {
+		x.mu.Unlock()
+		return nil
+	}
+	if h.p == nil { // loading
+		if !h.dirty {
+			if len(h.pending) < x.cfg.MaxPendingWrites {
+				// The caller may reuse its slices once Upsert returns.
+				w.entry.Vector = slices.Clone(w.entry.Vector)
+				w.entry.Terms = slices.Clone(w.entry.Terms)
+				h.pending = append(h.pending, w)
+			} else {
+				h.dirty, h.pending = true, nil
+			}
+		}
+		x.mu.Unlock()
+		return nil
+	}
+	h.pins++ // keep it resident (and its accounting live) during the write
+	x.mu.Unlock()
+
+	var err error
+	p := h.p
+	p.mu.Lock()
+	bytes, live := p.bytes, p.live
+	if w.remove {
+		p.remove(w.id)
+	} else {
+		_, err = p.upsert(&w.entry, w.norm)
+	}
+	bytes, live = p.bytes-bytes, p.live-live
+	p.mu.Unlock()
+
+	x.mu.Lock()
+	x.account(h, bytes, int64(live))
+	if h.elem != nil && h.bytes > x.cfg.MaxBytes {
+		x.unmapLocked(h)
+		x.stats.Evictions++
+	}
+	x.mu.Unlock()
+	x.release(h)
+	return err
+}
+
+// Upsert adds or replaces e in the partition of (tenant, principal) if that
+// partition is resident or loading; otherwise it does nothing (the next load
+// reads the store). e is validated either way, so an invalid entry fails the
+// same whether or not the partition is cached; a vector of another
+// dimension than the partition's is refused when the partition is resident.
+// The engine calls it after the store has committed the change.
+func (x *Index) Upsert(tenant, principal string, e Entry) error {
+	if err := checkKey(tenant, principal); err != nil {
+		return err
+	}
+	norm, err := e.check()
+	if err != nil {
+		return err
+	}
+	return x.write(pkey{tenant, principal}, pendingWrite{entry: e, norm: norm})
+}
+
+// Remove removes the entry id from the partition of (tenant, principal) if
+// that partition is resident or loading; otherwise it does nothing.
+func (x *Index) Remove(tenant, principal, id string) {
+	_ = x.write(pkey{tenant, principal}, pendingWrite{id: id, remove: true})
+}
+
+// Drop forgets the partition of (tenant, principal), e.g. after the
+// principal was forgotten or when the engine finds it stale. Searches
+// already using it finish on it; a load in progress serves its waiting
+// searches and is not cached. The next search loads afresh.
+func (x *Index) Drop(tenant, principal string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if h := x.parts[pkey{tenant, principal}]; h != nil {
+		x.dropLocked(h)
+	}
+}
+
+func (x *Index) dropLocked(h *handle) {
+	if h.p == nil {
+		h.dirty, h.pending = true, nil
+	}
+	x.unmapLocked(h)
+}
+
+// Invalidate forgets every partition, as Drop does for one: after a bulk
+// change the index cannot follow (an import, a restore, a failed
+// consistency check).
+func (x *Index) Invalidate() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, h := range x.parts {
+		x.dropLocked(h)
+	}
+}
+
+// Stats returns the index's counters.
+func (x *Index) Stats() Stats {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.stats
+	s.Bytes, s.Entries, s.MaxBytes = x.bytes, x.entries, x.cfg.MaxBytes
+	s.Partitions = x.resident
+	return s
+}

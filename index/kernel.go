@@ -1,0 +1,54 @@
+package index
+
+// The int8 kernel computes, for n consecutive rows of a code slab, the exact
+// integer dot product of each row with the quantized query:
+//
+//	out[i] = Σ_j int32(q[j]) * int32(codes[i*stride+j])   for j < stride
+//
+// Integer arithmetic makes the result independent of summation order, so
+// every implementation (pure Go, AVX2) returns identical values; the fuzz
+// test FuzzDots holds them to that. stride is a multiple of strideAlign,
+// codes are in [-127, 127] and the query codes are bounded by queryCodeMax,
+// so no int32 partial sum can overflow (see queryCodeMax).
+
+// strideAlign is the row alignment of the code slab, in bytes: rows are
+// zero-padded to a multiple of it so kernels need no tail loop.
+const strideAlign = 32
+
+// dots is the kernel used by searches: the fastest one the CPU supports.
+var dots = dotsGeneric
+
+// kernelName names the kernel in use, for benchmarks and tests.
+var kernelName = "generic"
+
+// dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
+// and as the reference the assembly kernels are tested against. Four rows
+// share each query load.
+func dotsGeneric(q []int16, codes []int8, stride int, out []int32) {
+	q = q[:stride]
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		rows := codes[i*stride : (i+4)*stride]
+		r0 := rows[:len(q)]
+		r1 := rows[stride:][:len(q)]
+		r2 := rows[2*stride:][:len(q)]
+		r3 := rows[3*stride:][:len(q)]
+		var s0, s1, s2, s3 int32
+		for j, qj := range q {
+			w := int32(qj)
+			s0 += w * int32(r0[j])
+			s1 += w * int32(r1[j])
+			s2 += w * int32(r2[j])
+			s3 += w * int32(r3[j])
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(out); i++ {
+		row := codes[i*stride : i*stride+len(q)]
+		var s int32
+		for j, qj := range q {
+			s += int32(qj) * int32(row[j])
+		}
+		out[i] = s
+	}
+}

@@ -1,0 +1,32 @@
+//go:build amd64 && !purego
+
+package index
+
+import "golang.org/x/sys/cpu"
+
+// dotsAVX2Asm is the AVX2 kernel (kernel_amd64.s): it sign-extends 16 codes
+// to int16 (VPMOVSXBW), multiplies them with the query and adds pairs into
+// int32 lanes (VPMADDWD), four rows at a time so each query load serves four
+// rows. stride must be a positive multiple of 16 and q must hold stride
+// values.
+//
+//go:noescape
+func dotsAVX2Asm(q *int16, codes *int8, stride int, n int, out *int32)
+
+func dotsAVX2(q []int16, codes []int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	// Bounds are checked here once so the assembly can trust them.
+	_ = q[stride-1]
+	_ = codes[n*stride-1]
+	dotsAVX2Asm(&q[0], &codes[0], stride, n, &out[0])
+}
+
+func init() {
+	if cpu.X86.HasAVX2 {
+		dots = dotsAVX2
+		kernelName = "avx2"
+	}
+}

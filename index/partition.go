@@ -1,0 +1,1007 @@
+package index
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memgate/memgate"
+)
+
+// Partition is the index of one (tenant, principal): vectors with their
+// quantized copies, BM25 postings and statistics, and the filter fields of
+// every entry. It is safe for concurrent use: searches share a read lock,
+// writes take it exclusively.
+type Partition struct {
+	mu  sync.RWMutex
+	cfg Config
+
+	// Entries, by slot. Slots of removed entries go on the free list and
+	// are reused; postings refer to slots.
+	slots  []slot
+	docLen []int32
+	free   []int32
+	byID   map[string]int32
+	live   int
+
+	// Vectors, by row: dense, in slot-independent order (a removal moves
+	// the last row into the hole). vecs keeps the vectors as given.
+	dim, stride int
+	vecs        []float32 // rows × dim
+	norms       []float64
+	codes       []int8 // rows × stride, the quantized direction
+	scales      []float32
+	resid       []float32 // ‖u − s·c‖, rounded up
+	rowSlot     []int32
+
+	terms    map[string]*postings
+	totalLen int64
+
+	// Groups: the entries of each non-empty Entry.Group, in insertion
+	// order, as a doubly linked list through the slots. seq is the last
+	// sequence number given.
+	groups map[string]*group
+	seq    int64
+
+	agents, convs map[string]uint32
+	tmp           map[string]int // scratch for upsert, under the write lock
+
+	bytes int64
+}
+
+type slot struct {
+	id         string
+	m          meta
+	row        int32 // -1: no vector
+	prev, next int32 // the previous and next slots of the group; -1: none
+	seq        int64
+	group      *group // nil: no group
+	terms      []termRef
+}
+
+// group is the list of the entries of one group, in insertion order (which
+// is ascending seq order): head and tail are slots, -1 when empty.
+type group struct {
+	name       string
+	head, tail int32
+	n          int
+}
+
+// Estimated memory, in bytes, of the parts of an entry (Go headers, map
+// buckets and slice slack included on average). They are estimates for the
+// budget, not measurements.
+const (
+	slotBytes    = 200 // slot (with its group links and seq), docLen, byID entry, free-list share
+	rowBytes     = 20  // norm, scale, residual, row→slot
+	refBytes     = 28  // termRef and posting, with list slack
+	termBytes    = 112 // term map entry and postings header
+	internBytes  = 64  // agent or conversation map entry
+	groupBytes   = 96  // group map entry and list header
+	scratchBytes = 12  // per-slot search accumulators (pooled, shared)
+)
+
+// NewPartition returns an empty partition. Only cfg's parallelism settings
+// apply to a partition.
+func NewPartition(cfg Config) *Partition {
+	return &Partition{
+		cfg:    cfg.WithDefaults(),
+		byID:   make(map[string]int32),
+		terms:  make(map[string]*postings),
+		agents: make(map[string]uint32),
+		convs:  make(map[string]uint32),
+		groups: make(map[string]*group),
+		tmp:    make(map[string]int),
+	}
+}
+
+// PartitionStats describes a partition.
+type PartitionStats struct {
+	Entries   int     // N for BM25
+	Vectors   int     // entries with a vector
+	Dim       int     // dimension of the vectors, 0 when there are none
+	Terms     int     // distinct terms
+	Groups    int     // non-empty groups
+	TotalLen  int64   // Σ entry lengths
+	AvgDocLen float64 // TotalLen / Entries
+	Bytes     int64   // estimated memory
+}
+
+// Stats returns the partition's statistics.
+func (p *Partition) Stats() PartitionStats {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return PartitionStats{
+		Entries:   p.live,
+		Vectors:   len(p.rowSlot),
+		Dim:       p.dim,
+		Terms:     len(p.terms),
+		Groups:    len(p.groups),
+		TotalLen:  p.totalLen,
+		AvgDocLen: p.avgDocLen(),
+		Bytes:     p.bytes,
+	}
+}
+
+// DF returns the number of entries that contain term.
+func (p *Partition) DF(term string) int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if pl := p.terms[term]; pl != nil {
+		return len(pl.list)
+	}
+	return 0
+}
+
+// Bytes returns the estimated memory of the partition.
+func (p *Partition) Bytes() int64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.bytes
+}
+
+func (p *Partition) avgDocLen() float64 {
+	if p.live == 0 {
+		return 0
+	}
+	return float64(p.totalLen) / float64(p.live)
+}
+
+// Upsert adds e, or replaces the entry with e's ID. A vector whose dimension
+// differs from the partition's other vectors is refused (invalid_argument):
+// the engine passes nil for vectors of another model, so a mismatch is a bug
+// upstream, not something to paper over.
+//
+// A new entry gets the next sequence number of the partition and goes to
+// the end of its group: the groups are in insertion order (a load inserts
+// the store's entries in the order it is given them). A replaced entry keeps
+// its sequence number and its place in its group, unless its group changes:
+// then it gets a new sequence number and goes to the end of the new group,
+// as if inserted now, so that Seq order is group order.
+func (p *Partition) Upsert(e Entry) error {
+	norm, err := e.check()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err = p.upsert(&e, norm)
+	return err
+}
+
+// Remove removes the entry with id and reports whether it was there.
+func (p *Partition) Remove(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.remove(id)
+	return ok
+}
+
+// upsert runs under the write lock; it returns the change in bytes.
+func (p *Partition) upsert(e *Entry, norm float64) (int64, error) {
+	before := p.bytes
+	old, exists := p.byID[e.ID]
+	if e.Vector != nil {
+		rows := len(p.rowSlot)
+		if exists && p.slots[old].row >= 0 {
+			rows--
+		}
+		if rows > 0 && len(e.Vector) != p.dim {
+			return 0, memgate.FieldError("vector", "has %d dimensions, the partition's vectors have %d (id %s)", len(e.Vector), p.dim, e.ID)
+		}
+	}
+	pl := place{after: -1}
+	if exists {
+		if s := &p.slots[old]; s.groupName() == e.Group {
+			pl = place{seq: s.seq, after: s.prev, keep: true}
+		}
+		p.removeSlot(old)
+	}
+	p.add(e, norm, pl)
+	return p.bytes - before, nil
+}
+
+// place is where add puts an entry: a replaced entry that stays in its group
+// keeps its sequence number and goes back after the slot that preceded it
+// (at the head when after is -1); any other entry gets the next sequence
+// number and goes to the end of its group.
+type place struct {
+	seq   int64
+	after int32
+	keep  bool
+}
+
+func (s *slot) groupName() string {
+	if s.group == nil {
+		return ""
+	}
+	return s.group.name
+}
+
+// link inserts slot sl into group g after slot after, or at the head when
+// after is -1.
+func (p *Partition) link(g *group, sl, after int32) {
+	s := &p.slots[sl]
+	s.group, s.prev = g, after
+	if after < 0 {
+		s.next = g.head
+		g.head = sl
+	} else {
+		a := &p.slots[after]
+		s.next = a.next
+		a.next = sl
+	}
+	if s.next >= 0 {
+		p.slots[s.next].prev = sl
+	} else {
+		g.tail = sl
+	}
+	g.n++
+}
+
+// unlink removes slot sl from its group, and an emptied group from the
+// partition.
+func (p *Partition) unlink(sl int32) {
+	s := &p.slots[sl]
+	g := s.group
+	if g == nil {
+		return
+	}
+	if s.prev >= 0 {
+		p.slots[s.prev].next = s.next
+	} else {
+		g.head = s.next
+	}
+	if s.next >= 0 {
+		p.slots[s.next].prev = s.prev
+	} else {
+		g.tail = s.prev
+	}
+	s.group, s.prev, s.next = nil, -1, -1
+	if g.n--; g.n == 0 {
+		delete(p.groups, g.name)
+		p.bytes -= groupBytes + int64(len(g.name))
+	}
+}
+
+func (p *Partition) remove(id string) (int64, bool) {
+	sl, ok := p.byID[id]
+	if !ok {
+		return 0, false
+	}
+	before := p.bytes
+	p.removeSlot(sl)
+	return p.bytes - before, true
+}
+
+func (p *Partition) intern(m map[string]uint32, s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	id, ok := m[s]
+	if !ok {
+		id = uint32(len(m) + 1)
+		m[strings.Clone(s)] = id
+		p.bytes += internBytes + int64(len(s))
+	}
+	return id
+}
+
+func (p *Partition) lookup(m map[string]uint32, s string) uint32 {
+	if id, ok := m[s]; ok {
+		return id
+	}
+	return noMatch
+}
+
+func (p *Partition) metaOf(e *Entry) meta {
+	m := meta{
+		agent:      p.intern(p.agents, e.Agent),
+		conv:       p.intern(p.convs, e.Conversation),
+		kind:       kindBit(e.Kind),
+		source:     sourceBit(e.Source),
+		created:    e.CreatedAt,
+		expires:    e.ExpiresAt,
+		validFrom:  e.ValidFrom,
+		validUntil: e.ValidUntil,
+	}
+	if e.Status == memgate.StatusActive {
+		m.flags |= flagActive
+	}
+	switch e.Sensitivity {
+	case "", memgate.SensitivityStandard:
+	default:
+		m.flags |= flagRestricted // restricted, or unknown: fail closed
+	}
+	if e.ExpiresAt != 0 || e.ValidFrom != 0 || e.ValidUntil != 0 {
+		m.flags |= flagTimed
+	}
+	return m
+}
+
+func (p *Partition) add(e *Entry, norm float64, pl place) {
+	var sl int32
+	if n := len(p.free); n > 0 {
+		sl = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		sl = int32(len(p.slots))
+		p.slots = append(p.slots, slot{})
+		p.docLen = append(p.docLen, 0)
+	}
+	id := strings.Clone(e.ID)
+	s := &p.slots[sl]
+	*s = slot{id: id, m: p.metaOf(e), row: -1, prev: -1, next: -1, seq: pl.seq}
+	if !pl.keep {
+		p.seq++
+		s.seq = p.seq
+	}
+	if e.Group != "" {
+		g := p.groups[e.Group]
+		if g == nil {
+			g = &group{name: strings.Clone(e.Group), head: -1, tail: -1}
+			p.groups[g.name] = g
+			p.bytes += groupBytes + int64(len(g.name))
+		}
+		after := g.tail
+		if pl.keep {
+			after = pl.after
+		}
+		p.link(g, sl, after)
+	}
+	p.byID[id] = sl
+	p.live++
+	p.bytes += slotBytes + scratchBytes + int64(len(id))
+
+	if e.Vector != nil {
+		if len(p.rowSlot) == 0 {
+			p.dim, p.stride = len(e.Vector), alignStride(len(e.Vector))
+		}
+		row := len(p.rowSlot)
+		p.vecs = append(p.vecs, e.Vector...)
+		p.codes = slices.Grow(p.codes, p.stride)[:len(p.codes)+p.stride]
+		scale, resid := quantize(e.Vector, norm, p.codes[row*p.stride:(row+1)*p.stride])
+		p.norms = append(p.norms, norm)
+		p.scales = append(p.scales, scale)
+		p.resid = append(p.resid, resid)
+		p.rowSlot = append(p.rowSlot, sl)
+		s.row = int32(row)
+		p.bytes += p.rowSize()
+	}
+
+	if len(e.Terms) > 0 {
+		refs := make([]termRef, 0, min(len(e.Terms), 64))
+		for _, t := range e.Terms {
+			if i := p.tmp[t]; i > 0 {
+				refs[i-1].tf++
+				continue
+			}
+			pl := p.terms[t]
+			if pl == nil {
+				pl = &postings{term: strings.Clone(t)}
+				p.terms[pl.term] = pl
+				p.bytes += termBytes + int64(len(t))
+			}
+			refs = append(refs, termRef{p: pl, tf: 1})
+			p.tmp[t] = len(refs)
+		}
+		clear(p.tmp)
+		for i := range refs {
+			r := &refs[i]
+			r.pos = int32(len(r.p.list))
+			r.p.list = append(r.p.list, posting{slot: sl, tf: r.tf})
+		}
+		s.terms = slices.Clip(refs)
+		p.bytes += refBytes * int64(len(refs))
+	}
+	p.docLen[sl] = int32(len(e.Terms))
+	p.totalLen += int64(len(e.Terms))
+}
+
+// reserve sizes an empty partition's slabs for entries, before a bulk
+// load: no growth copies, and no spare capacity left in a partition that
+// may live long.
+func (p *Partition) reserve(entries []Entry) {
+	rows, dim := 0, 0
+	for i := range entries {
+		if v := entries[i].Vector; len(v) > 0 {
+			if dim == 0 {
+				dim = len(v)
+			}
+			if len(v) == dim {
+				rows++
+			}
+		}
+	}
+	n := len(entries)
+	p.slots = make([]slot, 0, n)
+	p.docLen = make([]int32, 0, n)
+	if rows > 0 {
+		p.vecs = make([]float32, 0, rows*dim)
+		p.codes = make([]int8, 0, rows*alignStride(dim))
+		p.norms = make([]float64, 0, rows)
+		p.scales = make([]float32, 0, rows)
+		p.resid = make([]float32, 0, rows)
+		p.rowSlot = make([]int32, 0, rows)
+	}
+}
+
+func (p *Partition) rowSize() int64 {
+	return int64(4*p.dim+p.stride) + rowBytes
+}
+
+func (p *Partition) removeSlot(sl int32) {
+	s := &p.slots[sl]
+	for _, ref := range s.terms {
+		pl := ref.p
+		last := int32(len(pl.list) - 1)
+		if ref.pos != last {
+			moved := pl.list[last]
+			pl.list[ref.pos] = moved
+			ms := p.slots[moved.slot].terms
+			for i := range ms {
+				if ms[i].p == pl {
+					ms[i].pos = ref.pos
+					break
+				}
+			}
+		}
+		pl.list = pl.list[:last]
+		if last == 0 {
+			delete(p.terms, pl.term)
+			p.bytes -= termBytes + int64(len(pl.term))
+		} else if cap(pl.list) > 64 && cap(pl.list) > 4*len(pl.list) {
+			pl.list = slices.Clone(pl.list)
+		}
+		p.bytes -= refBytes
+	}
+	if s.row >= 0 {
+		p.removeRow(int(s.row))
+	}
+	p.unlink(sl)
+	p.totalLen -= int64(p.docLen[sl])
+	p.docLen[sl] = 0
+	delete(p.byID, s.id)
+	p.bytes -= slotBytes + scratchBytes + int64(len(s.id))
+	*s = slot{row: -1, prev: -1, next: -1}
+	p.free = append(p.free, sl)
+	p.live--
+}
+
+func (p *Partition) removeRow(r int) {
+	p.bytes -= p.rowSize()
+	last := len(p.rowSlot) - 1
+	d, st := p.dim, p.stride
+	if r != last {
+		copy(p.vecs[r*d:(r+1)*d], p.vecs[last*d:])
+		copy(p.codes[r*st:(r+1)*st], p.codes[last*st:])
+		p.norms[r] = p.norms[last]
+		p.scales[r] = p.scales[last]
+		p.resid[r] = p.resid[last]
+		p.rowSlot[r] = p.rowSlot[last]
+		p.slots[p.rowSlot[r]].row = int32(r)
+	}
+	p.vecs = p.vecs[:last*d]
+	p.codes = p.codes[:last*st]
+	p.norms = p.norms[:last]
+	p.scales = p.scales[:last]
+	p.resid = p.resid[:last]
+	p.rowSlot = p.rowSlot[:last]
+	if last == 0 {
+		// No vectors left: the next one may have another dimension.
+		p.dim, p.stride = 0, 0
+		p.vecs, p.codes, p.norms, p.scales, p.resid, p.rowSlot = nil, nil, nil, nil, nil, nil
+	}
+}
+
+// Search proposes candidates for q: the exact top q.K by cosine and the top
+// q.K by BM25 among the entries that pass q.Filter, each with both scores,
+// and the group neighbours of those that q.Neighbors asks for.
+//
+// A query vector whose dimension differs from the partition's vectors is
+// refused (invalid_argument); a partition without vectors simply has no
+// vector channel.
+func (p *Partition) Search(q Query) (*Result, error) {
+	if q.K < 1 || q.K > MaxK {
+		return nil, memgate.FieldError("k", "must be between 1 and %d", MaxK)
+	}
+	if err := q.Neighbors.check(); err != nil {
+		return nil, err
+	}
+	var qnorm float64
+	if len(q.Vector) == 0 {
+		q.Vector = nil // empty is none
+	} else {
+		var ok bool
+		if len(q.Vector) > MaxDim {
+			return nil, memgate.FieldError("vector", "must have at most %d values", MaxDim)
+		}
+		if qnorm, ok = checkVector(q.Vector); !ok {
+			return nil, memgate.FieldError("vector", "must be finite with a non-zero norm")
+		}
+	}
+
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+
+	f, err := q.Filter.compile(p)
+	if err != nil {
+		return nil, err
+	}
+	if q.Vector != nil && p.dim != 0 && len(q.Vector) != p.dim {
+		return nil, memgate.FieldError("vector", "has %d dimensions, the partition's vectors have %d", len(q.Vector), p.dim)
+	}
+
+	sc := getScratch()
+	defer putScratch(sc)
+
+	res := &Result{N: p.live, AvgDocLen: p.avgDocLen()}
+
+	// Text: BM25 over the postings of the query terms.
+	sc.qterms = distinctTerms(q.Terms, sc.qterms)
+	res.QueryTerms = len(sc.qterms)
+	qts := sc.qts[:0]
+	for _, t := range sc.qterms {
+		df := 0
+		pl := p.terms[t]
+		if pl != nil {
+			df = len(pl.list)
+		}
+		idf := IDF(p.live, df)
+		res.IDFSum += idf
+		if pl != nil {
+			qts = append(qts, qterm{pl: pl, idf: idf})
+		}
+	}
+	sc.qts = qts
+	haveText := len(qts) > 0
+	if haveText {
+		sc.grow(len(p.slots))
+		defer sc.resetText()
+		res.Postings = p.accumulate(qts, &f, q.K, res.AvgDocLen, sc)
+	}
+
+	var vtop []hit
+	if q.Vector != nil && len(p.rowSlot) > 0 {
+		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
+		sc.qcodes = qv.codes
+		vtop, res.Rescored = p.vectorTopK(&qv, &f, q.K, sc)
+	}
+	var ttop []hit
+	if haveText {
+		ttop = p.textTopK(&f, q.K, sc)
+	}
+
+	res.Candidates = make([]Candidate, 0, len(vtop)+len(ttop))
+	cslots := sc.cslots[:0] // the slots of the candidates, in result order
+	for i, h := range vtop {
+		c := p.candidate(h.slot)
+		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
+		if haveText {
+			c.BM25, c.Matched = p.bm25Of(h.slot, qts, res.AvgDocLen, sc)
+		}
+		res.Candidates = append(res.Candidates, c)
+		cslots = append(cslots, h.slot)
+	}
+	if len(ttop) > 0 {
+		// Index the vector candidates by slot to merge the text channel in.
+		byslot := sc.byslot[:0]
+		for i, h := range vtop {
+			byslot = append(byslot, slotIndex{h.slot, int32(i)})
+		}
+		slices.SortFunc(byslot, func(a, b slotIndex) int { return int(a.slot - b.slot) })
+		sc.byslot = byslot
+		for i, h := range ttop {
+			if j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) }); ok {
+				res.Candidates[byslot[j].idx].TextRank = i + 1
+				continue
+			}
+			c := p.candidate(h.slot)
+			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts), i+1
+			c.Cosine, c.HasVector = p.cosineOf(h.slot, q.Vector, qnorm)
+			res.Candidates = append(res.Candidates, c)
+			cslots = append(cslots, h.slot)
+		}
+	}
+	sc.cslots = cslots
+	if q.Neighbors != (Neighbors{}) {
+		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
+		res.Candidates = slices.Grow(res.Candidates, len(nbs))
+		for _, sl := range nbs {
+			c := p.candidate(sl)
+			c.Neighbor = true
+			if haveText {
+				c.BM25, c.Matched = p.bm25Of(sl, qts, res.AvgDocLen, sc)
+			}
+			c.Cosine, c.HasVector = p.cosineOf(sl, q.Vector, qnorm)
+			res.Candidates = append(res.Candidates, c)
+		}
+	}
+	return res, nil
+}
+
+// candidate returns the Candidate of the entry at slot sl, without scores.
+func (p *Partition) candidate(sl int32) Candidate {
+	s := &p.slots[sl]
+	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq}
+}
+
+// cosineOf returns the exact cosine of the query vector qv (of norm qnorm)
+// and the entry at slot sl, and whether there is one: both must have a
+// vector.
+func (p *Partition) cosineOf(sl int32, qv []float32, qnorm float64) (float32, bool) {
+	r := int(p.slots[sl].row)
+	if qv == nil || r < 0 {
+		return 0, false
+	}
+	return cosineWithNorms(qv, p.vecs[r*p.dim:(r+1)*p.dim], qnorm, p.norms[r]), true
+}
+
+// neighbors returns the slots of the group neighbours (see Neighbors) of
+// the candidates at slots cands, in result order, that pass f and are not
+// candidates themselves: each once, in the order they are found, for each
+// candidate its previous neighbours nearest first, then its next ones.
+// The cost is O(len(cands)·nb.steps()) steps through the group lists, plus a
+// sort of what they find; the partition is never scanned.
+func (p *Partition) neighbors(cands []int32, nb Neighbors, f *compiled, sc *scratch) []int32 {
+	steps := nb.steps()
+	found := sc.found[:0]
+	for _, sl := range cands {
+		s := &p.slots[sl]
+		if s.group == nil {
+			continue
+		}
+		found = p.walk(found, s.prev, nb.Prev, steps, f, true)
+		found = p.walk(found, s.next, nb.Next, steps, f, false)
+	}
+	sc.found = found
+	if len(found) == 0 {
+		return nil
+	}
+	// Sort the candidates (index -1) and the neighbours (by the order they
+	// were found) by slot: in each run of one slot, only the first may stay,
+	// and only if it is not a candidate.
+	bySlot := sc.byslot[:0]
+	for _, sl := range cands {
+		bySlot = append(bySlot, slotIndex{sl, -1})
+	}
+	for i, sl := range found {
+		bySlot = append(bySlot, slotIndex{sl, int32(i)})
+	}
+	slices.SortFunc(bySlot, func(a, b slotIndex) int {
+		if a.slot != b.slot {
+			return int(a.slot - b.slot)
+		}
+		return int(a.idx - b.idx)
+	})
+	sc.byslot = bySlot
+	for i, e := range bySlot {
+		if e.idx >= 0 && i > 0 && bySlot[i-1].slot == e.slot {
+			found[e.idx] = -1
+		}
+	}
+	out := found[:0] // in place: writes never overtake reads
+	for _, sl := range found {
+		if sl >= 0 {
+			out = append(out, sl)
+		}
+	}
+	return out
+}
+
+// walk follows the group list from slot sl (backward to previous entries
+// when back, forward otherwise) for at most steps entries, and appends to
+// out the first want of them that pass f.
+func (p *Partition) walk(out []int32, sl int32, want, steps int, f *compiled, back bool) []int32 {
+	for ; want > 0 && steps > 0 && sl >= 0; steps-- {
+		s := &p.slots[sl]
+		if f.pass(&s.m, s.id) {
+			out = append(out, sl)
+			want--
+		}
+		if back {
+			sl = s.prev
+		} else {
+			sl = s.next
+		}
+	}
+	return out
+}
+
+// hit is a scored slot; hits order by score, descending, then ID.
+type hit struct {
+	slot  int32
+	score float64
+}
+
+type slotIndex struct{ slot, idx int32 }
+
+// better reports whether a ranks before b.
+func (p *Partition) better(a, b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return p.slots[a.slot].id < p.slots[b.slot].id
+}
+
+func (p *Partition) cmpHits(a, b hit) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	}
+	return strings.Compare(p.slots[a.slot].id, p.slots[b.slot].id)
+}
+
+// textTopK selects the top k touched entries by BM25 with a bounded heap;
+// the filter is evaluated only for entries that would enter it.
+func (p *Partition) textTopK(f *compiled, k int, sc *scratch) []hit {
+	h := p.textHeap(f, k, sc)
+	out := slices.Clone(h)
+	slices.SortFunc(out, p.cmpHits)
+	return out
+}
+
+// textHeap fills sc.heap with the top k touched entries that pass f, as a
+// heap whose root is the k-th best.
+func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
+	h := sc.heap[:0]
+	for _, sl := range sc.touched {
+		c := hit{sl, sc.acc[sl]}
+		if len(h) == k && !p.better(c, h[0]) {
+			continue
+		}
+		s := &p.slots[sl]
+		if !f.pass(&s.m, s.id) {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, c)
+			p.siftUp(h, len(h)-1)
+		} else {
+			h[0] = c
+			p.siftDown(h, 0)
+		}
+	}
+	sc.heap = h
+	return h
+}
+
+// siftUp and siftDown maintain h as a heap whose root is the worst hit.
+func (p *Partition) siftUp(h []hit, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !p.better(h[parent], h[i]) {
+			break
+		}
+		h[parent], h[i] = h[i], h[parent]
+		i = parent
+	}
+}
+
+func (p *Partition) siftDown(h []hit, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		w := l
+		if r := l + 1; r < len(h) && p.better(h[l], h[r]) {
+			w = r
+		}
+		if !p.better(h[i], h[w]) {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+// blockRows is how many rows the kernel scores per call: enough to amortize
+// the call, few enough that the results stay in L1.
+const blockRows = 256
+
+// vcand is a vector that may be in the top k: its score interval.
+type vcand struct {
+	row    int32
+	lo, hi float64
+}
+
+// worker is the state of one goroutine of the scan.
+type worker struct {
+	cands []vcand
+	lows  []float64 // min-heap of the k largest lo seen among passing rows
+	buf   [blockRows]int32
+}
+
+func (w *worker) reset() {
+	w.cands = w.cands[:0]
+	w.lows = w.lows[:0]
+}
+
+// pushLow records lo and returns the current threshold τ: the k-th largest
+// lo so far, or −∞ while fewer than k rows passed.
+func (w *worker) pushLow(lo float64, k int) float64 {
+	h := w.lows
+	if len(h) < k {
+		h = append(h, lo)
+		for i := len(h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if h[parent] <= h[i] {
+				break
+			}
+			h[parent], h[i] = h[i], h[parent]
+			i = parent
+		}
+		w.lows = h
+		if len(h) < k {
+			return math.Inf(-1)
+		}
+		return h[0]
+	}
+	if lo > h[0] {
+		h[0] = lo
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if r := l + 1; r < len(h) && h[r] < h[l] {
+				m = r
+			}
+			if h[i] <= h[m] {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	return h[0]
+}
+
+// scan runs the quantized pass over rows [from, to).
+func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
+	w.reset()
+	tau := math.Inf(-1)
+	stride := p.stride
+	prune := max(4*k, 256)
+	for r0 := from; r0 < to; r0 += blockRows {
+		nb := min(blockRows, to-r0)
+		buf := w.buf[:nb]
+		dots(qv.codes, p.codes[r0*stride:(r0+nb)*stride], stride, buf)
+		scales := p.scales[r0 : r0+nb]
+		resid := p.resid[r0 : r0+nb]
+		t, rho := qv.t, qv.rho
+		for i, d := range buf {
+			a := float64(scales[i]) * t * float64(d)
+			r := float64(resid[i])
+			e := r + (1+r)*rho + roundingMargin
+			if a+e < tau {
+				continue
+			}
+			row := r0 + i
+			s := &p.slots[p.rowSlot[row]]
+			if !f.pass(&s.m, s.id) {
+				continue
+			}
+			w.cands = append(w.cands, vcand{int32(row), a - e, a + e})
+			tau = w.pushLow(a-e, k)
+		}
+		if len(w.cands) >= prune {
+			w.cands = slices.DeleteFunc(w.cands, func(c vcand) bool { return c.hi < tau })
+			prune = max(prune, 2*len(w.cands))
+		}
+	}
+}
+
+// vectorTopK returns the exact top k rows by cosine (see the comment on
+// exactness in vector.go) and how many rows were re-scored.
+func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
+	n := len(p.rowSlot)
+	parts := 1
+	if minRows := p.cfg.ParallelMinRows; n >= 2*minRows {
+		maxp := p.cfg.MaxParallel
+		if maxp == 0 {
+			maxp = runtime.GOMAXPROCS(0)
+		}
+		parts = max(1, min(n/minRows, maxp))
+	}
+	ws := sc.workers(parts)
+	if parts == 1 {
+		p.scan(qv, f, k, 0, n, ws[0])
+	} else {
+		chunk := (n + parts - 1) / parts
+		chunk = (chunk + blockRows - 1) / blockRows * blockRows
+		var wg sync.WaitGroup
+		for i := 1; i < parts; i++ {
+			from, to := min(i*chunk, n), min((i+1)*chunk, n)
+			w := ws[i]
+			wg.Go(func() { p.scan(qv, f, k, from, to, w) })
+		}
+		p.scan(qv, f, k, 0, min(chunk, n), ws[0])
+		wg.Wait()
+	}
+
+	// τ: the k-th largest lower bound over all passing rows.
+	tau := math.Inf(-1)
+	lows := sc.lows[:0]
+	for _, w := range ws {
+		lows = append(lows, w.lows...)
+	}
+	sc.lows = lows
+	if len(lows) >= k {
+		slices.Sort(lows)
+		tau = lows[len(lows)-k]
+	}
+
+	// Exact pass over every row whose upper bound reaches τ.
+	hits := sc.hits[:0]
+	for _, w := range ws {
+		for _, c := range w.cands {
+			if c.hi < tau {
+				continue
+			}
+			r := int(c.row)
+			cos := cosineWithNorms(qv.vec, p.vecs[r*p.dim:(r+1)*p.dim], qv.norm, p.norms[r])
+			hits = append(hits, hit{p.rowSlot[r], float64(cos)})
+		}
+	}
+	sc.hits = hits
+	rescored := len(hits)
+	slices.SortFunc(hits, p.cmpHits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return slices.Clone(hits), rescored
+}
+
+// scratch is the reusable working memory of a search.
+type scratch struct {
+	acc     []float64 // BM25 by slot; zero outside touched
+	touched []int32
+	qterms  []string
+	qts     []qterm
+	qcodes  []int16
+	heap    []hit
+	hits    []hit
+	lows    []float64
+	byslot  []slotIndex
+	cslots  []int32
+	found   []int32
+	ws      []*worker
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(sc *scratch) {
+	// A search of a huge partition must not pin its accumulators forever.
+	if cap(sc.acc) > 1<<20 {
+		sc.acc = nil
+	}
+	scratchPool.Put(sc)
+}
+
+func (sc *scratch) grow(n int) {
+	if len(sc.acc) < n {
+		sc.acc = make([]float64, n)
+	}
+}
+
+func (sc *scratch) resetText() {
+	for _, s := range sc.touched {
+		sc.acc[s] = 0
+	}
+	sc.touched = sc.touched[:0]
+}
+
+func (sc *scratch) workers(n int) []*worker {
+	for len(sc.ws) < n {
+		sc.ws = append(sc.ws, new(worker))
+	}
+	return sc.ws[:n]
+}

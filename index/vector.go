@@ -1,0 +1,194 @@
+package index
+
+import (
+	"math"
+)
+
+// Exactness of the vector channel
+//
+// Every stored vector v (kept as given, in float32, with its float64 norm)
+// also has a quantized copy of its direction u = v/‖v‖: one scale s and int8
+// codes c with u ≈ s·c, and the residual norm r = ‖u − s·c‖ (rounded up).
+// A query q is quantized the same way with a finer, int16 grid: qn = q/‖q‖ ≈
+// t·e, ρ = ‖qn − t·e‖. With D = Σ e_j c_j (exact integer arithmetic) the true
+// cosine c* = ⟨qn, u⟩ satisfies
+//
+//	c* − s·t·D = ⟨qn, u − s·c⟩ + s·⟨qn − t·e, c⟩
+//	|c* − s·t·D| ≤ ‖qn‖·r + ρ·‖s·c‖ ≤ r + ρ·(1 + r)     (Cauchy–Schwarz, ‖qn‖ = 1)
+//
+// so with err = r + ρ(1+r) + roundingMargin every vector has an interval
+// [lo, hi] = [sDt − err, sDt + err] that contains its exact float32 cosine as
+// computed by Cosine. The scan keeps τ, the k-th largest lo among vectors
+// that pass the filter: at least k vectors score ≥ τ, so a vector with
+// hi < τ scores strictly below k others and cannot be in the top k, whatever
+// the tie-break. Every vector with hi ≥ τ is re-scored exactly. The result is
+// the exact top k, not an approximation: recall is 1 by construction.
+
+// roundingMargin widens every interval to cover floating-point rounding: of
+// the float32 result of Cosine (≤ 2⁻²⁵), of its float64 accumulation (about
+// dim·2⁻⁵³) and of the float64 arithmetic of the bound itself. It is orders
+// of magnitude larger than all of them together and orders of magnitude
+// smaller than a typical quantization error, so it costs nothing.
+const roundingMargin = 1e-6
+
+// MaxDim is the largest vector dimension the index accepts. It keeps every
+// int32 partial sum of the kernels far from overflow (see queryCodeMax).
+const MaxDim = 16384
+
+// codeMax bounds the stored int8 codes: ±127, never −128, so negation and
+// every product stay symmetric.
+const codeMax = 127
+
+// queryCodeMax is the largest query code magnitude for a given stride: the
+// finest int16 grid such that stride·codeMax·max never exceeds int32, so no
+// kernel (whatever its order of additions) can overflow.
+func queryCodeMax(stride int) int {
+	m := (math.MaxInt32) / (codeMax * stride)
+	if m > math.MaxInt16 {
+		m = math.MaxInt16
+	}
+	return m
+}
+
+// alignStride rounds dim up to the slab row size.
+func alignStride(dim int) int {
+	return (dim + strideAlign - 1) / strideAlign * strideAlign
+}
+
+// dot64 is the float64 dot product of two float32 vectors with a fixed
+// association order. Each product of two float32 values is exact in float64,
+// so a fused multiply-add gives the same result as separate operations and the
+// value is the same on every architecture.
+func dot64(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// norm64 is the float64 L2 norm of v, as Cosine computes it.
+func norm64(v []float32) float64 { return math.Sqrt(dot64(v, v)) }
+
+// cosineWithNorms is Cosine with both norms already known.
+func cosineWithNorms(a, b []float32, na, nb float64) float32 {
+	c := float32(dot64(a, b) / (na * nb))
+	// Rounding can carry a parallel pair just past ±1; clamping moves the
+	// value towards the true cosine, so the exactness bound still holds.
+	if c > 1 {
+		c = 1
+	} else if c < -1 {
+		c = -1
+	}
+	return c
+}
+
+// Cosine is the exact cosine the index reports: the dot product and norms of
+// the float32 inputs accumulated in float64, divided, rounded once to
+// float32 and clamped to [-1, 1]. It is deterministic and the same on every
+// architecture. a and b must have the same length and non-zero norms.
+func Cosine(a, b []float32) float32 {
+	return cosineWithNorms(a, b, norm64(a), norm64(b))
+}
+
+// roundUp32 returns the smallest float32 ≥ x.
+func roundUp32(x float64) float32 {
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// checkVector reports whether v can be indexed: finite values and a
+// non-zero norm.
+func checkVector(v []float32) (norm float64, ok bool) {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return 0, false
+		}
+	}
+	norm = norm64(v)
+	return norm, norm > 0 && !math.IsInf(norm, 0)
+}
+
+// quantize writes the int8 codes of v/norm into codes (len(codes) is the
+// stride; the padding is zeroed) and returns the scale and the residual
+// norm, rounded up.
+func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
+	var maxAbs float64
+	for _, x := range v {
+		if a := math.Abs(float64(x)); a > maxAbs {
+			maxAbs = a
+		}
+	}
+	// maxAbs/norm ≥ 1/√dim, so the scale never underflows.
+	scale = float32(maxAbs / norm / codeMax)
+	s := float64(scale)
+	var r2 float64
+	for i, x := range v {
+		u := float64(x) / norm
+		c := math.Round(u / s)
+		// Plain comparisons: the values are finite, and math.Max/Min are
+		// not inlined.
+		if c > codeMax {
+			c = codeMax
+		} else if c < -codeMax {
+			c = -codeMax
+		}
+		codes[i] = int8(c)
+		d := u - s*c
+		r2 += d * d
+	}
+	clear(codes[len(v):])
+	return scale, roundUp32(math.Sqrt(r2))
+}
+
+// qvec is a query vector prepared for the scan.
+type qvec struct {
+	vec   []float32
+	norm  float64
+	codes []int16 // stride values, padding zero
+	t     float64 // grid step: qn ≈ t·codes
+	rho   float64 // ‖qn − t·codes‖, rounded up
+}
+
+// prepare quantizes q (already checked) for a partition of the given stride,
+// reusing codes' storage.
+func prepareQuery(q []float32, norm float64, stride int, codes []int16) qvec {
+	if cap(codes) < stride {
+		codes = make([]int16, stride)
+	}
+	codes = codes[:stride]
+	emax := float64(queryCodeMax(stride))
+	var maxAbs float64
+	for _, x := range q {
+		if a := math.Abs(float64(x)); a > maxAbs {
+			maxAbs = a
+		}
+	}
+	t := maxAbs / norm / emax
+	var r2 float64
+	for i, x := range q {
+		u := float64(x) / norm
+		c := math.Round(u / t)
+		if c > emax {
+			c = emax
+		} else if c < -emax {
+			c = -emax
+		}
+		codes[i] = int16(c)
+		d := u - t*c
+		r2 += d * d
+	}
+	clear(codes[len(q):])
+	return qvec{vec: q, norm: norm, codes: codes, t: t, rho: math.Sqrt(r2) * (1 + 1e-9)}
+}
