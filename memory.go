@@ -148,8 +148,58 @@ type Memory struct {
 	Embedding     *Embedding `json:"embedding,omitempty"`
 	ContentSHA256 string     `json:"content_sha256"`
 
+	// DedupKey is the write gate's signature of the normalized content:
+	// a memory with the same key, scope and kind folds into the existing
+	// one. Set by the engine; empty disables dedup for this memory.
+	DedupKey string `json:"-"`
+	// SeenCount is how many times this memory was remembered (1 + the
+	// duplicates folded into it).
+	SeenCount int64 `json:"seen_count"`
+	// Flags are the write gate's findings on an admitted memory (e.g.
+	// "instruction_like:role_tag" from a trusted source).
+	Flags []string `json:"flags,omitempty"`
+	// Feedback is the usefulness reported by callers.
+	Feedback Feedback `json:"feedback"`
+
 	// Expired is derived at read time from ExpiresAt; it is never stored.
 	Expired bool `json:"expired,omitempty"`
+}
+
+// Feedback aggregates usefulness reports, each in [-1, 1].
+type Feedback struct {
+	Count int64   `json:"count"`
+	Sum   float64 `json:"sum"`
+}
+
+// Mean is the average usefulness, 0 without reports.
+func (f Feedback) Mean() float64 {
+	if f.Count == 0 {
+		return 0
+	}
+	return f.Sum / float64(f.Count)
+}
+
+// MarshalJSON adds the mean to the receipt.
+func (f Feedback) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Count int64   `json:"count"`
+		Sum   float64 `json:"sum"`
+		Mean  float64 `json:"mean"`
+	}{f.Count, f.Sum, f.Mean()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (the mean is derived).
+func (f *Feedback) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Count int64   `json:"count"`
+		Sum   float64 `json:"sum"`
+		Mean  float64 `json:"mean"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	f.Count, f.Sum = v.Count, v.Sum
+	return nil
 }
 
 // ExpiredAt reports whether m has expired at t.

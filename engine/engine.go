@@ -12,10 +12,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/store"
 )
 
@@ -25,7 +27,10 @@ type Config struct {
 	// Embedder computes vectors at write time. Nil means memories are stored
 	// without an embedding (Memory.Embedding stays nil): nothing is invented.
 	Embedder memgate.Embedder
-	Limits   memgate.Limits
+	// Policy is the write gate's configuration (default policy.Default());
+	// its Limits bound what may be stored.
+	Policy policy.Config
+	Limits memgate.Limits
 	// Index configures the in-memory recall index (memory budget and
 	// parallelism); the zero value takes its defaults.
 	Index index.Config
@@ -42,6 +47,10 @@ const DefaultMaxBatch = 500
 
 // WithDefaults returns c with defaults applied.
 func (c Config) WithDefaults() Config {
+	c.Policy = c.Policy.WithDefaults()
+	if c.Limits == (memgate.Limits{}) {
+		c.Limits = c.Policy.Limits
+	}
 	c.Limits = c.Limits.WithDefaults()
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = DefaultMaxBatch
@@ -60,6 +69,9 @@ func (c Config) Validate() error {
 	if c.Store == nil {
 		return fmt.Errorf("engine: store is required")
 	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("engine: policy: %w", err)
+	}
 	return nil
 }
 
@@ -69,6 +81,13 @@ type Engine struct {
 	store store.Store
 	log   *slog.Logger
 	rec   recaller
+
+	auditOnce  sync.Once
+	closeOnce  sync.Once
+	auditq     chan store.AuditEvent
+	auditFlush chan chan struct{}
+	auditStop  chan struct{}
+	auditDone  chan struct{}
 }
 
 // New returns an engine over cfg.Store.
@@ -77,7 +96,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger}
+	e := &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger, auditStop: make(chan struct{})}
 	idx, err := index.New(cfg.Index, e.load)
 	if err != nil {
 		return nil, err
@@ -155,34 +174,6 @@ func (e *Engine) derive(m *memgate.Memory, now time.Time) {
 	m.Expired = m.Status == memgate.StatusActive && m.ExpiredAt(now)
 }
 
-// Revoke marks the memory revoked with reason; it is left out of every later
-// recall. Revoking a revoked memory returns it unchanged.
-func (e *Engine) Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if err := memgate.CheckIdent("id", id); err != nil {
-		return nil, memgate.ErrNotFound()
-	}
-	if err := checkReason("reason", reason, e.cfg.Limits); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	m, err := e.store.SetStatus(ctx, s, id, store.StatusChange{
-		From:   []memgate.Status{memgate.StatusActive, memgate.StatusPending},
-		To:     memgate.StatusRevoked,
-		Reason: reason,
-		At:     e.now(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.indexed(m)
-	e.log.InfoContext(ctx, "revoke", "tenant", s.Tenant, "principal", m.Principal, "id", id, "took", time.Since(start))
-	e.derive(m, e.now())
-	return m, nil
-}
-
 // Delete removes the memory with id for good.
 func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
 	if err := s.Validate(); err != nil {
@@ -199,26 +190,57 @@ func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
 		return err
 	}
 	e.rec.idx.Remove(m.Tenant, m.Principal, id)
+	e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionDelete, MemoryIDs: []string{id}})
 	e.log.InfoContext(ctx, "delete", "tenant", s.Tenant, "id", id)
 	return nil
 }
 
-// Forget removes every memory of (tenant, principal) and returns how many.
-func (e *Engine) Forget(ctx context.Context, tenant, principal string) (int64, error) {
+// ForgetReceipt says what Forget erased.
+type ForgetReceipt struct {
+	Tenant    string           `json:"tenant"`
+	Principal string           `json:"principal"`
+	Forgotten int64            `json:"forgotten"` // memories erased, with their vectors, feedback and dedup signatures
+	ByKind    map[string]int64 `json:"by_kind"`
+	ByStatus  map[string]int64 `json:"by_status"`
+}
+
+// Forget erases every memory of (tenant, principal) — in every agent and
+// conversation, whatever its status — with its vector, feedback, dedup
+// signature and index entry, and returns a receipt with counts. The audit
+// log keeps the record of the forget itself (ids and counts, no content).
+func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetReceipt, error) {
 	if err := memgate.CheckIdent("tenant", tenant); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := memgate.CheckIdent("principal", principal); err != nil {
-		return 0, err
+		return nil, err
 	}
 	start := time.Now()
+	rc := &ForgetReceipt{Tenant: tenant, Principal: principal, ByKind: map[string]int64{}, ByStatus: map[string]int64{}}
+	counts, err := e.store.Counts(ctx, memgate.Scope{Tenant: tenant, Principal: principal}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
 	n, err := e.store.Forget(ctx, tenant, principal)
 	e.rec.idx.Drop(tenant, principal)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	rc.Forgotten = n
+	var counted int64
+	for _, c := range counts {
+		rc.ByKind[string(c.Kind)] += c.N
+		rc.ByStatus[string(c.Status)] += c.N
+		counted += c.N
+	}
+	if counted != n {
+		// A write landed between the count and the erase: the total is
+		// exact, the breakdown is not. Say so rather than guess.
+		rc.ByKind, rc.ByStatus = nil, nil
+	}
+	e.audit(ctx, store.AuditEvent{Tenant: tenant, Principal: principal, Action: ActionForget, Counts: map[string]int64{"forgotten": n}})
 	e.log.InfoContext(ctx, "forget", "tenant", tenant, "principal", principal, "removed", n, "took", time.Since(start))
-	return n, nil
+	return rc, nil
 }
 
 // Counts returns memory counts per (principal, kind, status) in scope, with

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -107,7 +108,7 @@ func (h *harness) remember(t *testing.T, tenant, principal, content string) *mem
 	if err != nil {
 		t.Fatalf("remember: %v", err)
 	}
-	return m
+	return m.Memory
 }
 
 func TestRememberAssignsReceiptAndRoundTrips(t *testing.T) {
@@ -145,7 +146,7 @@ func TestRememberAssignsReceiptAndRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, m) {
+	if !reflect.DeepEqual(got, m.Memory) {
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(m)
 		t.Fatalf("round trip differs:\n got %s\nwant %s", a, b)
@@ -208,9 +209,10 @@ func TestRememberRefusesBadInputAndWritesNothing(t *testing.T) {
 	calls := h.emb.calls
 	// A batch with one bad item stores nothing, names the item, and does
 	// not pay for embeddings.
-	good, bad := base(), base()
+	good, good2, bad := base(), base(), base()
+	good2.Memory.Content = "also ok"
 	bad.Memory.Content = ""
-	_, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good, bad})
+	_, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good2, bad})
 	if memgate.ErrorField(err) != "memories[2].content" {
 		t.Fatalf("batch error %v, want field memories[2].content", err)
 	}
@@ -222,7 +224,7 @@ func TestRememberRefusesBadInputAndWritesNothing(t *testing.T) {
 		t.Fatalf("refused input left %d memories (%v)", len(p.Memories), err)
 	}
 	// Control: the same batch without the bad item stores both.
-	if _, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good}); err != nil {
+	if _, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good2}); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 2 {
@@ -388,14 +390,14 @@ func TestSupersede(t *testing.T) {
 func TestForgetOnlyThatPrincipal(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	for range 3 {
-		h.remember(t, "t", "p", "p's memory")
+	for i := range 3 {
+		h.remember(t, "t", "p", fmt.Sprintf("p's memory number %d", i))
 	}
 	other := h.remember(t, "t", "q", "q's memory")
 	sameName := h.remember(t, "u", "p", "p in another tenant")
-	n, err := h.eng.Forget(ctx, "t", "p")
-	if err != nil || n != 3 {
-		t.Fatalf("forget: %d, %v", n, err)
+	rc, err := h.eng.Forget(ctx, "t", "p")
+	if err != nil || rc.Forgotten != 3 {
+		t.Fatalf("forget: %+v, %v", rc, err)
 	}
 	if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 0 {
 		t.Fatalf("%d memories left after forget", len(p.Memories))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/store"
 )
 
@@ -102,6 +103,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 		res.Imported += len(batch)
 		res.Batches++
 	}
+	e.audit(ctx, store.AuditEvent{Tenant: req.Tenant, Action: ActionImport, Counts: map[string]int64{"imported": int64(res.Imported), "batches": int64(res.Batches)}})
 	e.log.InfoContext(ctx, "import", "tenant", req.Tenant, "imported", res.Imported, "batches", res.Batches, "took", time.Since(start))
 	return res, nil
 }
@@ -136,7 +138,26 @@ func (e *Engine) parseImportLine(line []byte, tenant string, now time.Time) (*me
 		}
 		ttl = d
 	}
-	return e.prepare(RememberRequest{Memory: l.Memory, TTL: ttl}, now, true)
+	explicitStatus := l.Status != ""
+	m, err := e.prepare(RememberRequest{Memory: l.Memory, TTL: ttl}, now, true)
+	if err != nil {
+		return nil, err
+	}
+	// The write gate's content rules apply to imports too: a secret is
+	// refused, and what the policy holds for approval is pending unless the
+	// line restores a status from an export.
+	d := e.cfg.Policy.Decide(m)
+	if d.Action == policy.ActionReject {
+		return nil, d.Err
+	}
+	if d.Status == memgate.StatusPending && !explicitStatus {
+		m.Status, m.StatusReason = memgate.StatusPending, d.Reason
+	}
+	if m.Flags == nil {
+		m.Flags = d.Flags
+	}
+	m.DedupKey = e.dedupKey(m)
+	return m, nil
 }
 
 // jsonProblem describes a decoding error without echoing the input.

@@ -329,6 +329,16 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		out.Context = render.Context(items)
 	}
 	took := time.Since(start)
+	ids := make([]string, len(out.Results))
+	scores := make([]float64, len(out.Results))
+	for i, h := range out.Results {
+		ids[i], scores[i] = h.Memory.ID, h.Score
+	}
+	e.auditLater(ctx, store.AuditEvent{
+		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Action: ActionRecall, At: now,
+		RecallID: out.RecallID, MemoryIDs: ids, Scores: scores, QuerySHA256: QueryHash(req.Query),
+		Counts: map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(cands), "below_floor": int64(ex.BelowFloor), "returned": int64(len(ids))},
+	})
 	if req.Explain {
 		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: cands, Read: len(v.fetched), QueryTerms: res.QueryTerms, Embedder: qmodel, TookMicros: took.Microseconds()}
 	}

@@ -42,9 +42,13 @@ func rememberAll(t *testing.T, eng *engine.Engine, tenant, principal string, con
 	for i, c := range contents {
 		rs[i] = engine.RememberRequest{Memory: memgate.Memory{Tenant: tenant, Principal: principal, Kind: memgate.KindFact, Source: memgate.SourceUser, Content: c}}
 	}
-	ms, err := eng.RememberBatch(ctx, rs)
+	rms, err := eng.RememberBatch(ctx, rs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	ms := make([]*memgate.Memory, len(rms))
+	for i, r := range rms {
+		ms[i] = r.Memory
 	}
 	return ms
 }
@@ -271,7 +275,7 @@ func TestRecallScopeAndFilters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m
+		return m.Memory
 	}
 	wide := mk("alice", "", "fact", "user", "", map[string]any{"topic": "pets"})
 	agentA := mk("alice", "a", "task", "tool", "", nil)

@@ -6,34 +6,66 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/policy"
+	"github.com/memgate/memgate/store"
 )
 
 // RememberRequest is one memory to store. Memory carries the caller's fields
 // (scope, kind, source, content, reason, metadata, times); the engine assigns
 // id, status, created/updated times, version and content hash. TTL, when
 // set, fixes expires_at relative to now and must not be combined with an
-// explicit ExpiresAt.
+// explicit ExpiresAt; without either, the policy's default TTL for the kind
+// applies. Supersedes, when set, makes this memory the new version of that
+// one (same tenant and principal), atomically.
 type RememberRequest struct {
-	Memory memgate.Memory
-	TTL    time.Duration
+	Memory     memgate.Memory
+	TTL        time.Duration
+	Supersedes string
 }
 
-// Remember validates and stores one memory.
-func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*memgate.Memory, error) {
-	ms, err := e.remember(ctx, []RememberRequest{r}, false)
+// Remembered is the outcome of one remember: the memory that stands for
+// it, and whether it folded into an existing one (dedup) instead of being
+// stored anew. Its Status says whether it is active or held as pending
+// (with StatusReason).
+type Remembered struct {
+	*memgate.Memory
+	Deduplicated bool `json:"deduplicated"`
+}
+
+// Remember passes one memory through the write gate and stores it.
+func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*Remembered, error) {
+	if r.Supersedes != "" {
+		_, next, err := e.Supersede(ctx, r.Memory.Scope(), r.Supersedes, RememberRequest{Memory: r.Memory, TTL: r.TTL})
+		if err != nil {
+			return nil, err
+		}
+		return &Remembered{Memory: next}, nil
+	}
+	out, err := e.remember(ctx, []RememberRequest{r}, false)
 	if err != nil {
 		return nil, err
 	}
-	return ms[0], nil
+	return out[0], nil
 }
 
-// RememberBatch validates every request, then embeds and stores them all or
-// none. An invalid item fails the whole batch, naming its index.
-func (e *Engine) RememberBatch(ctx context.Context, rs []RememberRequest) ([]*memgate.Memory, error) {
+// RememberBatch passes every memory through the write gate, then embeds
+// and stores them all or none. An item the gate refuses fails the whole
+// batch, naming its index.
+func (e *Engine) RememberBatch(ctx context.Context, rs []RememberRequest) ([]*Remembered, error) {
+	for i, r := range rs {
+		if r.Supersedes != "" {
+			return nil, itemError(i, memgate.FieldError("supersedes", "is only accepted on a single remember"))
+		}
+	}
 	return e.remember(ctx, rs, true)
 }
 
-func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool) ([]*memgate.Memory, error) {
+// remember is the write gate, in this order, all before anything is
+// embedded: field validation; the policy for (source, kind); secrets
+// (refused, never echoed); instruction-like content (held as pending);
+// the policy's default TTL; dedup. Then the embedding, then one store
+// transaction that folds duplicates and applies retention caps.
+func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool) ([]*Remembered, error) {
 	if len(rs) == 0 {
 		return nil, memgate.FieldError("memories", "must not be empty")
 	}
@@ -45,6 +77,9 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 	ms := make([]*memgate.Memory, len(rs))
 	for i, r := range rs {
 		m, err := e.prepare(r, now, false)
+		if err == nil {
+			err = e.gate(ctx, m, r, now)
+		}
 		if err != nil {
 			if batch {
 				err = itemError(i, err)
@@ -53,19 +88,133 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		}
 		ms[i] = m
 	}
-	if err := e.embed(ctx, ms); err != nil {
+	// Duplicates are folded by the store; finding them first spares the
+	// embedder work it would throw away.
+	dups, err := e.store.FindDuplicates(ctx, ms)
+	if err != nil {
 		return nil, err
 	}
-	if err := e.store.Insert(ctx, ms); err != nil {
+	var fresh []*memgate.Memory
+	for i, m := range ms {
+		if dups[i] == "" {
+			fresh = append(fresh, m)
+		}
+	}
+	if err := e.embed(ctx, fresh); err != nil {
 		return nil, err
 	}
-	e.indexed(ms...)
+	caps := map[memgate.Kind]int{}
+	for _, k := range memgate.Kinds {
+		if c := e.cfg.Policy.RetentionCap(k); c > 0 {
+			caps[k] = c
+		}
+	}
+	res, err := e.store.Remember(ctx, ms, caps)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.embedMissed(ctx, res, dups); err != nil {
+		return nil, err
+	}
+	out := make([]*Remembered, len(ms))
+	var stored, folded, pending []string
+	for i, m := range res.Memories {
+		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i]}
+		e.derive(m, now)
+		switch {
+		case res.Deduplicated[i]:
+			folded = append(folded, m.ID)
+		case m.Status == memgate.StatusPending:
+			pending = append(pending, m.ID)
+			stored = append(stored, m.ID)
+		default:
+			stored = append(stored, m.ID)
+		}
+		if !res.Deduplicated[i] {
+			e.indexed(m)
+		}
+	}
+	for _, r := range res.Evicted {
+		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
+	}
+	first := ms[0]
+	e.audit(ctx, store.AuditEvent{
+		Tenant: first.Tenant, Principal: first.Principal, Agent: first.Agent, Action: ActionRemember,
+		MemoryIDs: append(stored, folded...),
+		Counts:    map[string]int64{"stored": int64(len(stored)), "deduplicated": int64(len(folded)), "pending": int64(len(pending)), "evicted": int64(len(res.Evicted))},
+	})
+	if len(res.Evicted) > 0 {
+		ids := make([]string, len(res.Evicted))
+		for i, r := range res.Evicted {
+			ids[i] = r.ID
+		}
+		e.audit(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: first.Principal, Action: ActionEvict, MemoryIDs: ids, Reason: "retention_cap"})
+	}
 	if len(ms) == 1 {
-		e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "principal", ms[0].Principal, "id", ms[0].ID, "status", ms[0].Status, "took", time.Since(start))
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "took", time.Since(start))
 	} else {
-		e.log.InfoContext(ctx, "remember", "tenant", ms[0].Tenant, "count", len(ms), "took", time.Since(start))
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "deduplicated", len(folded), "pending", len(pending), "evicted", len(res.Evicted), "took", time.Since(start))
 	}
-	return ms, nil
+	return out, nil
+}
+
+// embedMissed repairs a race: a memory FindDuplicates reported as a
+// duplicate (so it was not embedded) whose original was revoked or expired
+// before Remember's transaction was stored anew, without a vector. It is
+// embedded now and its vector written with compare-and-set on version 1.
+func (e *Engine) embedMissed(ctx context.Context, res *store.WriteResult, dups []string) error {
+	if e.cfg.Embedder == nil {
+		return nil
+	}
+	for i, m := range res.Memories {
+		if dups[i] == "" || res.Deduplicated[i] || m.Embedding != nil {
+			continue
+		}
+		if err := e.embed(ctx, []*memgate.Memory{m}); err != nil {
+			return err
+		}
+		u, err := e.store.Update(ctx, m.Scope(), m, m.Version)
+		if err != nil {
+			return fmt.Errorf("store the vector of %s: %w", m.ID, err)
+		}
+		res.Memories[i] = u
+	}
+	return nil
+}
+
+// gate applies the policy to a validated memory: a reject is returned as
+// the policy's error (which never quotes the content), a pending decision
+// holds the memory with its reason, flags are kept, the default TTL of the
+// kind applies, and the dedup signature is set.
+func (e *Engine) gate(ctx context.Context, m *memgate.Memory, r RememberRequest, now time.Time) error {
+	d := e.cfg.Policy.Decide(m)
+	if d.Action == policy.ActionReject {
+		e.log.WarnContext(ctx, "remember refused", "tenant", m.Tenant, "principal", m.Principal, "source", m.Source, "kind", m.Kind, "reason", d.Reason)
+		e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionRemember, Reason: d.Reason, Counts: map[string]int64{"refused": 1}})
+		return d.Err
+	}
+	if d.Status == memgate.StatusPending {
+		m.Status, m.StatusReason = memgate.StatusPending, d.Reason
+	}
+	m.Flags = d.Flags
+	if r.TTL == 0 && m.ExpiresAt == nil {
+		if ttl := e.cfg.Policy.DefaultTTL(m.Kind); ttl > 0 {
+			t := now.Add(ttl)
+			m.ExpiresAt = &t
+		}
+	}
+	m.DedupKey = e.dedupKey(m)
+	return nil
+}
+
+// dedupKey is the signature duplicates share: the normalized content and
+// the sensitivity (a restricted memory never folds into a standard one, or
+// the restriction would be lost). Empty when dedup is off.
+func (e *Engine) dedupKey(m *memgate.Memory) string {
+	if !e.cfg.Policy.Dedup() {
+		return ""
+	}
+	return policy.Signature(m.Content) + ":" + string(m.Sensitivity)
 }
 
 // prepare validates a request and turns it into the memory to store. When
@@ -281,7 +430,18 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 		return nil, err
 	}
 	m.ContentSHA256 = memgate.ContentHash(m.Content)
+	m.DedupKey = e.dedupKey(m)
 	m.Embedding = emb
+	// The write gate judges the memory as it would be: an update must not
+	// carry past it what a remember could not.
+	if d := e.cfg.Policy.Decide(m); d.Action == policy.ActionReject {
+		return nil, d.Err
+	} else if d.Status == memgate.StatusPending && m.Status == memgate.StatusActive {
+		return nil, &memgate.Error{Code: memgate.EPOLICY, Field: "content",
+			Message: d.Reason + ": the updated memory would need approval; remember it as a new memory instead"}
+	} else {
+		m.Flags = d.Flags
+	}
 	if contentChanged {
 		m.Embedding = nil
 		if err := e.embed(ctx, []*memgate.Memory{m}); err != nil {
@@ -293,6 +453,7 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 		return nil, err
 	}
 	e.indexed(out)
+	e.audit(ctx, store.AuditEvent{Tenant: out.Tenant, Principal: out.Principal, Agent: s.Agent, Action: ActionUpdate, MemoryIDs: []string{out.ID}, Counts: map[string]int64{"version": out.Version}})
 	e.log.InfoContext(ctx, "update", "tenant", s.Tenant, "id", id, "version", out.Version)
 	e.derive(out, now)
 	return out, nil
@@ -327,8 +488,16 @@ func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	}
 	now := e.now()
 	n, err := e.prepare(r, now, false)
+	if err == nil {
+		err = e.gate(ctx, n, r, now)
+	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if n.Status == memgate.StatusPending {
+		// A memory held for approval must not retire an approved one.
+		return nil, nil, &memgate.Error{Code: memgate.EPOLICY, Field: "supersedes",
+			Message: n.StatusReason + ": a memory held for approval cannot supersede another; remember it without supersedes and approve it first"}
 	}
 	n.Supersedes = prev.ID
 	if err := e.embed(ctx, []*memgate.Memory{n}); err != nil {
@@ -339,6 +508,7 @@ func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r
 		return nil, nil, err
 	}
 	e.indexed(old, n)
+	e.audit(ctx, store.AuditEvent{Tenant: n.Tenant, Principal: n.Principal, Agent: s.Agent, Action: ActionSupersede, MemoryIDs: []string{oldID, n.ID}})
 	e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", n.ID)
 	e.derive(old, now)
 	e.derive(n, now)

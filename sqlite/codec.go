@@ -20,10 +20,12 @@ import (
 const memoryColumns = `id, tenant, principal, agent, conversation, kind, source, sensitivity,
 	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
 	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
-	embedding_provider, embedding_model, embedding_dim, embedding_vector`
+	embedding_provider, embedding_model, embedding_dim, embedding_vector,
+	dedup_key, seen_count, flags, feedback_count, feedback_sum`
 
 const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+	?, ?, ?, ?, ?)`
 
 // lowerFunc is a SQL function that lower-cases text with Unicode rules (the
 // built-in lower() folds ASCII only), for case-insensitive literal search.
@@ -45,9 +47,17 @@ func init() {
 		})
 }
 
-// memoryArgs returns the values of memoryColumns for m.
+// memoryArgs returns the values of memoryColumns for m. A SeenCount of 0
+// is stored as 1: a memory has been seen at least once, when it was stored.
 func memoryArgs(m *memgate.Memory) ([]any, error) {
+	if err := checkCounters(m); err != nil {
+		return nil, err
+	}
 	md, err := encodeMetadata(m.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	flags, err := encodeFlags(m.Flags)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +70,24 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		optMicros(m.ExpiresAt), optMicros(m.ValidFrom), optMicros(m.ValidUntil),
 		m.Version, m.Supersedes, m.SupersededBy, m.ContentSHA256,
 		provider, model, dim, vector,
+		m.DedupKey, max(m.SeenCount, 1), flags, m.Feedback.Count, m.Feedback.Sum,
 	}, nil
+}
+
+// checkCounters refuses counters no sequence of writes could produce, so
+// they fail as invalid_argument here rather than as a constraint inside
+// SQLite: a negative seen count or feedback count, a sum that is not finite
+// or larger in size than the count (each report is in [-1, 1]).
+func checkCounters(m *memgate.Memory) error {
+	switch f := m.Feedback; {
+	case m.SeenCount < 0:
+		return memgate.FieldError("seen_count", "must not be negative")
+	case f.Count < 0:
+		return memgate.FieldError("feedback.count", "must not be negative")
+	case math.IsNaN(f.Sum) || math.Abs(f.Sum) > float64(f.Count):
+		return memgate.FieldError("feedback.sum", "must be finite and at most the count in size")
+	}
+	return nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -70,7 +97,7 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 	m = new(memgate.Memory)
 	var (
 		kind, source, sensitivity, status string
-		metadata, provider, model         sql.NullString
+		metadata, provider, model, flags  sql.NullString
 		createdAt, updatedAt              int64
 		expiresAt, validFrom, validUntil  sql.NullInt64
 		dim                               sql.NullInt64
@@ -83,6 +110,7 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 		&createdAt, &updatedAt, &expiresAt, &validFrom, &validUntil,
 		&m.Version, &m.Supersedes, &m.SupersededBy, &m.ContentSHA256,
 		&provider, &model, &dim, &vector,
+		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
 	}
 	if withSeq {
 		dest = append([]any{&seq}, dest...)
@@ -102,6 +130,11 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 	if metadata.Valid {
 		if m.Metadata, err = memgate.DecodeMetadata([]byte(metadata.String)); err != nil {
 			return nil, 0, fmt.Errorf("memory %s: stored metadata is not a JSON object", m.ID)
+		}
+	}
+	if flags.Valid {
+		if err := json.Unmarshal([]byte(flags.String), &m.Flags); err != nil {
+			return nil, 0, fmt.Errorf("memory %s: stored flags are not a JSON array of strings", m.ID)
 		}
 	}
 	if provider.Valid {
@@ -142,6 +175,19 @@ func encodeMetadata(md map[string]any) (any, error) {
 	b, err := json.Marshal(md)
 	if err != nil {
 		return nil, memgate.FieldError("metadata", "must be serializable as JSON (finite numbers, strings, arrays, objects)")
+	}
+	return string(b), nil
+}
+
+// encodeFlags returns flags as a JSON array, or nil (NULL) when there are
+// none: nil and empty both mean "no findings" and read back as nil.
+func encodeFlags(flags []string) (any, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(flags)
+	if err != nil {
+		return nil, memgate.FieldError("flags", "must be serializable as JSON")
 	}
 	return string(b), nil
 }

@@ -228,7 +228,9 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// Update implements store.Store.
+// Update implements store.Store. It writes the dedup key with the content
+// (the engine derives one from the other); seen_count, flags and feedback
+// are not the caller's to set and stay as they are.
 func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -245,7 +247,7 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 	args := []any{
 		m.Content, m.ContentSHA256, m.Reason, md, string(m.Kind), string(m.Sensitivity),
 		optMicros(m.ExpiresAt), optMicros(m.ValidFrom), optMicros(m.ValidUntil),
-		provider, model, dim, vector, micros(m.UpdatedAt),
+		provider, model, dim, vector, m.DedupKey, micros(m.UpdatedAt),
 	}
 	args = append(append(args, wargs...), m.ID, expectedVersion)
 
@@ -255,7 +257,7 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 			content = ?, content_sha256 = ?, reason = ?, metadata = ?, kind = ?, sensitivity = ?,
 			expires_at = ?, valid_from = ?, valid_until = ?,
 			embedding_provider = ?, embedding_model = ?, embedding_dim = ?, embedding_vector = ?,
-			updated_at = ?, version = version + 1
+			dedup_key = ?, updated_at = ?, version = version + 1
 			WHERE `+where+` AND id = ? AND version = ? AND status IN ('active', 'pending')`, args...)
 		if err != nil {
 			return err
@@ -389,7 +391,10 @@ func (db *DB) Delete(ctx context.Context, s memgate.Scope, id string) error {
 	})
 }
 
-// Forget implements store.Store.
+// Forget implements store.Store. Every row about the principal's memories
+// lives in the memories table (vectors included), so one DELETE erases them
+// all. The audit log is kept: it holds ids and counts, no content, and it is
+// the record that the forget happened.
 func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, error) {
 	s := memgate.Scope{Tenant: tenant, Principal: principal}
 	if err := s.Validate(); err != nil {

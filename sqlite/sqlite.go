@@ -7,7 +7,9 @@
 // text to LIKE, FTS MATCH or regex syntax (text search is a literal substring
 // test), and never let a driver error reach a caller untranslated:
 // interpretError is the one place driver errors become memgate errors.
-// Validation, gating, IDs and timestamps are the engine's job, not this one's.
+// The audit log is append-only: triggers in the schema abort any UPDATE or
+// DELETE of it, whoever issues it. Validation, gating, IDs and timestamps
+// are the engine's job, not this one's.
 //
 // Concurrency: one writer connection (every write is a BEGIN IMMEDIATE
 // transaction on it, so writers queue in Go instead of meeting SQLITE_BUSY

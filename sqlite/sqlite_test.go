@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,6 +252,11 @@ func TestCloseIdempotentThenUnavailable(t *testing.T) {
 	calls["Insert"] = db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "x")})
 	calls["Delete"] = db.Delete(t.Context(), alice, "m-001")
 	_, calls["Counts"] = db.Counts(t.Context(), alice, time.Now())
+	_, calls["Remember"] = db.Remember(t.Context(), []*memgate.Memory{testMemory("m-001", "x")}, nil)
+	_, calls["AddFeedback"] = db.AddFeedback(t.Context(), alice, "m-001", 1)
+	_, calls["DeleteExpired"] = db.DeleteExpired(t.Context(), time.Now(), 10)
+	calls["AppendAudit"] = db.AppendAudit(t.Context(), []store.AuditEvent{{Tenant: "acme", Actor: "cli", Action: "x", At: time.Now()}})
+	_, calls["ListAudit"] = db.ListAudit(t.Context(), "acme", store.AuditFilter{})
 	for name, err := range calls {
 		if memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 			t.Errorf("%s after Close: %v, want unavailable", name, err)
@@ -397,5 +403,129 @@ func TestLoadMigrations(t *testing.T) {
 	// The shipped migrations load.
 	if _, err := loadMigrations(migrationFiles); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuditIsAppendOnly checks the triggers: no statement through this
+// database changes or removes an audit event or ref, whatever its form,
+// while the same connection can still append and write memories.
+func TestAuditIsAppendOnly(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	ctx := t.Context()
+	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: at, MemoryIDs: []string{"m-001", "m-002"}}
+	if err := db.AppendAudit(ctx, []store.AuditEvent{ev, ev}); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() string {
+		t.Helper()
+		var events, refs string
+		if err := db.r.QueryRowContext(ctx, `SELECT json_group_array(json_array(seq, tenant, principal, agent, actor,
+			action, at, recall_id, query_sha256, reason, counts, memory_ids, scores)) FROM audit_events`).Scan(&events); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.r.QueryRowContext(ctx, `SELECT json_group_array(json_array(tenant, memory_id, seq)) FROM audit_refs`).Scan(&refs); err != nil {
+			t.Fatal(err)
+		}
+		return events + refs
+	}
+	before := snapshot()
+
+	attempts := []string{
+		"UPDATE audit_events SET action = 'nothing'",
+		"UPDATE audit_events SET tenant = 'globex' WHERE seq = 1",
+		"DELETE FROM audit_events WHERE seq = 1",
+		"DELETE FROM audit_events",
+		"INSERT OR REPLACE INTO audit_events (seq, tenant, actor, action, at) VALUES (1, 'acme', 'mallory', 'nothing', 0)",
+		"REPLACE INTO audit_events (seq, tenant, actor, action, at) VALUES (2, 'acme', 'mallory', 'nothing', 0)",
+		"INSERT INTO audit_events (seq, tenant, actor, action, at) VALUES (1, 'acme', 'mallory', 'nothing', 0) ON CONFLICT (seq) DO UPDATE SET action = 'nothing'",
+		"UPDATE audit_refs SET memory_id = 'm-003'",
+		"DELETE FROM audit_refs WHERE memory_id = 'm-001'",
+		"DELETE FROM audit_refs",
+	}
+	for _, q := range attempts {
+		_, err := db.w.ExecContext(ctx, q)
+		if err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v, want the append-only abort", q, err)
+		}
+	}
+	if after := snapshot(); after != before {
+		t.Fatalf("audit log changed:\nbefore %s\nafter  %s", before, after)
+	}
+
+	// Controls: the writer writes memories, and appends to the log, also
+	// with plain SQL (an insert without a seq is not a replacement).
+	if err := db.Insert(ctx, []*memgate.Memory{testMemory("m-001", "x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, "UPDATE memories SET reason = 'edited' WHERE id = 'm-001'"); err != nil {
+		t.Fatalf("control: UPDATE memories: %v", err)
+	}
+	if _, err := db.w.ExecContext(ctx, "INSERT INTO audit_events (tenant, actor, action, at) VALUES ('acme', 'cli', 'raw', 0)"); err != nil {
+		t.Fatalf("control: plain INSERT into audit_events: %v", err)
+	}
+	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
+		t.Fatalf("control: AppendAudit: %v", err)
+	}
+	p, err := db.ListAudit(ctx, "acme", store.AuditFilter{})
+	if err != nil || len(p.Events) != 4 {
+		t.Fatalf("ListAudit: %v, %d events, want 4", err, len(p.Events))
+	}
+}
+
+// TestMigrateKeepsVersion1Data opens a database written at schema version 1
+// (before the write gate's columns and the audit log) and checks its rows
+// read back with the new fields at their defaults and take part in dedup.
+func TestMigrateKeepsVersion1Data(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, raw, ms[:1]); err != nil {
+		t.Fatal(err)
+	}
+	m := testMemory("m-001", "written by version 1")
+	m.SeenCount = 1
+	args, err := memoryArgs(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1Columns := memoryColumns[:strings.Index(memoryColumns, ",\n\tdedup_key")]
+	if _, err := raw.ExecContext(ctx, "INSERT INTO memories ("+v1Columns+") VALUES ("+placeholders(26)+")", args[:26]...); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db := openTest(t, path)
+	got, err := db.Get(ctx, alice, "m-001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Content != m.Content || got.SeenCount != 1 || got.Flags != nil || got.Feedback != (memgate.Feedback{}) || got.DedupKey != "" {
+		t.Fatalf("migrated row: %+v", got)
+	}
+	var version int
+	if err := db.r.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil || version != len(ms) {
+		t.Fatalf("schema version %d (%v), want %d", version, err, len(ms))
+	}
+	// The old row has no key, so it takes no part in dedup; a keyed one does.
+	for i, want := range []bool{false, true} {
+		n := testMemory(fmt.Sprintf("m-1%02d", i), "written by version 1")
+		n.DedupKey = "k"
+		res, err := db.Remember(ctx, []*memgate.Memory{n}, nil)
+		if err != nil || res.Deduplicated[0] != want {
+			t.Fatalf("Remember %d: %+v, %v; want deduplicated %v", i, res, err, want)
+		}
+	}
+	if _, err := db.AddFeedback(ctx, alice, "m-001", -0.5); err != nil {
+		t.Fatalf("AddFeedback on a migrated row: %v", err)
 	}
 }

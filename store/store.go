@@ -48,10 +48,11 @@ type Store interface {
 	// pages, and no row is returned twice or skipped.
 	List(ctx context.Context, s memgate.Scope, f Filter) (*Page, error)
 
-	// Update writes the mutable fields of m (content, content hash, reason,
-	// metadata, kind, sensitivity, expires_at, valid_from, valid_until,
-	// embedding, updated_at) to the memory with m.ID if the scope contains it
-	// and its version equals expectedVersion; the version then rises by one.
+	// Update writes the mutable fields of m (content, content hash, dedup
+	// key, reason, metadata, kind, sensitivity, expires_at, valid_from,
+	// valid_until, embedding, updated_at) to the memory with m.ID if the
+	// scope contains it and its version equals expectedVersion; the version
+	// then rises by one. Seen count, flags and feedback are left as stored.
 	// Not in scope or missing: not_found. Version differs: conflict. Only
 	// active and pending memories can be updated; others: conflict.
 	Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error)
@@ -94,8 +95,122 @@ type Store interface {
 	// return a foreign, revoked, superseded, pending or expired one.
 	Fetch(ctx context.Context, s memgate.Scope, ids []string, g ReadGate) ([]*memgate.Memory, error)
 
+	// Remember stores new memories with the write gate's last steps, in one
+	// transaction, all or none:
+	//   - Dedup: a memory whose DedupKey is set, when an active memory (or a
+	//     pending one, if the new memory is pending too) with the same
+	//     tenant, principal, agent, conversation, kind and DedupKey exists (or was stored earlier in the same call), is
+	//     not inserted: the existing memory's seen_count rises by one, its
+	//     updated_at becomes the new memory's (its version does not change),
+	//     and it is returned in the new memory's place with Deduplicated set.
+	//     A memory expired at the new memory's CreatedAt (expires_at at or
+	//     before it) absorbs nothing: no read would ever show the fold.
+	//   - Retention: after the inserts, for every (tenant, principal, kind)
+	//     written whose caps[kind] is positive, if more than caps[kind]
+	//     memories of that population are active or pending, the oldest of
+	//     that same population (insertion order) are deleted until it fits,
+	//     and reported in Evicted. The count and the eviction use one
+	//     predicate: no kind is evicted for another's overflow, and revoked
+	//     or superseded memories neither count nor get evicted.
+	// Memories must be new (version 1, ids unused in their tenant); a
+	// SeenCount of 0 is stored as 1. Memories[i] is read back as stored
+	// after the writes (a memory evicted by the same call as it stood
+	// before); the inputs are not modified.
+	Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int) (*WriteResult, error)
+
+	// FindDuplicates returns, for each memory, the id of the active or
+	// pending memory Remember would fold it into right now ("" when none, or
+	// when its DedupKey is empty). It reads only; Remember decides again in
+	// its transaction. The engine uses it to skip embedding duplicates.
+	FindDuplicates(ctx context.Context, ms []*memgate.Memory) ([]string, error)
+
+	// AddFeedback records one usefulness report in [-1, 1] on the memory
+	// with id (feedback count and sum rise; the version and updated_at do
+	// not). A value outside [-1, 1] or NaN is invalid_argument naming
+	// "value". Like Update, only active and pending memories (expired or
+	// not) take feedback; revoked or superseded: conflict.
+	AddFeedback(ctx context.Context, s memgate.Scope, id string, value float64) (*memgate.Memory, error)
+
+	// DeleteExpired deletes, across every tenant, at most limit memories
+	// whose expires_at is at or before before, whatever their status, and
+	// returns them (a limit of 0 or less deletes nothing). It is the
+	// sweeper's cleanup: reads already exclude expired memories.
+	DeleteExpired(ctx context.Context, before time.Time, limit int) ([]Ref, error)
+
+	// AppendAudit appends events to the audit log, all or none. The log is
+	// append-only: no method changes or deletes an event, and Forget keeps
+	// it. Tenant, actor, action and at are required; identifiers (tenant,
+	// principal, agent, actor, action, recall id, reason, memory ids, count
+	// names) must be well-formed idents, query_sha256 a lower-case hex
+	// SHA-256, scores finite and one per memory id: invalid_argument
+	// otherwise, so free text cannot reach the log.
+	AppendAudit(ctx context.Context, events []AuditEvent) error
+
+	// ListAudit returns the audit events of a tenant that match f, newest
+	// first, in pages (same paging rules as List).
+	ListAudit(ctx context.Context, tenant string, f AuditFilter) (*AuditPage, error)
+
 	// Close releases the backend's resources.
 	Close() error
+}
+
+// WriteResult is the outcome of Remember: Memories[i] is what stands for
+// the i-th input (the input as stored, or the existing memory it folded
+// into), Deduplicated[i] whether it folded, and Evicted the memories the
+// retention caps removed, oldest first per population.
+type WriteResult struct {
+	Memories     []*memgate.Memory
+	Deduplicated []bool
+	Evicted      []Ref
+}
+
+// Ref names a memory.
+type Ref struct {
+	Tenant    string       `json:"tenant"`
+	Principal string       `json:"principal"`
+	ID        string       `json:"id"`
+	Kind      memgate.Kind `json:"kind"`
+}
+
+// AuditEvent is one entry of the audit log. It never holds memory content
+// or query text: ids, counts, scores and a hash of the query only.
+type AuditEvent struct {
+	Seq       int64     `json:"seq"` // assigned by the store
+	Tenant    string    `json:"tenant"`
+	Principal string    `json:"principal,omitempty"`
+	Agent     string    `json:"agent,omitempty"`
+	Actor     string    `json:"actor"` // who acted: a key id, "cli", "sweeper"
+	Action    string    `json:"action"`
+	At        time.Time `json:"at"`
+	// MemoryIDs are the memories acted on (for a recall: returned, in
+	// order, with Scores beside them).
+	MemoryIDs   []string  `json:"memory_ids,omitempty"`
+	Scores      []float64 `json:"scores,omitempty"`
+	RecallID    string    `json:"recall_id,omitempty"`
+	QuerySHA256 string    `json:"query_sha256,omitempty"`
+	// Counts carries numbers such as candidates, below_floor, forgotten.
+	Counts map[string]int64 `json:"counts,omitempty"`
+	// Reason is a machine code (e.g. contains_secret), never free text.
+	Reason string `json:"reason,omitempty"`
+}
+
+// AuditFilter narrows ListAudit. Zero values mean "no filter".
+type AuditFilter struct {
+	Principal string
+	MemoryID  string
+	RecallID  string
+	Action    string
+	From, To  time.Time // From <= at < To
+	Limit     int
+	Cursor    string
+}
+
+// AuditPage is one page of ListAudit.
+type AuditPage struct {
+	Events     []AuditEvent `json:"events"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+	Limit      int          `json:"limit"`
+	Clamped    bool         `json:"clamped,omitempty"`
 }
 
 // ReadGate is the recall predicate. A memory passes when it is active, not

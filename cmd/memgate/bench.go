@@ -57,6 +57,7 @@ func cmdBench(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	start := time.Now()
 	imp, err := locomo.Import(e.ctx, eng, data)
 	if err != nil {

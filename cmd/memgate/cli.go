@@ -16,6 +16,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
@@ -32,6 +33,11 @@ commands:
   update     change a memory (CAS):     memgate update --tenant T --principal P ID --version N --content TEXT
   supersede  replace a memory:          memgate supersede --tenant T --principal P ID NEW-CONTENT
   revoke     revoke a memory:           memgate revoke --tenant T --principal P ID --reason WHY
+  approve    approve a pending memory:  memgate approve --tenant T --principal P ID
+  reject     reject a pending memory:   memgate reject --tenant T --principal P ID [--reason WHY]
+  feedback   rate a memory's use:       memgate feedback --tenant T --principal P ID --value 0.8
+  audit      the audit log:             memgate audit --tenant T [--principal P] [--memory ID] [--recall R]
+  sweep      delete expired memories:   memgate sweep [--grace 24h]
   delete     delete a memory for good:  memgate delete --tenant T --principal P ID
   forget     erase a principal:         memgate forget --tenant T --principal P
   counts     counts by kind and status: memgate counts --tenant T [--principal P]
@@ -45,7 +51,7 @@ Run "memgate COMMAND -h" for a command's flags.
 
 // env is what a command runs with.
 type env struct {
-	ctx    context.Context
+	ctx    context.Context // carries the actor "cli" for the audit log
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -71,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "memgate: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	e := env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := env{ctx: engine.WithActor(ctx, "cli"), stdin: stdin, stdout: stdout, stderr: stderr}
 	err := cmd(e, args[1:])
 	switch {
 	case err == nil:
@@ -116,13 +122,19 @@ func init() {
 		"import":    cmdImport,
 		"export":    cmdExport,
 		"bench":     cmdBench,
+		"approve":   cmdApprove,
+		"reject":    cmdReject,
+		"feedback":  cmdFeedback,
+		"audit":     cmdAudit,
+		"sweep":     cmdSweep,
 	}
 }
 
 // common holds the flags every command takes.
 type common struct {
-	db   string
-	json bool
+	db     string
+	json   bool
+	policy string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -132,20 +144,29 @@ func (c *common) register(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&c.db, "db", def, "path of the embedded database")
 	fs.BoolVar(&c.json, "json", false, "print JSON (the HTTP API's shapes)")
+	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
 }
 
 // open opens the database and an engine over it.
 func (c *common) open(ctx context.Context) (*engine.Engine, func(), error) {
+	pol := policy.Default()
+	if c.policy != "" {
+		p, err := policy.Load(c.policy)
+		if err != nil {
+			return nil, nil, fmt.Errorf("policy %s: %w", c.policy, err)
+		}
+		pol = p
+	}
 	db, err := sqlite.Open(ctx, c.db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
 	}
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New(), Policy: pol})
 	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	return eng, func() { db.Close() }, nil
+	return eng, func() { eng.Close(); db.Close() }, nil
 }
 
 // memoryFlags are the fields remember, supersede and update take.
@@ -232,6 +253,8 @@ func cmdRemember(e env, args []string) error {
 	c.register(fs)
 	s.register(fs)
 	m.register(fs, true)
+	var supersedes string
+	fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -244,6 +267,7 @@ func cmdRemember(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	req.Supersedes = supersedes
 	eng, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
@@ -257,6 +281,12 @@ func cmdRemember(e env, args []string) error {
 		return writeJSON(e.stdout, mem)
 	}
 	fmt.Fprintln(e.stdout, mem.ID)
+	switch {
+	case mem.Deduplicated:
+		fmt.Fprintf(e.stderr, "deduplicated: already remembered (seen %d times)\n", mem.SeenCount)
+	case mem.Status == memgate.StatusPending:
+		fmt.Fprintf(e.stderr, "pending approval: %s\n", mem.StatusReason)
+	}
 	return nil
 }
 
@@ -570,14 +600,14 @@ func cmdForget(e env, args []string) error {
 		return err
 	}
 	defer done()
-	n, err := eng.Forget(e.ctx, tenant, principal)
+	rc, err := eng.Forget(e.ctx, tenant, principal)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		return writeJSON(e.stdout, map[string]any{"principal": principal, "forgotten": n})
+		return writeJSON(e.stdout, rc)
 	}
-	fmt.Fprintf(e.stdout, "forgot %d memories of %s\n", n, principal)
+	fmt.Fprintf(e.stdout, "forgot %d memories of %s\n", rc.Forgotten, principal)
 	return nil
 }
 

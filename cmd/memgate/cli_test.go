@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -45,6 +47,10 @@ func TestRememberGetRoundTripsEveryField(t *testing.T) {
 		t.Fatalf("remember --json printed %q: %v", out, err)
 	}
 	id := made["id"].(string)
+	if made["deduplicated"] != false {
+		t.Fatalf("remember --json: deduplicated = %v", made["deduplicated"])
+	}
+	delete(made, "deduplicated") // the outcome of the remember, not a field of the memory
 	// Flags after the positional ID work too.
 	got := mustCLI(t, db, "get", id, "--tenant", "acme", "--principal", "alice", "--json")
 	var read map[string]any
@@ -125,8 +131,8 @@ func TestRevokeThenListActive(t *testing.T) {
 func TestForgetOnlyThatPrincipal(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
-	for _, p := range []string{"p", "p", "q"} {
-		mustCLI(t, db, "remember", "--tenant", "t", "--principal", p, "about "+p)
+	for i, p := range []string{"p", "p", "q"} {
+		mustCLI(t, db, "remember", "--tenant", "t", "--principal", p, fmt.Sprintf("memory %d about %s", i, p))
 	}
 	out := mustCLI(t, db, "forget", "--tenant", "t", "--principal", "p", "--json")
 	if !strings.Contains(out, `"forgotten": 2`) {
@@ -211,5 +217,107 @@ func TestUpdateAndExport(t *testing.T) {
 	out := mustCLI(t, db, "export", "--tenant", "t", "--principal", "p")
 	if !strings.Contains(out, `"content":"v2"`) || !strings.Contains(out, `"version":2`) {
 		t.Fatalf("export: %s", out)
+	}
+}
+
+func TestRecallCommand(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	id := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "t", "--principal", "alice", "Alice is allergic to peanuts and carries an epinephrine pen."))
+	mustCLI(t, db, "remember", "--tenant", "t", "--principal", "alice", "Alice's favourite band is Radiohead.")
+	mustCLI(t, db, "remember", "--tenant", "t", "--principal", "bob", "Bob is allergic to peanuts too.")
+
+	out := mustCLI(t, db, "recall", "--tenant", "t", "--principal", "alice", "--json", "Is Alice allergic to peanuts?")
+	var res struct {
+		RecallID string `json:"recall_id"`
+		Results  []struct {
+			Memory struct {
+				ID        string `json:"id"`
+				Principal string `json:"principal"`
+			} `json:"memory"`
+			Score float64 `json:"score"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.RecallID == "" || len(res.Results) == 0 || res.Results[0].Memory.ID != id {
+		t.Fatalf("recall: %s", out)
+	}
+	for _, r := range res.Results {
+		if r.Memory.Principal != "alice" {
+			t.Fatalf("recall for alice returned %s's memory", r.Memory.Principal)
+		}
+	}
+	out = mustCLI(t, db, "recall", "--tenant", "t", "--principal", "alice", "How do I configure a BGP route reflector?")
+	if !strings.HasPrefix(out, "nothing recalled") {
+		t.Fatalf("unrelated query printed %q", out)
+	}
+	out = mustCLI(t, db, "recall", "--tenant", "t", "--principal", "alice", "--render", "peanut allergy")
+	if !strings.HasPrefix(out, "<memories>") || !strings.Contains(out, id) {
+		t.Fatalf("render: %q", out)
+	}
+	code, _, errs := cli(t, db, "", "recall", "--tenant", "t", "--principal", "alice", "--k", "500", "peanuts")
+	if code != 1 || !strings.Contains(errs, "k:") {
+		t.Fatalf("k=500: exit %d %q", code, errs)
+	}
+}
+
+func TestGateCommands(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	// An assistant's fact waits; approve makes it active.
+	code, out, errs := cli(t, db, "", "remember", "--tenant", "t", "--principal", "p", "--source", "assistant", "--kind", "fact", "p is vegetarian")
+	if code != 0 || !strings.Contains(errs, "pending approval: source_kind_requires_approval") {
+		t.Fatalf("assistant fact: exit %d stderr %q", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "pending"); len(ids) != 1 || ids[0] != id {
+		t.Fatalf("pending list %v", ids)
+	}
+	mustCLI(t, db, "approve", "--tenant", "t", "--principal", "p", id)
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "active"); len(ids) != 1 || ids[0] != id {
+		t.Fatalf("after approve: %v", ids)
+	}
+	// Reject.
+	_, out, _ = cli(t, db, "", "remember", "--tenant", "t", "--principal", "p", "--source", "tool", "--kind", "preference", "p likes loud music")
+	rej := strings.TrimSpace(out)
+	mustCLI(t, db, "reject", "--tenant", "t", "--principal", "p", rej, "--reason", "not true")
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "revoked"); len(ids) != 1 || ids[0] != rej {
+		t.Fatalf("after reject: %v", ids)
+	}
+	// A secret is refused and not echoed.
+	code, _, errs = cli(t, db, "", "remember", "--tenant", "t", "--principal", "p", "token ghp_Zx8QmT4vR2nP7kL9sW3yB6cD1fH5jG0aE2uI")
+	if code != 1 || !strings.Contains(errs, "policy_violation") || strings.Contains(errs, "Zx8QmT4vR2nP7kL9") {
+		t.Fatalf("secret: exit %d stderr %q", code, errs)
+	}
+	// Feedback, supersede, audit.
+	mustCLI(t, db, "feedback", "--tenant", "t", "--principal", "p", id, "--value", "0.5")
+	next := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "t", "--principal", "p", "--supersedes", id, "p is vegan"))
+	got := mustCLI(t, db, "get", "--tenant", "t", "--principal", "p", id, "--json")
+	if !strings.Contains(got, `"superseded_by": "`+next+`"`) || !strings.Contains(got, `"count": 1`) {
+		t.Fatalf("superseded memory: %s", got)
+	}
+	audit := mustCLI(t, db, "audit", "--tenant", "t", "--principal", "p", "--memory", id, "--json")
+	for _, action := range []string{"remember", "approve", "feedback", "supersede"} {
+		if !strings.Contains(audit, `"action": "`+action+`"`) {
+			t.Errorf("audit for %s lacks %s: %s", id, action, audit)
+		}
+	}
+	if strings.Contains(audit, "vegetarian") || !strings.Contains(audit, `"actor": "cli"`) {
+		t.Fatalf("audit carries content or lacks the actor: %s", audit)
+	}
+	// A policy file changes the gate: tool facts allowed.
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(pol, []byte(`{"write":{"tool":{"fact":"allow"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = cli(t, db, "", "remember", "--policy", pol, "--tenant", "t", "--principal", "p", "--source", "tool", "--kind", "fact", "p lives in Oslo")
+	if code != 0 || strings.Contains(errs, "pending") {
+		t.Fatalf("with policy file: exit %d stderr %q", code, errs)
+	}
+	code, _, errs = cli(t, db, "", "remember", "--policy", filepath.Join(t.TempDir(), "missing.json"), "--tenant", "t", "--principal", "p", "x")
+	if code != 1 || !strings.Contains(errs, "policy") {
+		t.Fatalf("missing policy file: exit %d stderr %q", code, errs)
 	}
 }

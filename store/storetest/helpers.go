@@ -57,6 +57,7 @@ func newMemory(sc memgate.Scope, id, content string) *memgate.Memory {
 		UpdatedAt:     t0,
 		Version:       1,
 		ContentSHA256: memgate.ContentHash(content),
+		SeenCount:     1,
 	}
 }
 
@@ -98,6 +99,10 @@ func fullMemory(t *testing.T, sc memgate.Scope, id string) *memgate.Memory {
 	m.Version = 7
 	m.Supersedes = "m-older"
 	m.SupersededBy = "m-newer"
+	m.DedupKey = "sig-v1:0f1e2d3c4b5a"
+	m.SeenCount = 4
+	m.Flags = []string{"instruction_like:role_tag", "ünïcödé \"flag\""}
+	m.Feedback = memgate.Feedback{Count: 3, Sum: -0.1 + 0.7 + 1}
 	m.Embedding = &memgate.Embedding{
 		Provider: "builtin",
 		Model:    "hash-v1",
@@ -284,8 +289,19 @@ func diffMemory(want, got *memgate.Memory) []string {
 	str("Supersedes", want.Supersedes, got.Supersedes)
 	str("SupersededBy", want.SupersededBy, got.SupersededBy)
 	str("ContentSHA256", want.ContentSHA256, got.ContentSHA256)
+	str("DedupKey", want.DedupKey, got.DedupKey)
 	if want.Version != got.Version {
 		d = append(d, fmt.Sprintf("Version: got %d, want %d", got.Version, want.Version))
+	}
+	if want.SeenCount != got.SeenCount {
+		d = append(d, fmt.Sprintf("SeenCount: got %d, want %d", got.SeenCount, want.SeenCount))
+	}
+	// nil and empty flags both mean "no findings".
+	if !slices.Equal(want.Flags, got.Flags) {
+		d = append(d, fmt.Sprintf("Flags: got %q, want %q", got.Flags, want.Flags))
+	}
+	if want.Feedback.Count != got.Feedback.Count || math.Float64bits(want.Feedback.Sum) != math.Float64bits(got.Feedback.Sum) {
+		d = append(d, fmt.Sprintf("Feedback: got %+v, want %+v", got.Feedback, want.Feedback))
 	}
 
 	tm := func(name string, w, g time.Time) {

@@ -13,6 +13,7 @@ import (
 var insertTests = []test{
 	{"Single", testInsertSingle},
 	{"RoundTrip", testRoundTrip},
+	{"RoundTripReadPaths", testRoundTripReadPaths},
 	{"Batch", testInsertBatch},
 	{"BatchAtomic", testInsertBatchAtomic},
 	{"IDsUniquePerTenant", testIDsPerTenant},
@@ -37,33 +38,50 @@ func testRoundTrip(t *testing.T, newStore func(*testing.T) store.Store) {
 	cases := []struct {
 		name string
 		m    *memgate.Memory
+		want func(m *memgate.Memory) // what reads return, when not m itself
 	}{
-		{"every field set", fullMemory(t, alice, id(1))},
-		{"optional fields empty", newMemory(alice, id(2), "minimal")},
+		{"every field set", fullMemory(t, alice, id(1)), nil},
+		{"optional fields empty", newMemory(alice, id(2), "minimal"), nil},
 		{"empty metadata object", func() *memgate.Memory {
 			m := newMemory(alice, id(3), "empty metadata")
 			m.Metadata = map[string]any{}
 			return m
-		}()},
+		}(), nil},
 		{"times given in another zone", func() *memgate.Memory {
 			m := newMemory(alice, id(4), "zoned times")
 			m.CreatedAt = t0.In(kolkata)
 			m.UpdatedAt = t1.In(kolkata)
 			m.ExpiresAt = ptr(t2.In(kolkata))
 			return m
-		}()},
+		}(), nil},
 		{"optional times nil but valid_until set", func() *memgate.Memory {
 			m := newMemory(alice, id(5), "half-open validity")
 			m.ValidUntil = ptr(t2)
 			return m
-		}()},
+		}(), nil},
 		{"superseded with both links", func() *memgate.Memory {
 			m := newMemory(alice, id(6), "older fact")
 			m.Status = memgate.StatusSuperseded
 			m.Supersedes, m.SupersededBy = "m-000", "m-007"
 			m.StatusReason = "replaced"
 			return m
-		}()},
+		}(), nil},
+		{"seen count left at zero is stored as one", func() *memgate.Memory {
+			m := newMemory(alice, id(7), "never counted")
+			m.SeenCount = 0
+			return m
+		}(), func(m *memgate.Memory) { m.SeenCount = 1 }},
+		{"empty flags read back as none", func() *memgate.Memory {
+			m := newMemory(alice, id(8), "no findings")
+			m.Flags = []string{}
+			return m
+		}(), func(m *memgate.Memory) { m.Flags = nil }},
+		{"counters, flags and key without anything else", func() *memgate.Memory {
+			m := newMemory(alice, id(9), "counted")
+			m.DedupKey, m.SeenCount, m.Flags = "k", 1<<40, []string{"a"}
+			m.Feedback = memgate.Feedback{Count: 5, Sum: -4.75}
+			return m
+		}(), nil},
 	}
 	for _, tc := range cases {
 		mustInsert(t, s, tc.m)
@@ -74,9 +92,44 @@ func testRoundTrip(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			requireEqualMemory(t, "Get", tc.m, mustGet(t, s, alice, tc.m.ID))
-			requireEqualMemory(t, "List", tc.m, listed[tc.m.ID])
+			want := tc.m.Clone()
+			if tc.want != nil {
+				tc.want(want)
+			}
+			got := mustGet(t, s, alice, tc.m.ID)
+			requireEqualMemory(t, "Get", want, got)
+			requireEqualMemory(t, "List", want, listed[tc.m.ID])
+			if want.Flags == nil && got.Flags != nil {
+				t.Fatalf("Get: flags %q, want nil (no findings)", got.Flags)
+			}
 		})
+	}
+}
+
+// testRoundTripReadPaths checks the fields through the recall reads, which
+// decode rows in their own queries.
+func testRoundTripReadPaths(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	m := fullMemory(t, alice, id(1))
+	m.Status, m.SupersededBy = memgate.StatusActive, ""
+	plain := newMemory(alice, id(2), "plain")
+	mustInsert(t, s, m, plain)
+
+	loaded, err := s.LoadPartition(t.Context(), "acme", "alice")
+	if err != nil || len(loaded) != 2 {
+		t.Fatalf("LoadPartition: %d memories, %v", len(loaded), err)
+	}
+	g := store.ReadGate{Now: now, AsOf: now, IncludeRestricted: true}
+	fetched, err := s.Fetch(t.Context(), alice, []string{m.ID, plain.ID}, g)
+	if err != nil || len(fetched) != 2 {
+		t.Fatalf("Fetch: %d memories, %v", len(fetched), err)
+	}
+	for _, got := range append(loaded, fetched...) {
+		want := plain
+		if got.ID == m.ID {
+			want = m
+		}
+		requireEqualMemory(t, "LoadPartition/Fetch "+got.ID, want, got)
 	}
 }
 
@@ -225,8 +278,18 @@ func testContextCancelled(t *testing.T, newStore func(*testing.T) store.Store) {
 		}},
 		{"Get", func(ctx context.Context) error { _, err := s.Get(ctx, alice, stored.ID); return err }},
 		{"List", func(ctx context.Context) error { _, err := s.List(ctx, alice, store.Filter{}); return err }},
+		{"AddFeedback", func(ctx context.Context) error { _, err := s.AddFeedback(ctx, alice, stored.ID, 1); return err }},
 		{"Delete", func(ctx context.Context) error { return s.Delete(ctx, alice, stored.ID) }},
 		{"Counts", func(ctx context.Context) error { _, err := s.Counts(ctx, alice, now); return err }},
+		{"Remember", func(ctx context.Context) error {
+			_, err := s.Remember(ctx, []*memgate.Memory{newMemory(alice, id(3), "not while cancelled")}, nil)
+			return err
+		}},
+		{"DeleteExpired", func(ctx context.Context) error { _, err := s.DeleteExpired(ctx, now, 10); return err }},
+		{"AppendAudit", func(ctx context.Context) error {
+			return s.AppendAudit(ctx, []store.AuditEvent{{Tenant: "acme", Actor: "cli", Action: "remember", At: t0}})
+		}},
+		{"ListAudit", func(ctx context.Context) error { _, err := s.ListAudit(ctx, "acme", store.AuditFilter{}); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +299,11 @@ func testContextCancelled(t *testing.T, newStore func(*testing.T) store.Store) {
 		})
 	}
 	requireGone(t, s, alice, id(2))
+	requireGone(t, s, alice, id(3))
 	requireUnchanged(t, s, alice, stored)
+	if p, err := s.ListAudit(t.Context(), "acme", store.AuditFilter{}); err != nil || len(p.Events) != 0 {
+		t.Fatalf("audit after a cancelled append: %v", err)
+	}
 	// Control: the same calls succeed with a live context.
 	for _, tc := range cases {
 		if err := tc.call(t.Context()); err != nil {

@@ -58,9 +58,15 @@ func testUpdateFields(t *testing.T, newStore func(*testing.T) store.Store) {
 		m.ValidFrom = nil
 		m.ValidUntil = ptr(t2)
 		m.Embedding = &memgate.Embedding{Provider: "ollama", Model: "nomic-embed-text", Dim: 3, Vector: []float32{1, -2.5, 1e-7}}
+		m.DedupKey = "sig-v1:" + orig.ID + "-updated" // follows the content
 		m.UpdatedAt = t2
 		want = m.Clone()
 
+		// Counters belong to the store (Remember, AddFeedback), flags to
+		// the write gate at admission: Update leaves them as stored.
+		m.SeenCount = orig.SeenCount + 40
+		m.Flags = []string{"sneaky"}
+		m.Feedback = memgate.Feedback{Count: 9, Sum: 9}
 		m.Tenant, m.Principal = "globex", "mallory"
 		m.Agent, m.Conversation = "other-agent", "other-conv"
 		m.Source = memgate.SourceSystem
@@ -74,7 +80,7 @@ func testUpdateFields(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	clearFields := func(orig *memgate.Memory) (m, want *memgate.Memory) {
 		m = orig.Clone()
-		m.Reason, m.Metadata, m.Embedding = "", nil, nil
+		m.Reason, m.Metadata, m.Embedding, m.DedupKey = "", nil, nil, ""
 		m.ExpiresAt, m.ValidFrom, m.ValidUntil = nil, nil, nil
 		m.UpdatedAt = t2
 		want = m.Clone()

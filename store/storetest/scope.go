@@ -53,6 +53,10 @@ var scopedOps = []scopedOp{
 		_, err := s.Supersede(ctx, sc, id, next, t1)
 		return err
 	}},
+	{"AddFeedback", func(ctx context.Context, s store.Store, sc memgate.Scope, id string) error {
+		_, err := s.AddFeedback(ctx, sc, id, 0.5)
+		return err
+	}},
 	{"Delete", func(ctx context.Context, s store.Store, sc memgate.Scope, id string) error {
 		return s.Delete(ctx, sc, id)
 	}},

@@ -48,6 +48,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Counts", countsTests},
 		{"Concurrency", concurrencyTests},
 		{"Recall", recallTests},
+		{"Remember", rememberTests},
+		{"Retention", retentionTests},
+		{"Feedback", feedbackTests},
+		{"DeleteExpired", deleteExpiredTests},
+		{"Audit", auditTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

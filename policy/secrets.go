@@ -1,0 +1,951 @@
+package policy
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Finding is one match of a detector: its type and where it is, as byte
+// offsets into the scanned text (Start inclusive, End exclusive, both on
+// rune boundaries of valid UTF-8). It never holds any of the text, so it can
+// be logged, stored and returned to the caller.
+type Finding struct {
+	Type string `json:"type"`
+	// Field is the scanned field, set by Decide: "content", "reason", or
+	// "metadata" followed by the path of the value ("metadata.db.password",
+	// "metadata.tags[2]"); a key is shown only when it is a plain identifier
+	// in which nothing was found.
+	Field string `json:"field,omitempty"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// Secret finding types.
+const (
+	SecretAWSAccessKeyID      = "aws_access_key_id"
+	SecretAWSSecretAccessKey  = "aws_secret_access_key"
+	SecretGCPAPIKey           = "gcp_api_key"
+	SecretGoogleOAuthToken    = "google_oauth_token"
+	SecretGitHubToken         = "github_token"
+	SecretGitLabToken         = "gitlab_token"
+	SecretSlackToken          = "slack_token"
+	SecretSlackWebhook        = "slack_webhook"
+	SecretStripeKey           = "stripe_key"
+	SecretOpenAIKey           = "openai_api_key"
+	SecretAnthropicKey        = "anthropic_api_key"
+	SecretTwilioKey           = "twilio_api_key"
+	SecretSendGridKey         = "sendgrid_api_key"
+	SecretNPMToken            = "npm_token"
+	SecretPyPIToken           = "pypi_token"
+	SecretAzureStorageKey     = "azure_storage_key"
+	SecretHuggingFaceToken    = "huggingface_token"
+	SecretDiscordBotToken     = "discord_bot_token"
+	SecretPrivateKey          = "private_key"
+	SecretJWT                 = "jwt"
+	SecretBearerToken         = "bearer_token"
+	SecretAuthorizationHeader = "authorization_header"
+	SecretCredential          = "credential_assignment"
+	SecretURLCredentials      = "url_credentials"
+	SecretPaymentCard         = "payment_card"
+	SecretUSSSN               = "us_ssn"
+	SecretUKNINO              = "uk_nino"
+	SecretIBAN                = "iban"
+)
+
+// SecretTypes lists every type DetectSecrets reports.
+var SecretTypes = []string{
+	SecretAWSAccessKeyID, SecretAWSSecretAccessKey, SecretGCPAPIKey, SecretGoogleOAuthToken,
+	SecretGitHubToken, SecretGitLabToken, SecretSlackToken, SecretSlackWebhook, SecretStripeKey,
+	SecretOpenAIKey, SecretAnthropicKey, SecretTwilioKey, SecretSendGridKey, SecretNPMToken,
+	SecretPyPIToken, SecretAzureStorageKey, SecretHuggingFaceToken, SecretDiscordBotToken,
+	SecretPrivateKey, SecretJWT, SecretBearerToken, SecretAuthorizationHeader, SecretCredential,
+	SecretURLCredentials, SecretPaymentCard, SecretUSSSN, SecretUKNINO, SecretIBAN,
+}
+
+// DetectSecrets returns the credentials and personal identifiers in text,
+// ordered by offset, without overlaps (where two detectors match the same
+// bytes, the more specific type is kept).
+//
+// What it finds, and the rules that keep false positives down:
+//
+//   - Provider tokens by their documented prefixes and lengths: AWS access
+//     key ids (AKIA, ASIA, ABIA, ACCA, A3T…; 20 characters, the non-AKIA
+//     prefixes only with a digit), AWS secret keys after a
+//     secret_access_key name, GCP API keys (AIza…), Google OAuth tokens
+//     (ya29.), GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), GitLab
+//     (glpat-), Slack tokens (xoxb-, xoxp-, xoxa-, xoxe-, xoxr-, xoxs-,
+//     xapp-) and webhook URLs, Stripe secret and restricted keys (sk_live_,
+//     rk_live_, sk_test_, rk_test_; publishable pk_ keys are not secret),
+//     OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-; the body must mix upper
+//     case, lower case and digits), Anthropic (sk-ant-), Twilio API keys (SK
+//     and 32 hex digits), SendGrid (SG.x.y), npm (npm_), PyPI (pypi-), Azure
+//     storage and service bus keys (AccountKey=, SharedAccessKey=), Hugging
+//     Face (hf_, mixed case), Discord bot tokens (three dotted parts whose
+//     first decodes to a numeric user id), private-key PEM blocks (any
+//     "BEGIN … PRIVATE KEY" header, to the END line or the end of the text),
+//     JWTs (three base64url parts whose header decodes to a JSON object with
+//     "alg"), Bearer tokens and Authorization header values.
+//     A token must stand alone: a prefix glued to a longer word, or a body
+//     longer than the format allows, does not match.
+//   - Credentials in key: value, key=value, key => value and "key": "value"
+//     form, where the key ends in password, passwd, passphrase, pwd, secret,
+//     token, api_key/apikey/api-key, access_key, private_key or auth
+//     (optionally followed by _key, _token or _secret, so db_password,
+//     client_secret and auth_token count but author, tokens and token_count
+//     do not). The value must be at least 8 bytes, mix two character classes
+//     or be 16 bytes long, and not be a placeholder (***, xxxx, <redacted>,
+//     ${VAR}, {{var}}, $VAR, changeme, example, none, null, …), a URL, a path,
+//     or an unquoted identifier such as os.environ or getpass. Prose ("the
+//     password is …") is not matched.
+//   - URLs with a password in their user information (scheme://user:pass@host),
+//     unless the password is a placeholder.
+//   - Payment card numbers: 13 to 19 digits, contiguous or grouped by single
+//     spaces or dashes in a card layout (4-4-4-4, 4-6-5, …), with a known
+//     issuer prefix and length (Visa, Mastercard, Amex, Discover, Diners,
+//     JCB, UnionPay, Maestro, Mir) and a valid Luhn check digit.
+//   - US social security numbers written ###-##-#### with a valid area
+//     (not 000, 666 or 9xx), group (not 00) and serial (not 0000).
+//   - UK national insurance numbers (two letters from the allowed set, six
+//     digits, A–D; spaces allowed between pairs), upper case only.
+//   - IBANs (upper case, optionally grouped by fours) with a known country,
+//     that country's length and a valid mod-97 check.
+//
+// Text hidden with zero-width or other invisible characters is scanned with
+// them removed too, with offsets mapped back to text.
+//
+// Every pattern is matched in linear time: the literal triggers of all
+// detectors are found in one pass over the text, and a regular expression
+// (RE2) runs only on a bounded window at each trigger. Safe for concurrent
+// use.
+func DetectSecrets(text string) []Finding {
+	hits := scanSecrets(text, nil)
+	if hasInvisible(text) {
+		stripped, pos := stripInvisible(text)
+		hits = scanSecrets(stripped, hits, func(h *hit) {
+			h.Start, h.End = int(pos[h.Start]), int(pos[h.End-1])+1
+		})
+	}
+	return resolve(hits, false)
+}
+
+// hit is a finding with the priority of its detector: where two overlap at
+// the same start and length, the lower priority (more specific) wins.
+type hit struct {
+	Finding
+	prio int
+}
+
+func scanSecrets(text string, hits []hit, remap ...func(*hit)) []hit {
+	n := len(hits)
+	hits = secretRules.scan(text, 0, hits)
+	for i, d := range secretScanners {
+		for _, f := range d.fn(text) {
+			hits = append(hits, hit{Finding{Type: d.typ, Start: f[0], End: f[1]}, len(secretRules.rules) + i})
+		}
+	}
+	for _, fn := range remap {
+		for j := n; j < len(hits); j++ {
+			fn(&hits[j])
+		}
+	}
+	return hits
+}
+
+// resolve orders hits by offset and drops every hit that overlaps one kept
+// before it: the earliest, then longest, then most specific wins. With
+// perType, only hits of the same type exclude each other, so a zero-width
+// character inside an "ignore previous instructions" yields both findings.
+func resolve(hits []hit, perType bool) []Finding {
+	if len(hits) == 0 {
+		return nil
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if a.End != b.End {
+			return a.End > b.End
+		}
+		return a.prio < b.prio
+	})
+	out := make([]Finding, 0, len(hits))
+	end := -1
+	ends := map[string]int{}
+	for _, h := range hits {
+		if perType {
+			if e, ok := ends[h.Type]; ok && h.Start < e {
+				continue
+			}
+			ends[h.Type] = h.End
+		} else {
+			if h.Start < end {
+				continue
+			}
+			end = h.End
+		}
+		out = append(out, h.Finding)
+	}
+	return out
+}
+
+var secretRules = newRuleSet([]tokenRule{
+	{
+		typ: SecretPrivateKey, cut: endOfLine, triggers: []string{"-----BEGIN "}, window: 96,
+		re:     regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`),
+		extend: pemEnd,
+	},
+	{
+		typ: SecretAWSAccessKeyID, cut: endOfToken, triggers: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"}, wordStart: true, window: 20,
+		re:   regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`),
+		stop: isAlnum,
+		valid: func(text string, s, e int) bool {
+			return strings.HasPrefix(text[s:], "AKIA") || strings.ContainsAny(text[s+4:e], "0123456789")
+		},
+	},
+	{
+		typ: SecretAWSSecretAccessKey, cut: endOfLine, triggers: []string{"secret"}, fold: true, window: 128, group: 1,
+		re:    regexp.MustCompile(`(?i)^secret_?access_?key["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?([A-Za-z0-9/+]{40})`),
+		stop:  isBase64Byte,
+		valid: func(text string, s, e int) bool { return classes(text[s:e]) >= 2 },
+	},
+	{
+		typ: SecretGCPAPIKey, cut: endOfToken, triggers: []string{"AIza"}, wordStart: true, window: 39,
+		re: regexp.MustCompile(`^AIza[0-9A-Za-z_\-]{35}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretGoogleOAuthToken, cut: endOfToken, triggers: []string{"ya29."}, wordStart: true, window: 2048,
+		re: regexp.MustCompile(`^ya29\.[0-9A-Za-z_\-]{20,}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretGitHubToken, cut: endOfToken, triggers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, wordStart: true, window: 256,
+		re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{36,}`), stop: isWordByte,
+	},
+	{
+		typ: SecretGitHubToken, cut: endOfToken, triggers: []string{"github_pat_"}, wordStart: true, window: 256,
+		re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`), stop: isWordByte,
+	},
+	{
+		typ: SecretGitLabToken, cut: endOfToken, triggers: []string{"glpat-"}, wordStart: true, window: 80,
+		re: regexp.MustCompile(`^glpat-[A-Za-z0-9_\-]{20,64}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretSlackToken, cut: endOfToken, triggers: []string{"xox"}, wordStart: true, window: 256,
+		re: regexp.MustCompile(`^xox[abeprs]-[A-Za-z0-9\-]{10,}`), stop: isWordByte,
+	},
+	{
+		typ: SecretSlackToken, cut: endOfToken, triggers: []string{"xapp-"}, wordStart: true, window: 256,
+		re: regexp.MustCompile(`^xapp-\d-[A-Za-z0-9\-]{10,}`), stop: isWordByte,
+	},
+	{
+		typ: SecretSlackWebhook, cut: endOfToken, triggers: []string{"hooks.slack.com/"}, fold: true, window: 320,
+		re: regexp.MustCompile(`(?i)^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}`),
+	},
+	{
+		typ: SecretStripeKey, cut: endOfToken, triggers: []string{"sk_live_", "rk_live_", "sk_test_", "rk_test_"}, wordStart: true, window: 256,
+		re: regexp.MustCompile(`^[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`), stop: isAlnum,
+	},
+	{
+		typ: SecretAnthropicKey, cut: endOfToken, triggers: []string{"sk-ant-"}, wordStart: true, window: 320,
+		re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_\-]{32,}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretOpenAIKey, cut: endOfToken, triggers: []string{"sk-"}, wordStart: true, window: 320,
+		re: regexp.MustCompile(`^sk-(?:(?:proj|svcacct|admin)-)?([A-Za-z0-9_\-]{32,})`), stop: isTokenByte,
+		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(openAIBody(text[s:e])) },
+	},
+	{
+		typ: SecretTwilioKey, cut: endOfToken, triggers: []string{"SK"}, wordStart: true, window: 34,
+		re: regexp.MustCompile(`^SK[0-9a-fA-F]{32}`), stop: isAlnum,
+		valid: func(text string, s, e int) bool { return classes(text[s+2:e]) >= 2 },
+	},
+	{
+		typ: SecretSendGridKey, cut: endOfToken, triggers: []string{"SG."}, wordStart: true, window: 100,
+		re: regexp.MustCompile(`^SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretNPMToken, cut: endOfToken, triggers: []string{"npm_"}, wordStart: true, window: 40,
+		re: regexp.MustCompile(`^npm_[A-Za-z0-9]{36}`), stop: isWordByte,
+		valid: func(text string, s, e int) bool { return classes(text[s+4:e]) >= 2 },
+	},
+	{
+		typ: SecretPyPIToken, cut: endOfToken, triggers: []string{"pypi-"}, wordStart: true, window: 320,
+		re: regexp.MustCompile(`^pypi-[A-Za-z0-9_\-]{50,}`), stop: isTokenByte,
+	},
+	{
+		typ: SecretAzureStorageKey, cut: endOfLine, triggers: []string{"accountkey", "sharedaccesskey"}, fold: true, wordStart: true, window: 160, group: 1,
+		re:   regexp.MustCompile(`(?i)^(?:accountkey|sharedaccesskey)[ \t]*=[ \t]*([A-Za-z0-9+/]{30,}={0,2})`),
+		stop: isBase64Byte,
+	},
+	{
+		typ: SecretHuggingFaceToken, cut: endOfToken, triggers: []string{"hf_"}, wordStart: true, window: 43,
+		re: regexp.MustCompile(`^hf_[A-Za-z0-9]{34,40}`), stop: isWordByte,
+		valid: func(text string, s, e int) bool { return hasUpperAndLower(text[s+3 : e]) },
+	},
+	{
+		typ: SecretJWT, cut: endOfToken, triggers: []string{"eyJ"}, wordStart: true, window: 8192,
+		re:    regexp.MustCompile(`^eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]{8,}`),
+		stop:  func(b byte) bool { return isTokenByte(b) || b == '.' },
+		valid: validJWT,
+	},
+	{
+		typ: SecretAuthorizationHeader, cut: endOfLine, triggers: []string{"authorization"}, fold: true, wordStart: true, window: 4200, group: 1,
+		re:    regexp.MustCompile(`(?i)^authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|digest|apikey)[ \t]+)?([A-Za-z0-9\-._~+/]{8,}=*)`),
+		stop:  isTokenByte,
+		valid: validOpaqueToken,
+	},
+	{
+		typ: SecretBearerToken, cut: endOfLine, triggers: []string{"bearer"}, fold: true, wordStart: true, window: 4200, group: 1,
+		re:    regexp.MustCompile(`(?i)^bearer[ \t]+([A-Za-z0-9\-._~+/]{20,}=*)`),
+		stop:  isTokenByte,
+		valid: validOpaqueToken,
+	},
+	{
+		typ: SecretCredential, cut: endOfLine, fold: true, window: 320, group: -1,
+		triggers: []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "api-key", "apikey",
+			"access_key", "access-key", "accesskey", "private_key", "private-key", "privatekey", "auth"},
+		re: regexp.MustCompile(`(?i)^(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth)` +
+			`(?:[_-]?(?:key|token|secret))?["'*]{0,2}[ \t]*(?::=|=>|[:=])[ \t*]*` +
+			"(?:\"([^\"\\r\\n]{1,})\"|'([^'\\r\\n]{1,})'|([^\\s\"'`,;&(){}\\[\\]<>]{1,}))"),
+		quick: assignmentAhead,
+		valid: validCredential,
+	},
+})
+
+// secretScanners are detectors that are clearer as code than as a pattern.
+// Each returns [start, end) spans.
+var secretScanners = []struct {
+	typ string
+	fn  func(string) [][2]int
+}{
+	{SecretDiscordBotToken, findDiscordTokens},
+	{SecretURLCredentials, findURLCredentials},
+	{SecretPaymentCard, findCards},
+	{SecretUSSSN, findSSNs},
+	{SecretUKNINO, findNINOs},
+	{SecretIBAN, findIBANs},
+}
+
+// pemEnd extends a PEM header to the end of its "-----END …-----" line, or
+// to the end of the text when the block is cut off (a partial key is still a
+// key).
+func pemEnd(text string, e int) int {
+	i := strings.Index(text[e:], "-----END ")
+	if i < 0 {
+		return len(text)
+	}
+	i += e + len("-----END ")
+	j := strings.Index(text[i:], "-----")
+	if j < 0 || j > 64 {
+		return len(text)
+	}
+	return i + j + len("-----")
+}
+
+// openAIBody strips the key's prefix, so that the prefix's own letters do
+// not count towards the mix of character classes.
+func openAIBody(k string) string {
+	for _, p := range []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-"} {
+		if b, ok := strings.CutPrefix(k, p); ok {
+			return b
+		}
+	}
+	return k
+}
+
+// validJWT checks that the first part decodes to a JSON object naming an
+// algorithm: a dotted base64 string that is not a JWT does not match.
+func validJWT(text string, s, e int) bool {
+	dot := strings.IndexByte(text[s:e], '.')
+	if dot < 0 {
+		return false
+	}
+	raw := strings.TrimRight(text[s:s+dot], "=")
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil {
+		return false
+	}
+	var hdr map[string]any
+	if json.Unmarshal(b, &hdr) != nil {
+		return false
+	}
+	_, ok := hdr["alg"]
+	return ok
+}
+
+// validOpaqueToken accepts a bearer or Authorization value that looks
+// random: two character classes and not a placeholder.
+func validOpaqueToken(text string, s, e int) bool {
+	v := text[s:e]
+	return classes(v) >= 2 && !isPlaceholder(v)
+}
+
+// assignmentAhead is the credential rule's cheap test: after the key word
+// and its suffix letters, quotes, asterisks and blanks, an assignment sign
+// must follow.
+func assignmentAhead(text string, i int) bool {
+	for j := i; j < len(text) && j < i+40; j++ {
+		switch c := text[j]; {
+		case c == ':' || c == '=':
+			return true
+		case isWordByte(c) || c == '-' || c == '"' || c == '\'' || c == '*' || c == ' ' || c == '\t':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// validCredential decides whether the value of a password-like key is a
+// credential rather than a placeholder, a reference or a word.
+func validCredential(text string, s, e int) bool {
+	v := text[s:e]
+	if len(v) < 8 || isPlaceholder(v) {
+		return false
+	}
+	if strings.Contains(v, "://") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~/") {
+		return false
+	}
+	quoted := s > 0 && (text[s-1] == '"' || text[s-1] == '\'')
+	if !quoted {
+		// An unquoted identifier or dotted name is a reference to the
+		// secret (os.environ, settings.DB_PASSWORD, getpass), not the secret.
+		ident := true
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '$' || c == '-') {
+				ident = false
+				break
+			}
+		}
+		if ident {
+			return false
+		}
+		if e < len(text) && text[e] == '(' {
+			return false
+		}
+	}
+	return classes(v) >= 2 || len(v) >= 16
+}
+
+var placeholderWords = map[string]bool{
+	"none": true, "null": true, "nil": true, "undefined": true, "empty": true, "true": true, "false": true,
+	"hidden": true, "masked": true, "secret": true, "token": true, "password": true, "passwd": true,
+	"required": true, "optional": true, "string": true, "test": true, "testing": true, "n/a": true,
+	"unknown": true, "unset": true, "default": true,
+}
+
+var placeholderParts = []string{
+	"redacted", "placeholder", "changeme", "change_me", "change-me", "changeit", "example", "your_", "your-",
+	"yourpassword", "yourtoken", "yoursecret", "dummy", "sample", "xxxx", "****", "....", "<", ">",
+	"${", "{{", "%(", "$(", "...", "…", "•", "insert", "replace_me", "replace-me", "todo", "fixme",
+}
+
+// isPlaceholder reports whether v is an obvious stand-in for a secret.
+func isPlaceholder(v string) bool {
+	l := strings.ToLower(strings.TrimSpace(v))
+	if placeholderWords[l] {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(l)
+	same := true
+	for _, r := range l {
+		if r != first {
+			same = false
+			break
+		}
+	}
+	if same {
+		return true
+	}
+	for _, p := range placeholderParts {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
+	// $VAR / $var_name: an environment reference.
+	if strings.HasPrefix(l, "$") {
+		ref := true
+		for i := 1; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+				ref = false
+				break
+			}
+		}
+		if ref {
+			return true
+		}
+	}
+	return false
+}
+
+// findDiscordTokens finds id.timestamp.hmac tokens whose first part is the
+// base64 of a numeric user id (17 to 20 digits).
+func findDiscordTokens(text string) [][2]int {
+	var out [][2]int
+	for from := 0; from < len(text); {
+		d := strings.IndexByte(text[from:], '.')
+		if d < 0 {
+			break
+		}
+		d += from
+		from = d + 1
+		s := d
+		for s > 0 && d-s < 29 && isTokenByte(text[s-1]) {
+			s--
+		}
+		if d-s < 23 || d-s > 28 || (s > 0 && (isTokenByte(text[s-1]) || text[s-1] == '.')) {
+			continue
+		}
+		if c := text[s]; c != 'M' && c != 'N' && c != 'O' {
+			continue
+		}
+		// timestamp part: exactly 6, then the hmac part: 27 to 38.
+		t := d + 1
+		if t+6 >= len(text) || text[t+6] != '.' || !allTokenBytes(text[t:t+6]) {
+			continue
+		}
+		h := t + 7
+		e := h
+		for e < len(text) && e-h <= 38 && isTokenByte(text[e]) {
+			e++
+		}
+		if e-h < 27 || e-h > 38 || (e < len(text) && (isTokenByte(text[e]) || text[e] == '.')) {
+			continue
+		}
+		id, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(text[s:d], "="))
+		if err != nil || len(id) < 17 || len(id) > 20 || !allDigits(string(id)) {
+			continue
+		}
+		out = append(out, [2]int{s, e})
+		from = e
+	}
+	return out
+}
+
+// findURLCredentials finds the password in scheme://user:password@host.
+func findURLCredentials(text string) [][2]int {
+	var out [][2]int
+	for from := 0; from < len(text); {
+		p := strings.Index(text[from:], "://")
+		if p < 0 {
+			break
+		}
+		p += from
+		from = p + 3
+		// scheme: a letter then letters, digits, + . -
+		s := p
+		for s > 0 && p-s < 32 && (isAlnum(text[s-1]) || text[s-1] == '+' || text[s-1] == '.' || text[s-1] == '-') {
+			s--
+		}
+		if p-s < 2 || !isAlpha(text[s]) {
+			continue
+		}
+		u := p + 3
+		at := -1
+		for i := u; i < len(text) && i-u < 512; i++ {
+			c := text[i]
+			if c == '@' {
+				at = i
+				break
+			}
+			if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
+				break
+			}
+		}
+		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
+			continue
+		}
+		colon := strings.IndexByte(text[u:at], ':')
+		if colon < 0 {
+			continue
+		}
+		ps, pe := u+colon+1, at
+		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
+			continue
+		}
+		out = append(out, [2]int{ps, pe})
+		from = at + 1
+	}
+	return out
+}
+
+// findCards finds payment card numbers: digits in a card layout, a known
+// issuer prefix and length, and a valid Luhn check digit.
+func findCards(text string) [][2]int {
+	var out [][2]int
+	var groups []span
+	var digits []byte
+	for i := 0; i < len(text); {
+		if !isDigit(text[i]) {
+			i++
+			continue
+		}
+		// A run must not continue a word, a decimal or a longer number.
+		if i > 0 {
+			p := text[i-1]
+			if isAlpha(p) || p == '_' || ((p == '.' || p == ',' || p == '-' || p == '/') && i > 1 && isDigit(text[i-2])) {
+				for i < len(text) && isDigit(text[i]) {
+					i++
+				}
+				continue
+			}
+		}
+		groups = groups[:0]
+		var sep byte
+		j := i
+		for {
+			s := j
+			for j < len(text) && isDigit(text[j]) {
+				j++
+			}
+			groups = append(groups, span{s, j})
+			if j+1 < len(text) && (text[j] == ' ' || text[j] == '-') && isDigit(text[j+1]) && (sep == 0 || sep == text[j]) && len(groups) < 64 {
+				sep = text[j]
+				j++
+				continue
+			}
+			break
+		}
+		end := j
+		i = end
+		if end < len(text) && (isAlpha(text[end]) || text[end] == '_') {
+			continue
+		}
+		if end+1 < len(text) && (text[end] == '.' || text[end] == ',') && isDigit(text[end+1]) {
+			continue
+		}
+		if len(groups) == 1 {
+			if n := end - groups[0].s; n >= 13 && n <= 19 && validCard(text[groups[0].s:end]) {
+				out = append(out, [2]int{groups[0].s, end})
+			}
+			continue
+		}
+		// Grouped: try the layouts starting at each group, longest first.
+		for g := 0; g < len(groups); g++ {
+			last := g
+			for total := 0; last < len(groups) && total+groups[last].len() <= 19; last++ {
+				total += groups[last].len()
+			}
+			for last--; last > g; last-- {
+				if !cardLayout(groups[g : last+1]) {
+					continue
+				}
+				digits = digits[:0]
+				for _, x := range groups[g : last+1] {
+					digits = append(digits, text[x.s:x.e]...)
+				}
+				if validCard(digits) {
+					out = append(out, [2]int{groups[g].s, groups[last].e})
+					g = last
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// span is a byte range [s, e).
+type span struct{ s, e int }
+
+func (x span) len() int { return x.e - x.s }
+
+// cardLayout reports whether the digit groups are laid out the way cards
+// are printed: fours with a shorter last group (4-4-4-4, 4-4-4-4-3,
+// 4-4-4-1), or the 4-6-5 and 4-6-4 layouts of Amex and Diners; 13 to 19
+// digits in all.
+func cardLayout(gs []span) bool {
+	total := 0
+	for _, g := range gs {
+		total += g.len()
+	}
+	if total < 13 || total > 19 {
+		return false
+	}
+	if len(gs) == 3 && gs[0].len() == 4 && gs[1].len() == 6 && (gs[2].len() == 5 || gs[2].len() == 4) {
+		return true
+	}
+	for i, g := range gs {
+		if l := g.len(); i < len(gs)-1 && l != 4 || i == len(gs)-1 && (l < 1 || l > 4) {
+			return false
+		}
+	}
+	return true
+}
+
+// validCard checks issuer prefix, length and Luhn for a string of digits.
+func validCard[T string | []byte](d T) bool {
+	return cardIssuer(d) && luhn(d)
+}
+
+func cardIssuer[T string | []byte](d T) bool {
+	n := len(d)
+	p := func(k int) int { // the first k digits as a number
+		v := 0
+		for i := 0; i < k && i < n; i++ {
+			v = v*10 + int(d[i]-'0')
+		}
+		return v
+	}
+	switch {
+	case d[0] == '4': // Visa
+		return n == 13 || n == 16 || n == 19
+	case p(2) >= 51 && p(2) <= 55, p(4) >= 2221 && p(4) <= 2720: // Mastercard
+		return n == 16
+	case p(2) == 34 || p(2) == 37: // Amex
+		return n == 15
+	case p(4) == 6011, p(3) >= 644 && p(3) <= 649, p(2) == 65, p(6) >= 622126 && p(6) <= 622925: // Discover
+		return n >= 16 && n <= 19
+	case p(2) == 62: // UnionPay
+		return n >= 16 && n <= 19
+	case p(4) >= 3528 && p(4) <= 3589: // JCB
+		return n >= 16 && n <= 19
+	case p(3) >= 300 && p(3) <= 305, p(2) == 36, p(2) == 38, p(2) == 39: // Diners
+		return n >= 14 && n <= 19
+	case p(4) >= 2200 && p(4) <= 2204: // Mir
+		return n >= 16 && n <= 19
+	}
+	switch p(4) { // Maestro
+	case 5018, 5020, 5038, 5893, 6304, 6759, 6761, 6762, 6763:
+		return n >= 13 && n <= 19
+	}
+	return false
+}
+
+func luhn[T string | []byte](d T) bool {
+	sum := 0
+	double := false
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i] - '0')
+		if double {
+			v *= 2
+			if v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// findSSNs finds ###-##-#### with a valid area, group and serial.
+func findSSNs(text string) [][2]int {
+	var out [][2]int
+	for from := 0; from < len(text); {
+		p := strings.IndexByte(text[from:], '-')
+		if p < 0 {
+			break
+		}
+		p += from
+		from = p + 1
+		s, e := p-3, p+8
+		if s < 0 || e > len(text) || text[p+3] != '-' {
+			continue
+		}
+		if !allDigits(text[s:p]) || !allDigits(text[p+1:p+3]) || !allDigits(text[p+4:e]) {
+			continue
+		}
+		if s > 0 && (isWordByte(text[s-1]) || text[s-1] == '-' || text[s-1] == '.' || text[s-1] == '/') {
+			continue
+		}
+		if e < len(text) && (isWordByte(text[e]) || text[e] == '-' || (text[e] == '.' && e+1 < len(text) && isDigit(text[e+1]))) {
+			continue
+		}
+		area, group, serial := text[s:p], text[p+1:p+3], text[p+4:e]
+		if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+			continue
+		}
+		out = append(out, [2]int{s, e})
+		from = e
+	}
+	return out
+}
+
+// findNINOs finds UK national insurance numbers: a valid two-letter prefix,
+// three pairs of digits and a suffix A to D, optionally spaced.
+func findNINOs(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i+9 <= len(text); i++ {
+		a, b := text[i], text[i+1]
+		if !isUpper(a) || !isUpper(b) || (i > 0 && isWordByte(text[i-1])) {
+			continue
+		}
+		if strings.IndexByte("DFIQUV", a) >= 0 || strings.IndexByte("DFIOQUV", b) >= 0 {
+			continue
+		}
+		switch text[i : i+2] {
+		case "BG", "GB", "KN", "NK", "NT", "TN", "ZZ":
+			continue
+		}
+		j := i + 2
+		ok := true
+		for k := 0; k < 3 && ok; k++ {
+			if j < len(text) && text[j] == ' ' {
+				j++
+			}
+			ok = j+2 <= len(text) && isDigit(text[j]) && isDigit(text[j+1])
+			j += 2
+		}
+		if !ok {
+			continue
+		}
+		if j < len(text) && text[j] == ' ' {
+			j++
+		}
+		if j >= len(text) || text[j] < 'A' || text[j] > 'D' {
+			continue
+		}
+		j++
+		if j < len(text) && isWordByte(text[j]) {
+			continue
+		}
+		out = append(out, [2]int{i, j})
+		i = j - 1
+	}
+	return out
+}
+
+// ibanLengths is the IBAN length of each country that uses one.
+var ibanLengths = map[string]int{
+	"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29,
+	"BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29,
+	"ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
+	"HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
+	"LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19,
+	"MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29,
+	"RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28,
+	"TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}
+
+// findIBANs finds IBANs: country, check digits and account characters,
+// contiguous or in groups of four, of the country's length, passing mod 97.
+func findIBANs(text string) [][2]int {
+	var out [][2]int
+	buf := make([]byte, 0, 34)
+	for i := 0; i+15 <= len(text); i++ {
+		if !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
+			continue
+		}
+		if i > 0 && isWordByte(text[i-1]) {
+			continue
+		}
+		want, ok := ibanLengths[text[i:i+2]]
+		if !ok {
+			continue
+		}
+		buf = append(buf[:0], text[i:i+4]...)
+		j, inGroup := i+4, 0
+		for j < len(text) && len(buf) < want {
+			c := text[j]
+			if c == ' ' && inGroup == 0 && len(buf) == 4 || c == ' ' && inGroup == 4 {
+				if j+1 < len(text) && (isUpper(text[j+1]) || isDigit(text[j+1])) {
+					inGroup = 0
+					j++
+					continue
+				}
+				break
+			}
+			if !isUpper(c) && !isDigit(c) {
+				break
+			}
+			buf = append(buf, c)
+			inGroup++
+			j++
+		}
+		if len(buf) != want || (j < len(text) && isWordByte(text[j])) {
+			continue
+		}
+		if !ibanMod97(buf) {
+			continue
+		}
+		out = append(out, [2]int{i, j})
+		i = j - 1
+	}
+	return out
+}
+
+// ibanMod97 moves the first four characters to the end, turns letters into
+// 10..35 and checks the number is 1 mod 97.
+func ibanMod97(b []byte) bool {
+	rem := 0
+	add := func(c byte) {
+		if isDigit(c) {
+			rem = (rem*10 + int(c-'0')) % 97
+		} else {
+			rem = (rem*100 + int(c-'A'+10)) % 97
+		}
+	}
+	for _, c := range b[4:] {
+		add(c)
+	}
+	for _, c := range b[:4] {
+		add(c)
+	}
+	return rem == 1
+}
+
+// Byte classes. Tokens are ASCII, so byte tests keep offsets exact.
+
+func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
+func isUpper(c byte) bool    { return c >= 'A' && c <= 'Z' }
+func isAlpha(c byte) bool    { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isAlnum(c byte) bool    { return isAlpha(c) || isDigit(c) }
+func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+
+// isTokenByte is the base64url alphabet.
+func isTokenByte(c byte) bool { return isWordByte(c) || c == '-' }
+
+func isBase64Byte(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+func allTokenBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isTokenByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// classes counts the character classes in s: lower, upper, digit, other.
+func classes(s string) int {
+	var lo, up, di, ot int
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			lo = 1
+		case c >= 'A' && c <= 'Z':
+			up = 1
+		case isDigit(c):
+			di = 1
+		default:
+			ot = 1
+		}
+	}
+	return lo + up + di + ot
+}
+
+func hasUpperAndLower(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' }) >= 0 &&
+		strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0
+}
+
+func hasUpperLowerDigit(s string) bool {
+	return hasUpperAndLower(s) && strings.ContainsAny(s, "0123456789")
+}

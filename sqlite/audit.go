@@ -1,0 +1,269 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// auditColumns are the columns of an audit event, in the order scanAudit
+// reads them, qualified by the alias e every audit query uses.
+const auditColumns = `e.seq, e.tenant, e.principal, e.agent, e.actor, e.action, e.at,
+	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores`
+
+const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, action, at,
+	recall_id, query_sha256, reason, counts, memory_ids, scores)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// INSERT OR IGNORE: an event may name a memory twice (memory_ids keeps both);
+// the ref says only that the event names it.
+const insertAuditRef = `INSERT OR IGNORE INTO audit_refs (tenant, memory_id, seq) VALUES (?, ?, ?)`
+
+// checkAuditEvent refuses an event the log must not hold. Besides the
+// required tenant, actor, action and time, every identifier must look like
+// one and the query hash like a hash: the log holds ids, codes, counts and
+// scores, and these checks keep free text (content, a query) out of it.
+func checkAuditEvent(e *store.AuditEvent) error {
+	if err := memgate.CheckIdent("tenant", e.Tenant); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{
+		{"principal", e.Principal}, {"agent", e.Agent}, {"recall_id", e.RecallID}, {"reason", e.Reason},
+	} {
+		if f.v != "" {
+			if err := memgate.CheckIdent(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := memgate.CheckIdent("actor", e.Actor); err != nil {
+		return err
+	}
+	if err := memgate.CheckIdent("action", e.Action); err != nil {
+		return err
+	}
+	if e.At.IsZero() {
+		return memgate.FieldError("at", "is required")
+	}
+	if e.QuerySHA256 != "" && !isSHA256Hex(e.QuerySHA256) {
+		return memgate.FieldError("query_sha256", "must be a SHA-256 in lower-case hex, never the query")
+	}
+	for _, id := range e.MemoryIDs {
+		if err := memgate.CheckIdent("memory_ids", id); err != nil {
+			return err
+		}
+	}
+	if len(e.Scores) > 0 && len(e.Scores) != len(e.MemoryIDs) {
+		return memgate.FieldError("scores", "has %d values for %d memory ids; want one per id", len(e.Scores), len(e.MemoryIDs))
+	}
+	for _, s := range e.Scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return memgate.FieldError("scores", "must be finite")
+		}
+	}
+	for k := range e.Counts {
+		if err := memgate.CheckIdent("counts", k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonOrNull returns v as JSON text, or nil (NULL) when empty is true.
+func jsonOrNull(v any, empty bool) (any, error) {
+	if empty {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// AppendAudit implements store.Store. The batch is one transaction: every
+// event is appended, or none. Seq is assigned here (an input Seq is
+// ignored) and the inputs are not modified.
+func (db *DB) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
+	rows := make([][]any, len(events))
+	for i := range events {
+		e := &events[i]
+		if err := checkAuditEvent(e); err != nil {
+			return err
+		}
+		counts, err := jsonOrNull(e.Counts, len(e.Counts) == 0)
+		if err != nil {
+			return memgate.FieldError("counts", "must be serializable as JSON")
+		}
+		ids, err := jsonOrNull(e.MemoryIDs, len(e.MemoryIDs) == 0)
+		if err != nil {
+			return memgate.FieldError("memory_ids", "must be serializable as JSON")
+		}
+		scores, err := jsonOrNull(e.Scores, len(e.Scores) == 0)
+		if err != nil {
+			return memgate.FieldError("scores", "must be serializable as JSON")
+		}
+		rows[i] = []any{e.Tenant, e.Principal, e.Agent, e.Actor, e.Action, micros(e.At),
+			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	return db.write(ctx, "append audit", func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, insertAudit)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		ref, err := tx.PrepareContext(ctx, insertAuditRef)
+		if err != nil {
+			return err
+		}
+		defer ref.Close()
+		for i, e := range events {
+			res, err := ins.ExecContext(ctx, rows[i]...)
+			if err != nil {
+				return err
+			}
+			seq, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			for _, id := range e.MemoryIDs {
+				if _, err := ref.ExecContext(ctx, e.Tenant, id, seq); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// auditQuery builds ListAudit's statement: the tenant and every filter in
+// one query, newest first, one row more than the page.
+func auditQuery(tenant string, f store.AuditFilter, before int64, limit int) (string, []any) {
+	var q strings.Builder
+	var args []any
+	seq := "e.seq"
+	if f.MemoryID != "" {
+		// The refs of the memory drive the query, newest first, through
+		// their primary key; CROSS JOIN fixes that join order in SQLite.
+		q.WriteString("SELECT " + auditColumns + " FROM audit_refs r CROSS JOIN audit_events e ON e.seq = r.seq" +
+			" WHERE r.tenant = ? AND r.memory_id = ? AND e.tenant = ?")
+		args = append(args, tenant, f.MemoryID, tenant)
+		seq = "r.seq"
+	} else {
+		q.WriteString("SELECT " + auditColumns + " FROM audit_events e WHERE e.tenant = ?")
+		args = append(args, tenant)
+	}
+	if before > 0 {
+		q.WriteString(" AND " + seq + " < ?")
+		args = append(args, before)
+	}
+	if f.Principal != "" {
+		q.WriteString(" AND e.principal = ?")
+		args = append(args, f.Principal)
+	}
+	if f.RecallID != "" {
+		q.WriteString(" AND e.recall_id = ?")
+		args = append(args, f.RecallID)
+	}
+	if f.Action != "" {
+		q.WriteString(" AND e.action = ?")
+		args = append(args, f.Action)
+	}
+	if !f.From.IsZero() {
+		q.WriteString(" AND e.at >= ?")
+		args = append(args, micros(f.From))
+	}
+	if !f.To.IsZero() {
+		q.WriteString(" AND e.at < ?")
+		args = append(args, micros(f.To))
+	}
+	q.WriteString(" ORDER BY " + seq + " DESC LIMIT ?")
+	args = append(args, limit+1)
+	return q.String(), args
+}
+
+// ListAudit implements store.Store. The filters are exact matches on bound
+// values; From and To compare the event time, From <= at < To (a To at or
+// before From matches nothing).
+func (db *DB) ListAudit(ctx context.Context, tenant string, f store.AuditFilter) (*store.AuditPage, error) {
+	if err := memgate.CheckIdent("tenant", tenant); err != nil {
+		return nil, err
+	}
+	before, err := store.DecodeCursor(f.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit, clamped := store.ClampLimit(f.Limit)
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	q, args := auditQuery(tenant, f, before, limit)
+	rows, err := r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, interpretError(ctx, "list audit", err)
+	}
+	defer rows.Close()
+	page := &store.AuditPage{Events: []store.AuditEvent{}, Limit: limit, Clamped: clamped}
+	for rows.Next() {
+		e, err := scanAudit(rows)
+		if err != nil {
+			return nil, interpretError(ctx, "list audit", err)
+		}
+		if len(page.Events) == limit {
+			page.NextCursor = store.EncodeCursor(page.Events[limit-1].Seq)
+			break
+		}
+		page.Events = append(page.Events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(ctx, "list audit", err)
+	}
+	return page, nil
+}
+
+func scanAudit(row scanner) (store.AuditEvent, error) {
+	var (
+		e                   store.AuditEvent
+		at                  int64
+		counts, ids, scores sql.NullString
+	)
+	if err := row.Scan(&e.Seq, &e.Tenant, &e.Principal, &e.Agent, &e.Actor, &e.Action, &at,
+		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &ids, &scores); err != nil {
+		return e, err
+	}
+	e.At = fromMicros(at)
+	for _, c := range []struct {
+		name string
+		col  sql.NullString
+		dst  any
+	}{{"counts", counts, &e.Counts}, {"memory_ids", ids, &e.MemoryIDs}, {"scores", scores, &e.Scores}} {
+		if c.col.Valid {
+			if err := json.Unmarshal([]byte(c.col.String), c.dst); err != nil {
+				return e, fmt.Errorf("audit event %d: stored %s are not valid JSON: %w", e.Seq, c.name, err)
+			}
+		}
+	}
+	return e, nil
+}
