@@ -1,6 +1,9 @@
 package memgate
 
-import "time"
+import (
+	"time"
+	"unicode"
+)
 
 // Role is what an API key may do.
 type Role string
@@ -33,4 +36,79 @@ type Key struct {
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	Hash      string     `json:"-"`
+}
+
+// MaxKeyNameBytes bounds a key's Name.
+const MaxKeyNameBytes = 128
+
+// ParseRole returns the role named s, or an error naming the field.
+func ParseRole(s string) (Role, error) {
+	for _, r := range Roles {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	if s == "" {
+		return "", FieldError("role", "is required (one of admin, agent, user)")
+	}
+	return "", FieldError("role", "unknown role %q (one of admin, agent, user)", clip(s))
+}
+
+// Validate checks a key record: id, tenant and hash well-formed (the hash a
+// lower-case hex SHA-256), the role known, and a binding that cannot widen
+// anything: a user key is bound to a principal, only an agent key may be
+// bound to an agent, and an admin key is tenant-wide (bound to nothing, so
+// it can never mint a key wider than itself). Name is free text of at most
+// MaxKeyNameBytes, without control characters.
+func (k *Key) Validate() error {
+	if err := CheckIdent("id", k.ID); err != nil {
+		return err
+	}
+	if err := CheckIdent("tenant", k.Tenant); err != nil {
+		return err
+	}
+	if _, err := ParseRole(string(k.Role)); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("principal", k.Principal); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("agent", k.Agent); err != nil {
+		return err
+	}
+	switch {
+	case k.Role == RoleUser && k.Principal == "":
+		return FieldError("principal", "is required for a user key")
+	case k.Role == RoleAdmin && k.Principal != "":
+		return FieldError("principal", "an admin key is tenant-wide; bind a principal with role user or agent")
+	case k.Agent != "" && k.Role != RoleAgent:
+		return FieldError("agent", "only an agent key can be bound to an agent")
+	}
+	if err := CheckText("name", k.Name, MaxKeyNameBytes); err != nil {
+		return err
+	}
+	for _, r := range k.Name {
+		if unicode.IsControl(r) {
+			return FieldError("name", "must not contain control characters")
+		}
+	}
+	if !isLowerHex(k.Hash, 64) {
+		return FieldError("hash", "must be a SHA-256 in lower-case hex")
+	}
+	if k.RevokedAt != nil && k.RevokedAt.Before(k.CreatedAt) {
+		return FieldError("revoked_at", "must not be before created_at")
+	}
+	return nil
+}
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

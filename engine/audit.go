@@ -66,13 +66,19 @@ func (e *Engine) appendAudit(ctx context.Context, evs []store.AuditEvent) {
 	}
 }
 
-// auditLater queues a recall's event: recalls are reads, and a write
-// transaction on each would cost more than the recall itself. Queued events
+// auditLater queues an event for a frequent operation (recall, remember): a
+// write transaction of its own on each would cost more than the operation
+// itself. The trade-off: a process killed within auditFlushEvery of an
+// operation may lose that operation's audit event (never the operation,
+// which has committed). Queued events
 // are appended in batches by one goroutine, within auditFlushEvery; Audit
 // and Close flush the queue first, so this process reads its own events.
 // When the queue is full the event is appended at once (never dropped).
 func (e *Engine) auditLater(ctx context.Context, ev store.AuditEvent) {
 	ev.Actor = actorOf(ctx)
+	if ev.At.IsZero() {
+		ev.At = e.now()
+	}
 	e.auditOnce.Do(e.startAuditor)
 	select {
 	case e.auditq <- ev:

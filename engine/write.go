@@ -138,7 +138,7 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
 	}
 	first := ms[0]
-	e.audit(ctx, store.AuditEvent{
+	e.auditLater(ctx, store.AuditEvent{
 		Tenant: first.Tenant, Principal: first.Principal, Agent: first.Agent, Action: ActionRemember,
 		MemoryIDs: append(stored, folded...),
 		Counts:    map[string]int64{"stored": int64(len(stored)), "deduplicated": int64(len(folded)), "pending": int64(len(pending)), "evicted": int64(len(res.Evicted))},
@@ -148,7 +148,7 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		for i, r := range res.Evicted {
 			ids[i] = r.ID
 		}
-		e.audit(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: first.Principal, Action: ActionEvict, MemoryIDs: ids, Reason: "retention_cap"})
+		e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: first.Principal, Action: ActionEvict, MemoryIDs: ids, Reason: "retention_cap"})
 	}
 	if len(ms) == 1 {
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "took", time.Since(start))

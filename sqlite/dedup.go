@@ -40,16 +40,16 @@ func (db *DB) FindDuplicates(ctx context.Context, ms []*memgate.Memory) ([]strin
 		}
 	}
 	out := make([]string, len(ms))
-	r, err := db.reader()
+	find, err := db.readStmt(ctx, dedupSQL)
 	if err != nil {
-		return nil, err
+		return nil, interpretError(ctx, "find duplicates", err)
 	}
 	for i, m := range ms {
 		if m == nil || m.DedupKey == "" {
 			continue
 		}
 		var seq int64
-		err := r.QueryRowContext(ctx, dedupSQL, dedupArgs(m)...).Scan(&seq, &out[i])
+		err := find.QueryRowContext(ctx, dedupArgs(m)...).Scan(&seq, &out[i])
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, interpretError(ctx, "find duplicates", err)
 		}

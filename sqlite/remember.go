@@ -69,16 +69,22 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 			Deduplicated: make([]bool, len(ms)),
 			Evicted:      []store.Ref{},
 		}
-		ins, err := tx.PrepareContext(ctx, insertMemory)
+		ins, err := db.txStmt(ctx, tx, insertMemory)
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
-		find, err := tx.PrepareContext(ctx, dedupSQL)
+		find, err := db.txStmt(ctx, tx, dedupSQL)
 		if err != nil {
 			return err
 		}
-		defer find.Close()
+		fold, err := db.txStmt(ctx, tx, foldSQL)
+		if err != nil {
+			return err
+		}
+		read, err := db.txStmt(ctx, tx, readByID)
+		if err != nil {
+			return err
+		}
 
 		standing := make([]string, len(ms)) // id of the memory that stands for each input
 		var pops []population
@@ -92,7 +98,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 				err := find.QueryRowContext(ctx, dedupArgs(m)...).Scan(&seq, &id)
 				switch {
 				case err == nil:
-					if _, err := tx.ExecContext(ctx, foldSQL, micros(m.UpdatedAt), seq); err != nil {
+					if _, err := fold.ExecContext(ctx, micros(m.UpdatedAt), seq); err != nil {
 						return err
 					}
 					standing[i], res.Deduplicated[i] = id, true
@@ -110,7 +116,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		// Read back before evicting: eviction only deletes, so what is read
 		// now is the final state of every memory that survives it.
 		for i, m := range ms {
-			if res.Memories[i], err = getOne(ctx, tx, "tenant = ?", []any{m.Tenant}, standing[i]); err != nil {
+			if res.Memories[i], _, err = scanMemory(read.QueryRowContext(ctx, m.Tenant, standing[i]), false); err != nil {
 				return err
 			}
 		}
@@ -120,7 +126,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 			if limit <= 0 {
 				continue
 			}
-			evicted, err := evict(ctx, tx, p, limit)
+			evicted, err := db.evict(ctx, tx, p, limit)
 			if err != nil {
 				return err
 			}
@@ -136,9 +142,13 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 
 // evict deletes the oldest memories of p until at most limit remain, and
 // returns them oldest first.
-func evict(ctx context.Context, tx *sql.Tx, p population, limit int) ([]store.Ref, error) {
+func (db *DB) evict(ctx context.Context, tx *sql.Tx, p population, limit int) ([]store.Ref, error) {
+	count, err := db.txStmt(ctx, tx, populationCountSQL)
+	if err != nil {
+		return nil, err
+	}
 	var n int
-	if err := tx.QueryRowContext(ctx, populationCountSQL, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil {
+	if err := count.QueryRowContext(ctx, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil {
 		return nil, err
 	}
 	if n <= limit {

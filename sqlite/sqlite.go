@@ -81,6 +81,8 @@ type DB struct {
 	w *sql.DB // exactly one connection: every write goes through it
 	r *sql.DB // read-only connections (PRAGMA query_only)
 
+	stmts stmtCache // prepared statements of the hot paths
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -130,6 +132,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	if err := db.prepareWriter(ctx); err != nil {
+		db.stmts.close()
+		db.w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: prepare: %w", path, err)
+	}
 
 	// Readers open after the writer has switched the file to WAL.
 	// Readers map the file (no read syscall per page) and keep a larger
@@ -174,6 +181,7 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		db.closed.Store(true)
+		db.stmts.close()
 		db.closeErr = errors.Join(db.r.Close(), db.w.Close())
 	})
 	return db.closeErr

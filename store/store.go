@@ -150,8 +150,41 @@ type Store interface {
 	// first, in pages (same paging rules as List).
 	ListAudit(ctx context.Context, tenant string, f AuditFilter) (*AuditPage, error)
 
+	// CreateKey stores a new API key record. The caller (package auth) has
+	// generated the id and the hash and validated the fields; the store
+	// keeps them faithfully. A key id is unique within its tenant and a hash
+	// across every tenant: reusing either is a conflict, and nothing is
+	// stored. The secret itself never reaches the store.
+	CreateKey(ctx context.Context, k *memgate.Key) error
+
+	// KeyByHash returns the key whose Hash is hash, in any tenant, revoked
+	// or not (the caller checks RevokedAt): authentication starts from the
+	// hash of the presented secret, before any tenant is known. A hash no
+	// key has is not_found.
+	KeyByHash(ctx context.Context, hash string) (*memgate.Key, error)
+
+	// ListKeys returns every key of tenant, revoked ones included, oldest
+	// first. Another tenant's keys are never returned.
+	ListKeys(ctx context.Context, tenant string) ([]*memgate.Key, error)
+
+	// RevokeKey sets the revoked time of the key id of tenant to at and
+	// returns it. Revoking a revoked key returns it unchanged (its first
+	// revocation time stands). A key of another tenant is not_found, exactly
+	// like a missing one.
+	RevokeKey(ctx context.Context, tenant, id string, at time.Time) (*memgate.Key, error)
+
+	// CountKeys returns the number of keys in every tenant, revoked ones
+	// included (serve creates its first admin key only when it is zero).
+	CountKeys(ctx context.Context) (int64, error)
+
 	// Close releases the backend's resources.
 	Close() error
+}
+
+// ErrKeyNotFound is the one error for a key that does not exist and for a
+// key of another tenant.
+func ErrKeyNotFound() *memgate.Error {
+	return &memgate.Error{Code: memgate.ENOTFOUND, Message: "key not found"}
 }
 
 // WriteResult is the outcome of Remember: Memories[i] is what stands for
