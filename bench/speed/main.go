@@ -30,7 +30,6 @@ import (
 	chromem "github.com/philippgille/chromem-go"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/analysis"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/index"
@@ -373,27 +372,34 @@ func texts(n int, seed uint64) []string {
 	return out
 }
 
-func openEngine(dir string) (*engine.Engine, *sqlite.DB, error) {
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "bench.db"))
+// openEngine opens an engine with the built-in embedder over a new SQLite
+// database in a temporary directory; done closes both and removes it.
+func openEngine() (eng *engine.Engine, done func(), err error) {
+	dir, err := os.MkdirTemp("", "memgate-speed-")
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
-	return eng, db, err
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "bench.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	eng, err = engine.New(engine.Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return eng, func() { eng.Close(); db.Close(); os.RemoveAll(dir) }, nil
 }
 
 func benchE2E(n, q int) (Result, error) {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "memgate-speed-")
+	eng, done, err := openEngine()
 	if err != nil {
 		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
-	eng, db, err := openEngine(dir)
-	if err != nil {
-		return Result{}, err
-	}
-	defer db.Close()
+	defer done()
 	docs := texts(n, 1)
 	start := time.Now()
 	for chunk := range slices.Chunk(docs, 500) {
@@ -427,23 +433,17 @@ func benchE2E(n, q int) (Result, error) {
 		}
 	}
 	p50, p99 := percentiles(lat)
-	_ = analysis.TermsVersion
 	return Result{Ops: q, P50us: p50, P99us: p99, BuildMs: float64(build.Milliseconds()),
 		Note: fmt.Sprintf("embed query + index + rank + read from SQLite, k=10, default floor, %.1f results/query; first search loads the partition", float64(returned)/float64(q))}, nil
 }
 
 func benchIngest(n, batch int) (Result, error) {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "memgate-speed-")
+	eng, done, err := openEngine()
 	if err != nil {
 		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
-	eng, db, err := openEngine(dir)
-	if err != nil {
-		return Result{}, err
-	}
-	defer db.Close()
+	defer done()
 	docs := texts(n, 2)
 	start := time.Now()
 	for chunk := range slices.Chunk(docs, batch) {
