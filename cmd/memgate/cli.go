@@ -44,6 +44,9 @@ commands:
   import     import JSONL memories:     memgate import --tenant T FILE.jsonl
   export     export JSONL memories:     memgate export --tenant T [--principal P]
   bench      quality harness:           memgate bench locomo [--data DIR] [--json]
+  keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A]
+                                        memgate keys list --tenant T;  memgate keys revoke --tenant T ID
+  serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE]
 
 Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
 Run "memgate COMMAND -h" for a command's flags.
@@ -127,6 +130,8 @@ func init() {
 		"feedback":  cmdFeedback,
 		"audit":     cmdAudit,
 		"sweep":     cmdSweep,
+		"keys":      cmdKeys,
+		"serve":     cmdServe,
 	}
 }
 

@@ -1,0 +1,185 @@
+package auth
+
+import (
+	"github.com/memgate/memgate"
+)
+
+// Op is an operation a request performs, as the permission table names it.
+type Op string
+
+// Operations.
+const (
+	OpRemember Op = "remember"
+	OpRecall   Op = "recall"
+	OpList     Op = "list"
+	OpGet      Op = "get"
+	OpUpdate   Op = "update"
+	OpRevoke   Op = "revoke"
+	OpApprove  Op = "approve"
+	OpReject   Op = "reject"
+	OpFeedback Op = "feedback"
+	OpDelete   Op = "delete"
+	OpForget   Op = "forget"
+	OpAudit    Op = "audit"
+	OpStats    Op = "stats"
+	OpImport   Op = "import"
+	OpExport   Op = "export"
+	OpKeys     Op = "keys"
+)
+
+// Ops lists every operation, in the order of the permission table.
+var Ops = []Op{
+	OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpApprove, OpReject,
+	OpFeedback, OpDelete, OpForget, OpAudit, OpStats, OpImport, OpExport, OpKeys,
+}
+
+// permissions is the permission table, the only one. A role may perform an
+// operation when it is listed here; anything else (an unknown role, an
+// unknown operation) is denied.
+//
+//	op         admin  agent  user
+//	remember     ✓      ✓
+//	recall       ✓      ✓      ✓
+//	list         ✓      ✓      ✓
+//	get          ✓      ✓      ✓
+//	update       ✓      ✓
+//	revoke       ✓      ✓      ✓
+//	approve      ✓
+//	reject       ✓
+//	feedback     ✓      ✓
+//	delete       ✓             ✓
+//	forget       ✓             ✓
+//	audit        ✓             ✓
+//	stats        ✓
+//	import       ✓
+//	export       ✓
+//	keys         ✓
+//
+// Every role acts within its key's tenant only, and within its binding
+// (ScopeFor): a user key reads, recalls, revokes, deletes, forgets and
+// audits its own principal's memories; an agent key works on the principals
+// its requests name (or its bound one) and, when bound to an agent, as that
+// agent only. Approving what the write gate held back is an admin's
+// decision, not the agent's whose memory was held.
+var permissions = map[memgate.Role]map[Op]bool{
+	memgate.RoleAdmin: set(Ops...),
+	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback),
+	memgate.RoleUser:  set(OpRecall, OpList, OpGet, OpRevoke, OpDelete, OpForget, OpAudit),
+}
+
+func set(ops ...Op) map[Op]bool {
+	m := make(map[Op]bool, len(ops))
+	for _, op := range ops {
+		m[op] = true
+	}
+	return m
+}
+
+// Allowed reports whether role may perform op (see the permission table on
+// permissions). Unknown roles and operations are denied.
+func Allowed(role memgate.Role, op Op) bool {
+	return permissions[role][op]
+}
+
+// tenantWide are the operations an unbound admin may perform across every
+// principal of its tenant, when its request names none.
+var tenantWide = set(OpList, OpStats, OpAudit, OpExport, OpImport, OpKeys)
+
+// TenantWide reports whether op may act on a whole tenant (with an admin
+// key and no principal in the request).
+func TenantWide(op Op) bool { return tenantWide[op] }
+
+// ErrForbidden is the error for a key whose role may not perform an
+// operation.
+func ErrForbidden(op Op) *memgate.Error {
+	return &memgate.Error{Code: memgate.EFORBIDDEN, Message: "this API key may not " + string(op)}
+}
+
+// errOutsideKey is the error for a request field that names something
+// outside the key's binding. It names the field and says nothing about
+// what the field names (whether that tenant, principal or agent exists),
+// so it is the same for every value outside the binding.
+func errOutsideKey(field string) *memgate.Error {
+	return &memgate.Error{Code: memgate.EFORBIDDEN, Field: field, Message: "is outside what the API key grants"}
+}
+
+// ScopeFor returns the scope a request may act in: the key's grant,
+// narrowed by the request's fields. It is the only way a surface turns a
+// request into a memgate.Scope, and it fails closed:
+//
+//   - The role must be allowed op (Allowed), or forbidden.
+//   - Tenant always comes from the key. A request that names another
+//     tenant is forbidden (field "tenant"), never served from the key's
+//     tenant as if it had not asked and never answered with not_found:
+//     the caller learns that its key does not reach there, which it knows
+//     already, and nothing about the other tenant. An empty request tenant,
+//     or the key's own, is fine.
+//   - Principal: a key bound to a principal acts for it only; the request
+//     may repeat it or leave it empty, anything else (another principal, or
+//     AllPrincipals) is forbidden. An unbound key (admin, or an agent
+//     serving several people) takes the principal from the request, which
+//     is required, except that an admin may leave it empty on a tenant-wide
+//     operation (list, stats, audit, export, import, keys), which then acts
+//     on every principal (AllPrincipals). AllPrincipals in the request is
+//     honoured only there too; elsewhere it is forbidden.
+//   - Agent: a key bound to an agent acts as that agent only; the request
+//     may repeat it or leave it empty, and the scope always carries the
+//     key's agent (narrowing: that agent's memories and agent-wide ones).
+//     Another agent is forbidden. An unbound key takes the request's agent.
+//   - Conversation comes from the request (it only narrows).
+//
+// The result is validated (memgate.Scope.Validate): a malformed identifier
+// in the request is invalid_argument. A nil key is unauthenticated.
+func ScopeFor(k *memgate.Key, op Op, req memgate.Scope) (memgate.Scope, error) {
+	if k == nil || k.Tenant == "" {
+		return memgate.Scope{}, ErrUnauthenticated()
+	}
+	if !Allowed(k.Role, op) {
+		return memgate.Scope{}, ErrForbidden(op)
+	}
+	if req.Tenant != "" && req.Tenant != k.Tenant {
+		return memgate.Scope{}, errOutsideKey("tenant")
+	}
+	s := memgate.Scope{Tenant: k.Tenant, Conversation: req.Conversation}
+
+	switch {
+	case k.Principal != "":
+		if req.AllPrincipals || (req.Principal != "" && req.Principal != k.Principal) {
+			return memgate.Scope{}, errOutsideKey("principal")
+		}
+		s.Principal = k.Principal
+	case k.Role == memgate.RoleUser:
+		// A user key without a principal cannot be stored or minted; if
+		// one appears anyway it grants nothing.
+		return memgate.Scope{}, ErrUnauthenticated()
+	case req.AllPrincipals:
+		if req.Principal != "" {
+			return memgate.Scope{}, memgate.FieldError("principal", "must be empty when all principals are requested")
+		}
+		if k.Role != memgate.RoleAdmin || !TenantWide(op) {
+			return memgate.Scope{}, errOutsideKey("principal")
+		}
+		s.AllPrincipals = true
+	case req.Principal != "":
+		s.Principal = req.Principal
+	case k.Role == memgate.RoleAdmin && TenantWide(op):
+		s.AllPrincipals = true
+	default:
+		return memgate.Scope{}, memgate.FieldError("principal", "is required")
+	}
+
+	switch {
+	case k.Agent != "":
+		if req.Agent != "" && req.Agent != k.Agent {
+			return memgate.Scope{}, errOutsideKey("agent")
+		}
+		s.Agent = k.Agent
+	default:
+		s.Agent = req.Agent
+	}
+
+	if err := s.Validate(); err != nil {
+		return memgate.Scope{}, err
+	}
+	return s, nil
+}

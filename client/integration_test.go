@@ -1,0 +1,258 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/sqlite"
+)
+
+// liveServer is the real API over a real SQLite store on a loopback
+// listener; keys are minted straight into its store.
+type liveServer struct {
+	url string
+	db  *sqlite.DB
+}
+
+func newLiveServer(t *testing.T) *liveServer {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Engine: eng, Auth: auth.New(db), RateLimit: httpapi.RateLimit{PerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		eng.Close()
+		db.Close()
+	})
+	return &liveServer{url: srv.URL, db: db}
+}
+
+// client mints a key with k's tenant, role and binding and returns a
+// client that uses it.
+func (s *liveServer) client(t *testing.T, k memgate.Key) *client.Client {
+	t.Helper()
+	secret, rec, err := auth.NewKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.CreateKey(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(s.url, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func requireCode(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	if memgate.ErrorCode(err) != code {
+		t.Fatalf("%s: %v (%s), want %s", what, err, memgate.ErrorCode(err), code)
+	}
+}
+
+func TestAgainstTheServer(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	ctx := t.Context()
+	admin := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAdmin})
+	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Agent: "helper"})
+	user := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"})
+	globex := s.client(t, memgate.Key{Tenant: "globex", Role: memgate.RoleAdmin})
+	alice := client.Scope{Principal: "alice"}
+
+	if err := admin.Health(ctx); err != nil {
+		t.Fatalf("Health: %v", err)
+	}
+
+	// Remember: single, batch, a duplicate, one held for approval.
+	tea, err := agent.Remember(ctx, client.Memory{Principal: "alice", Kind: memgate.KindPreference, Source: memgate.SourceUser,
+		Content: "Alice drinks green tea without sugar.", Metadata: map[string]any{"topic": "drinks"}})
+	if err != nil {
+		t.Fatalf("Remember: %v", err)
+	}
+	if tea.Status != memgate.StatusActive || tea.Agent != "helper" || tea.Tenant != "acme" || tea.Version != 1 {
+		t.Fatalf("Remember: %+v", tea.Memory)
+	}
+	batch, err := agent.RememberBatch(ctx, []client.Memory{
+		{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Alice lives in Lisbon."},
+		{Principal: "alice", Kind: memgate.KindPreference, Source: memgate.SourceUser, Content: "Alice drinks green tea without sugar."},
+		{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceAssistant, Content: "Alice is allergic to peanuts."},
+	})
+	if err != nil {
+		t.Fatalf("RememberBatch: %v", err)
+	}
+	if !batch[1].Deduplicated || batch[1].ID != tea.ID || batch[2].Status != memgate.StatusPending || batch[2].StatusReason == "" {
+		t.Fatalf("RememberBatch: dedup %v (%s vs %s), third %s %q", batch[1].Deduplicated, batch[1].ID, tea.ID, batch[2].Status, batch[2].StatusReason)
+	}
+	lisbon, peanuts := batch[0], batch[2]
+	_, err = agent.RememberBatch(ctx, []client.Memory{
+		{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "fine"},
+		{Principal: "alice", Kind: "opinion", Source: memgate.SourceUser, Content: "bad kind"},
+	})
+	requireCode(t, "RememberBatch with a bad item", err, memgate.EINVALID)
+	if f := memgate.ErrorField(err); !strings.HasPrefix(f, "memories[1]") {
+		t.Fatalf("RememberBatch with a bad item names %q", f)
+	}
+	_, err = user.Remember(ctx, client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "x"})
+	requireCode(t, "Remember with a user key", err, memgate.EFORBIDDEN)
+
+	// Recall.
+	res, err := agent.Recall(ctx, client.RecallRequest{Principal: "alice", Query: "What does Alice drink?", Explain: true})
+	if err != nil {
+		t.Fatalf("Recall: %v", err)
+	}
+	if len(res.Results) == 0 || res.Results[0].Memory.ID != tea.ID || res.Results[0].Explain == nil || res.RecallID == "" {
+		t.Fatalf("Recall: %+v", res)
+	}
+	for _, h := range res.Results {
+		if h.Memory.ID == peanuts.ID {
+			t.Fatal("Recall returned a pending memory")
+		}
+	}
+	_, err = agent.Recall(ctx, client.RecallRequest{Principal: "alice", Query: "tea", K: 1000})
+	requireCode(t, "Recall with k out of range", err, memgate.EINVALID)
+
+	// List and Get, and another tenant's view of the same id.
+	page, err := user.List(ctx, client.ListRequest{Statuses: []memgate.Status{memgate.StatusActive}})
+	if err != nil || len(page.Memories) != 2 {
+		t.Fatalf("List by the user: %+v, %v", page, err)
+	}
+	if m, err := user.Get(ctx, client.Scope{}, tea.ID); err != nil || m.Content != tea.Content {
+		t.Fatalf("Get by the user: %v, %v", m, err)
+	}
+	_, foreign := globex.Get(ctx, alice, tea.ID)
+	_, missing := globex.Get(ctx, alice, "m_00000000000000000000000000")
+	requireCode(t, "Get from another tenant", foreign, memgate.ENOTFOUND)
+	if memgate.ErrorMessage(foreign) != memgate.ErrorMessage(missing) || memgate.ErrorCode(missing) != memgate.ENOTFOUND {
+		t.Fatalf("another tenant's id %v and a missing id %v answer differently", foreign, missing)
+	}
+	_, err = user.Get(ctx, client.Scope{Principal: "bob"}, tea.ID)
+	requireCode(t, "Get outside the user's principal", err, memgate.EFORBIDDEN)
+
+	// Update with compare-and-set.
+	content := "Alice drinks oolong tea."
+	up, err := agent.Update(ctx, alice, tea.ID, 1, client.Patch{Content: &content})
+	if err != nil || up.Version != 2 || up.Content != content {
+		t.Fatalf("Update: %+v, %v", up, err)
+	}
+	_, err = agent.Update(ctx, alice, tea.ID, 1, client.Patch{Content: &content})
+	requireCode(t, "Update from a stale version", err, memgate.ECONFLICT)
+
+	// Approve, reject, feedback, revoke.
+	if m, err := admin.Approve(ctx, alice, peanuts.ID); err != nil || m.Status != memgate.StatusActive {
+		t.Fatalf("Approve: %+v, %v", m, err)
+	}
+	_, err = agent.Approve(ctx, alice, peanuts.ID)
+	requireCode(t, "Approve with an agent key", err, memgate.EFORBIDDEN)
+	held, err := agent.Remember(ctx, client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceTool, Content: "Alice owns a boat."})
+	if err != nil || held.Status != memgate.StatusPending {
+		t.Fatalf("Remember from a tool: %+v, %v", held, err)
+	}
+	if m, err := admin.Reject(ctx, alice, held.ID, "not true"); err != nil || m.Status != memgate.StatusRevoked || m.StatusReason != "not true" {
+		t.Fatalf("Reject: %+v, %v", m, err)
+	}
+	if m, err := agent.Feedback(ctx, alice, lisbon.ID, 0.75); err != nil || m.Feedback.Count != 1 {
+		t.Fatalf("Feedback: %+v, %v", m, err)
+	}
+	_, err = agent.Feedback(ctx, alice, lisbon.ID, 2)
+	requireCode(t, "Feedback out of range", err, memgate.EINVALID)
+	if m, err := user.Revoke(ctx, client.Scope{}, lisbon.ID, "moved"); err != nil || m.Status != memgate.StatusRevoked {
+		t.Fatalf("Revoke: %+v, %v", m, err)
+	}
+
+	// Audit and stats.
+	audit, err := admin.Audit(ctx, client.AuditRequest{MemoryID: tea.ID})
+	if err != nil || len(audit.Events) < 2 {
+		t.Fatalf("Audit: %+v, %v", audit, err)
+	}
+	if recalls, err := user.Audit(ctx, client.AuditRequest{Action: "recall"}); err != nil || len(recalls.Events) != 1 || recalls.Events[0].RecallID != res.RecallID {
+		t.Fatalf("Audit of recalls by the user: %+v, %v", recalls, err)
+	}
+	st, err := admin.Stats(ctx, client.Scope{})
+	if err != nil || st.Tenant != "acme" || st.Total != 4 || st.ByStatus["revoked"] != 2 {
+		t.Fatalf("Stats: %+v, %v", st, err)
+	}
+	if st, err := globex.Stats(ctx, client.Scope{}); err != nil || st.Total != 0 {
+		t.Fatalf("Stats of another tenant: %+v, %v", st, err)
+	}
+
+	// Export from one tenant, import into another.
+	var jsonl bytes.Buffer
+	if _, err := admin.Export(ctx, client.Scope{}, &jsonl); err != nil || strings.Count(jsonl.String(), "\n") != 4 {
+		t.Fatalf("Export: %v\n%s", err, jsonl.String())
+	}
+	// A line may name only the importing tenant: drop acme's name.
+	moved := strings.ReplaceAll(jsonl.String(), `"tenant":"acme",`, "")
+	if strings.Contains(moved, "acme") {
+		t.Fatalf("export shape changed: %s", jsonl.String())
+	}
+	imp, err := globex.Import(ctx, strings.NewReader(moved))
+	if err != nil || imp.Imported != 4 {
+		t.Fatalf("Import: %+v, %v", imp, err)
+	}
+	if m, err := globex.Get(ctx, alice, tea.ID); err != nil || m.Tenant != "globex" {
+		t.Fatalf("Get of the imported copy: %+v, %v", m, err)
+	}
+
+	// Delete and forget, by the user, in acme only.
+	if err := user.Delete(ctx, client.Scope{}, peanuts.ID); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	_, err = user.Get(ctx, client.Scope{}, peanuts.ID)
+	requireCode(t, "Get after Delete", err, memgate.ENOTFOUND)
+	rc, err := user.Forget(ctx, "")
+	if err != nil || rc.Forgotten != 3 || rc.Principal != "alice" || rc.Tenant != "acme" {
+		t.Fatalf("Forget: %+v, %v", rc, err)
+	}
+	if st, err := globex.Stats(ctx, client.Scope{}); err != nil || st.Total != 4 {
+		t.Fatalf("another tenant's memories after forget: %+v, %v", st, err)
+	}
+}
+
+func TestRevokedKeyIsUnauthenticated(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	secret, rec, err := auth.NewKey(memgate.Key{Tenant: "acme", Role: memgate.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.CreateKey(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := client.New(s.url, secret)
+	if _, err := c.Stats(t.Context(), client.Scope{}); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if _, err := s.db.RevokeKey(t.Context(), "acme", rec.ID, memgate.Now(rec.CreatedAt.Add(1))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Stats(t.Context(), client.Scope{})
+	requireCode(t, "Stats with a revoked key", err, memgate.EUNAUTHORIZED)
+	bad, _ := client.New(s.url, "mgk_"+strings.Repeat("x", 43))
+	_, err2 := bad.Stats(t.Context(), client.Scope{})
+	if memgate.ErrorMessage(err) != memgate.ErrorMessage(err2) {
+		t.Fatalf("a revoked key %q and an unknown key %q answer differently", err, err2)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/auth"
+)
+
+func TestKeysCreateListRevoke(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+
+	// Text mode: the secret alone on stdout, the id on stderr.
+	code, out, errs := cli(t, db, "", "keys", "create", "--tenant", "acme", "--role", "agent", "--principal", "alice", "--agent", "helper", "--name", "support bot")
+	if code != 0 {
+		t.Fatalf("keys create: exit %d: %s", code, errs)
+	}
+	secret := strings.TrimSpace(out)
+	if !secretRE.MatchString(secret) || len(secret) != auth.SecretLen {
+		t.Fatalf("keys create printed %q, want the secret alone", out)
+	}
+	if !strings.Contains(errs, "shown only this once") || strings.Contains(errs, secret) {
+		t.Fatalf("keys create's note: %q", errs)
+	}
+
+	var made CreatedKey
+	if err := json.Unmarshal([]byte(mustCLI(t, db, "keys", "create", "--tenant", "acme", "--role", "user", "--principal", "bob", "--json")), &made); err != nil {
+		t.Fatal(err)
+	}
+	if made.Key == nil || !secretRE.MatchString(made.Secret) || made.Key.Role != "user" || made.Key.Principal != "bob" {
+		t.Fatalf("keys create --json: %+v", made)
+	}
+	mustCLI(t, db, "keys", "create", "--tenant", "globex", "--role", "admin")
+
+	// list shows the tenant's keys only, and neither secrets nor hashes.
+	list := mustCLI(t, db, "keys", "list", "--tenant", "acme", "--json")
+	for _, leak := range []string{secret, made.Secret, auth.Hash(secret), auth.Hash(made.Secret), "hash"} {
+		if strings.Contains(list, leak) {
+			t.Fatalf("keys list shows %q:\n%s", leak, list)
+		}
+	}
+	var keys struct {
+		Keys []struct {
+			ID, Tenant, Role, Principal, Agent, Name string
+			RevokedAt                                *string `json:"revoked_at"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(list), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys.Keys) != 2 || keys.Keys[0].Agent != "helper" || keys.Keys[0].Name != "support bot" || keys.Keys[1].ID != made.Key.ID {
+		t.Fatalf("keys list acme: %s", list)
+	}
+	for _, k := range keys.Keys {
+		if k.Tenant != "acme" || k.RevokedAt != nil {
+			t.Fatalf("keys list acme: %s", list)
+		}
+	}
+	if text := mustCLI(t, db, "keys", "list", "--tenant", "acme"); !strings.Contains(text, made.Key.ID) || !strings.Contains(text, "support bot") {
+		t.Fatalf("keys list (text):\n%s", text)
+	}
+
+	// Revoking from another tenant answers like a missing key and changes
+	// nothing; the owner's revoke works and is idempotent.
+	code, _, errs = cli(t, db, "", "keys", "revoke", "--tenant", "globex", made.Key.ID)
+	if code != 1 || !strings.Contains(errs, "not_found: key not found") {
+		t.Fatalf("keys revoke from another tenant: exit %d: %s", code, errs)
+	}
+	_, _, missing := cli(t, db, "", "keys", "revoke", "--tenant", "globex", "key_0000000000000000")
+	if missing != errs {
+		t.Fatalf("another tenant's key %q and a missing key %q answer differently", errs, missing)
+	}
+	if !strings.Contains(mustCLI(t, db, "keys", "list", "--tenant", "acme"), "support bot") {
+		t.Fatal("control: list lost a key")
+	}
+	for range 2 {
+		if out := mustCLI(t, db, "keys", "revoke", "--tenant", "acme", made.Key.ID); out != made.Key.ID+" revoked\n" {
+			t.Fatalf("keys revoke: %q", out)
+		}
+	}
+	if !strings.Contains(mustCLI(t, db, "keys", "list", "--tenant", "acme", "--json"), `"revoked_at"`) {
+		t.Fatal("keys list does not show the revocation")
+	}
+}
+
+func TestKeysRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"keys"}, 2, "missing subcommand"},
+		{[]string{"keys", "rotate"}, 2, "unknown subcommand"},
+		{[]string{"keys", "create", "--role", "admin"}, 1, "tenant: is required"},
+		{[]string{"keys", "create", "--tenant", "acme"}, 1, "role: is required"},
+		{[]string{"keys", "create", "--tenant", "acme", "--role", "root"}, 1, "unknown role"},
+		{[]string{"keys", "create", "--tenant", "acme", "--role", "user"}, 1, "principal: is required for a user key"},
+		{[]string{"keys", "create", "--tenant", "acme", "--role", "user", "--principal", "bob", "--agent", "a"}, 1, "agent: only an agent key"},
+		{[]string{"keys", "create", "--tenant", "acme", "--role", "admin", "--principal", "bob"}, 1, "principal: an admin key is tenant-wide"},
+		{[]string{"keys", "create", "--tenant", "acme", "--role", "admin", "extra"}, 2, "no arguments"},
+		{[]string{"keys", "list"}, 1, "tenant: is required"},
+		{[]string{"keys", "revoke", "--tenant", "acme"}, 2, "exactly one key ID"},
+	} {
+		code, out, errs := cli(t, db, "", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || secretRE.MatchString(out) {
+			t.Errorf("memgate %v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errs, tc.code, tc.want)
+		}
+	}
+	// Nothing was created by the refused commands.
+	if out := mustCLI(t, db, "keys", "list", "--tenant", "acme", "--json"); !strings.Contains(out, `"keys": []`) {
+		t.Fatalf("refused creates stored keys: %s", out)
+	}
+}

@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate"
+)
+
+func TestCheckEscapes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"a":"plain"}`, true},
+		{`{"a":"\u00e9\n\"\\"}`, true},
+		{`{"a":"\ud83d\ude00"}`, true}, // a valid pair
+		{`{"a":"\\ud800"}`, true},      // an escaped backslash, then text
+		{`{"a":"\ud800"}`, false},
+		{`{"a":"\udc00"}`, false},
+		{`{"a":"\ud800\u0041"}`, false},
+		{`{"a":"\ud800x"}`, false},
+		{`{"\ud800":1}`, false},
+		{`{"a":"\ud83d\ude00\udc00"}`, false},
+	} {
+		err := checkEscapes([]byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("checkEscapes(%s) = %v, want ok=%v", tc.in, err, tc.ok)
+		}
+	}
+}
+
+func TestIfMatch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vals []string
+		want int64
+	}{
+		{[]string{"3"}, 3}, {[]string{`"3"`}, 3}, {[]string{`W/"3"`}, 3}, {[]string{" 12 "}, 12},
+		{nil, 0}, {[]string{"*"}, 0}, {[]string{"0"}, 0}, {[]string{"-1"}, 0}, {[]string{"1", "2"}, 0}, {[]string{`"abc"`}, 0},
+	} {
+		r := httptest.NewRequest("PATCH", "/", nil)
+		for _, v := range tc.vals {
+			r.Header.Add("If-Match", v)
+		}
+		got, err := ifMatch(r)
+		if got != tc.want || (err == nil) != (tc.want > 0) {
+			t.Errorf("If-Match %q = %d, %v", tc.vals, got, err)
+		}
+		if err != nil && memgate.ErrorField(err) != "If-Match" {
+			t.Errorf("If-Match %q: error names %q", tc.vals, memgate.ErrorField(err))
+		}
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	l := newLimiter(RateLimit{PerSecond: 2, Burst: 3}, func() time.Time { return now })
+	for i := range 3 {
+		if ok, _ := l.allow("k1"); !ok {
+			t.Fatalf("request %d refused within the burst", i)
+		}
+	}
+	ok, wait := l.allow("k1")
+	if ok || wait != time.Second {
+		t.Fatalf("past the burst: ok=%v wait=%v", ok, wait)
+	}
+	if ok, _ := l.allow("k2"); !ok {
+		t.Fatal("another key is limited")
+	}
+	now = now.Add(500 * time.Millisecond) // one token back
+	if ok, _ := l.allow("k1"); !ok {
+		t.Fatal("refill did not happen")
+	}
+	if ok, _ := l.allow("k1"); ok {
+		t.Fatal("refill gave more than the rate")
+	}
+	now = now.Add(time.Hour)
+	for range 3 {
+		l.allow("k1")
+	}
+	if ok, _ := l.allow("k1"); ok {
+		t.Fatal("the bucket grew past its burst")
+	}
+	// Slow rate: the wait is rounded up to whole seconds by the handler.
+	slow := newLimiter(RateLimit{PerSecond: 0.1, Burst: 1}, func() time.Time { return now })
+	slow.allow("k")
+	if _, wait := slow.allow("k"); wait != 10*time.Second {
+		t.Fatalf("wait %v, want 10s", wait)
+	}
+}
+
+// TestErrorTable: every code maps to its status; an internal error (or an
+// unknown code) says "internal error" and nothing else, and its detail goes
+// to the log line with the request id.
+func TestErrorTable(t *testing.T) {
+	t.Parallel()
+	want := map[string]int{
+		"invalid_argument": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
+		"method_not_allowed": 405, "conflict": 409, "too_large": 413, "policy_violation": 422,
+		"rate_limited": 429, "unavailable": 503, "internal": 500,
+	}
+	if len(statusOf) != len(want) {
+		t.Fatalf("the table has %d codes, want %d", len(statusOf), len(want))
+	}
+	s := testServer()
+	for code, status := range want {
+		if statusOf[code] != status {
+			t.Errorf("%s → %d, want %d", code, statusOf[code], status)
+		}
+		rec := httptest.NewRecorder()
+		s.writeError(rec, httptest.NewRequest("GET", "/", nil), memgate.Errorf(code, "detail of %s", code))
+		if rec.Code != status {
+			t.Errorf("%s answered %d", code, rec.Code)
+		}
+	}
+
+	var logs bytes.Buffer
+	s.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, fmt.Errorf("sqlite: disk I/O error at page 7: %w", errors.New("hidden-detail")))
+	})
+	s.mux.HandleFunc("GET /odd", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &memgate.Error{Code: "made_up", Message: "odd-detail"})
+	})
+	s.mux.HandleFunc("GET /panic", func(w http.ResponseWriter, r *http.Request) { panic("panic-detail") })
+	for _, path := range []string{"/boom", "/odd", "/panic"} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != 500 || strings.TrimSpace(rec.Body.String()) != `{"error":{"code":"internal","message":"internal error"}}` {
+			t.Errorf("%s answered %d %s", path, rec.Code, rec.Body)
+		}
+		id := rec.Header().Get("X-Request-Id")
+		var line map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			if strings.Contains(l, id) {
+				json.Unmarshal([]byte(l), &line)
+			}
+		}
+		if line == nil || !strings.Contains(fmt.Sprint(line["error"]), "detail") || line["level"] != "ERROR" {
+			t.Errorf("%s: the log line with request id %s is %v", path, id, line)
+		}
+	}
+}
+
+// FuzzDecode: the strict decoder never panics, and what it accepts holds
+// only valid UTF-8 (no input byte sequence slips through as U+FFFD).
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"principal":"alice","kind":"fact","source":"user","content":"Alice keeps bees."}`,
+		`{"content":"\ud83d\ude00","metadata":{"n":1e3,"s":"x","a":[1,{"b":null}]}}`,
+		`{"content":"\ud800"}`, `{"content":"\\ud800"}`, "{\"content\":\"\xff\"}", `{"k":1}{}`,
+		`{"contnet":1}`, `[]`, `"`, `{"metadata":{"\u0000":1}}`, `{"ttl":"30d","expires_at":"2026-01-01T00:00:00Z"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var in memoryInput
+		err := decodeStrict(b, &in)
+		if err != nil {
+			if memgate.ErrorCode(err) != memgate.EINVALID {
+				t.Fatalf("decode error with code %q: %v", memgate.ErrorCode(err), err)
+			}
+			return
+		}
+		if !utf8.Valid(b) {
+			t.Fatal("invalid UTF-8 accepted")
+		}
+		for _, s := range []string{in.Tenant, in.Principal, in.Agent, in.Conversation, in.Kind, in.Source, in.Content, in.Reason, in.TTL} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("decoded invalid UTF-8 %q", s)
+			}
+			if strings.ContainsRune(s, utf8.RuneError) && !bytes.Contains(b, []byte("\uFFFD")) && !bytes.Contains(bytes.ToLower(b), []byte(`\ufffd`)) {
+				t.Fatalf("a replacement character appeared from nowhere in %q", b)
+			}
+		}
+	})
+}

@@ -1,0 +1,661 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/store"
+)
+
+// memoryInput is one memory of POST /v1/memories: the caller's fields of
+// the Memory model. The id, status, times, version and hashes are the
+// server's; tenant, when given, must be the key's.
+type memoryInput struct {
+	Tenant       string         `json:"tenant"`
+	Principal    string         `json:"principal"`
+	Agent        string         `json:"agent"`
+	Conversation string         `json:"conversation"`
+	Kind         string         `json:"kind"`
+	Source       string         `json:"source"`
+	Sensitivity  string         `json:"sensitivity"`
+	Content      string         `json:"content"`
+	Reason       string         `json:"reason"`
+	Metadata     map[string]any `json:"metadata"`
+	ExpiresAt    string         `json:"expires_at"`
+	ValidFrom    string         `json:"valid_from"`
+	ValidUntil   string         `json:"valid_until"`
+	TTL          string         `json:"ttl"`
+	Supersedes   string         `json:"supersedes"`
+}
+
+// batchInput is the batch form of POST /v1/memories.
+type batchInput struct {
+	Tenant   string        `json:"tenant"`
+	Memories []memoryInput `json:"memories"`
+}
+
+// rememberedList is the response of POST /v1/memories.
+type rememberedList struct {
+	Memories []*engine.Remembered `json:"memories"`
+}
+
+// request turns one memoryInput into the engine's request, in the scope
+// the key allows.
+func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
+	var req engine.RememberRequest
+	s, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation})
+	if err != nil {
+		return req, err
+	}
+	if s.AllPrincipals || s.Principal == "" {
+		return req, memgate.FieldError("principal", "is required")
+	}
+	m := memgate.Memory{
+		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
+		Kind: memgate.Kind(in.Kind), Source: memgate.Source(in.Source), Sensitivity: memgate.Sensitivity(in.Sensitivity),
+		Content: in.Content, Reason: in.Reason, Metadata: in.Metadata,
+	}
+	if m.ExpiresAt, err = optTime("expires_at", in.ExpiresAt); err != nil {
+		return req, err
+	}
+	if m.ValidFrom, err = optTime("valid_from", in.ValidFrom); err != nil {
+		return req, err
+	}
+	if m.ValidUntil, err = optTime("valid_until", in.ValidUntil); err != nil {
+		return req, err
+	}
+	ttl, err := parseTTL(in.TTL)
+	if err != nil {
+		return req, err
+	}
+	return engine.RememberRequest{Memory: m, TTL: ttl, Supersedes: in.Supersedes}, nil
+}
+
+// remember stores one memory or an atomic batch (up to the engine's
+// MaxBatch): 201 {"memories":[…]}, each item with its status and whether it
+// was deduplicated.
+func (s *server) remember(c *call) error {
+	b, err := readBody(c.w, c.r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var probe map[string]json.RawMessage
+	if len(bytes.TrimSpace(b)) == 0 {
+		return memgate.FieldError("", "request body is required (a memory, or {\"memories\":[…]})")
+	}
+	if err := decodeStrict(b, &probe); err != nil {
+		return err
+	}
+	var out []*engine.Remembered
+	if _, batch := probe["memories"]; batch {
+		var in batchInput
+		if err := decodeStrict(b, &in); err != nil {
+			return err
+		}
+		if in.Tenant != "" && in.Tenant != c.key.Tenant {
+			return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "tenant", Message: "is fixed by the key; another tenant may not be named"}
+		}
+		if len(in.Memories) == 0 {
+			return memgate.FieldError("memories", "must not be empty")
+		}
+		reqs := make([]engine.RememberRequest, len(in.Memories))
+		for i, m := range in.Memories {
+			if reqs[i], err = c.request(m); err != nil {
+				return itemError(i, err)
+			}
+		}
+		if out, err = s.eng.RememberBatch(c.ctx, reqs); err != nil {
+			return err
+		}
+	} else {
+		var in memoryInput
+		if err := decodeStrict(b, &in); err != nil {
+			return err
+		}
+		req, err := c.request(in)
+		if err != nil {
+			return err
+		}
+		r, err := s.eng.Remember(c.ctx, req)
+		if err != nil {
+			return err
+		}
+		out = []*engine.Remembered{r}
+	}
+	writeJSON(c.w, http.StatusCreated, rememberedList{Memories: out})
+	return nil
+}
+
+// itemError names the batch item an error is about.
+func itemError(i int, err error) error {
+	me, ok := err.(*memgate.Error)
+	if !ok {
+		return err
+	}
+	e := *me
+	if e.Field != "" {
+		e.Field = "memories[" + strconv.Itoa(i) + "]." + e.Field
+	} else {
+		e.Field = "memories[" + strconv.Itoa(i) + "]"
+	}
+	return &e
+}
+
+// recallInput is the body of POST /v1/recall.
+type recallInput struct {
+	Tenant            string         `json:"tenant"`
+	Principal         string         `json:"principal"`
+	Agent             string         `json:"agent"`
+	Conversation      string         `json:"conversation"`
+	Query             string         `json:"query"`
+	K                 int            `json:"k"`
+	MinScore          *float64       `json:"min_score"`
+	Kinds             []string       `json:"kinds"`
+	Sources           []string       `json:"sources"`
+	Metadata          map[string]any `json:"metadata"`
+	AsOf              string         `json:"as_of"`
+	IncludeRestricted bool           `json:"include_restricted"`
+	BudgetChars       int            `json:"budget_chars"`
+	Diversify         bool           `json:"diversify"`
+	Explain           bool           `json:"explain"`
+	Render            bool           `json:"render"`
+}
+
+// recall answers the engine's RecallResult.
+func (s *server) recall(c *call) error {
+	var in recallInput
+	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	sc, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation})
+	if err != nil {
+		return err
+	}
+	if sc.AllPrincipals || sc.Principal == "" {
+		return memgate.FieldError("principal", "is required: recall is for one principal")
+	}
+	asOf, err := parseTime("as_of", in.AsOf)
+	if err != nil {
+		return err
+	}
+	req := engine.RecallRequest{
+		Scope: sc, Query: in.Query, K: in.K, MinScore: in.MinScore,
+		Metadata: in.Metadata, AsOf: asOf, IncludeRestricted: in.IncludeRestricted,
+		BudgetChars: in.BudgetChars, Diversify: in.Diversify, Explain: in.Explain, Render: in.Render,
+	}
+	for _, k := range in.Kinds {
+		req.Kinds = append(req.Kinds, memgate.Kind(k))
+	}
+	for _, src := range in.Sources {
+		req.Sources = append(req.Sources, memgate.Source(src))
+	}
+	start := time.Now()
+	res, err := s.eng.Recall(c.ctx, req)
+	if err != nil {
+		return err
+	}
+	s.metrics.observeRecall(time.Since(start))
+	writeJSON(c.w, http.StatusOK, res)
+	return nil
+}
+
+// memoryList is the response of GET /v1/memories.
+type memoryList struct {
+	Memories   []*memgate.Memory `json:"memories"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+	Limit      int               `json:"limit"`
+	Clamped    bool              `json:"clamped"`
+}
+
+var scopeParams = []string{"tenant", "principal", "agent", "conversation"}
+
+func (s *server) list(c *call) error {
+	q, err := parseQuery(c.r, append([]string{"q", "limit", "cursor"}, scopeParams...), []string{"kind", "source", "status"})
+	if err != nil {
+		return err
+	}
+	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
+	if err != nil {
+		return err
+	}
+	f := store.Filter{Text: q.get("q"), Cursor: q.get("cursor")}
+	if f.Limit, err = q.int("limit"); err != nil {
+		return err
+	}
+	for _, k := range q.list("kind") {
+		f.Kinds = append(f.Kinds, memgate.Kind(k))
+	}
+	for _, src := range q.list("source") {
+		f.Sources = append(f.Sources, memgate.Source(src))
+	}
+	for _, st := range q.list("status") {
+		f.Statuses = append(f.Statuses, memgate.Status(st))
+	}
+	if err := memgate.CheckText("q", f.Text, engine.MaxQueryBytes); err != nil {
+		return err
+	}
+	p, err := s.eng.List(c.ctx, sc, f)
+	if err != nil {
+		return err
+	}
+	out := memoryList{Memories: p.Memories, NextCursor: p.NextCursor, Limit: p.Limit, Clamped: p.Clamped}
+	if out.Memories == nil {
+		out.Memories = []*memgate.Memory{}
+	}
+	writeJSON(c.w, http.StatusOK, out)
+	return nil
+}
+
+// idScope is the scope of a request on one memory: the scope parameters
+// of its query string, narrowed within the key.
+func (c *call) idScope() (memgate.Scope, error) {
+	q, err := parseQuery(c.r, scopeParams, nil)
+	if err != nil {
+		return memgate.Scope{}, err
+	}
+	return c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
+}
+
+// writeMemory answers one memory, with its version as the ETag.
+func writeMemory(w http.ResponseWriter, m *memgate.Memory) {
+	w.Header().Set("ETag", `"`+strconv.FormatInt(m.Version, 10)+`"`)
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (s *server) get(c *call) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	m, err := s.eng.Get(c.ctx, sc, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+// patchInput is the body of PATCH /v1/memories/{id}. Absent fields are left
+// as they are; metadata null clears the metadata, expires_at null clears
+// the expiry.
+type patchInput struct {
+	Content     *string         `json:"content"`
+	Reason      *string         `json:"reason"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Kind        *string         `json:"kind"`
+	Sensitivity *string         `json:"sensitivity"`
+	TTL         *string         `json:"ttl"`
+	ExpiresAt   json.RawMessage `json:"expires_at"`
+	ValidFrom   *string         `json:"valid_from"`
+	ValidUntil  *string         `json:"valid_until"`
+}
+
+// ifMatch reads the version an update is based on from If-Match: a
+// version number, quoted or not (the ETag of GET).
+func ifMatch(r *http.Request) (int64, error) {
+	vals := r.Header.Values("If-Match")
+	if len(vals) == 0 {
+		return 0, memgate.FieldError("If-Match", "header is required: the version the update is based on (the memory's version or ETag)")
+	}
+	v := strings.TrimSpace(vals[0])
+	v = strings.TrimPrefix(v, "W/")
+	v = strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if len(vals) > 1 || err != nil || n <= 0 {
+		return 0, memgate.FieldError("If-Match", "header must be one positive version number, such as \"3\"")
+	}
+	return n, nil
+}
+
+func (s *server) update(c *call) error {
+	version, err := ifMatch(c.r)
+	if err != nil {
+		return err
+	}
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	var in patchInput
+	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	p := engine.Patch{Content: in.Content, Reason: in.Reason}
+	changed := in.Content != nil || in.Reason != nil
+	if in.Metadata != nil {
+		changed = true
+		p.ReplaceMetadata = true
+		if string(in.Metadata) != "null" {
+			if p.Metadata, err = memgate.DecodeMetadata(in.Metadata); err != nil {
+				return err
+			}
+		}
+	}
+	if in.Kind != nil {
+		k := memgate.Kind(*in.Kind)
+		p.Kind, changed = &k, true
+	}
+	if in.Sensitivity != nil {
+		sv := memgate.Sensitivity(*in.Sensitivity)
+		p.Sensitivity, changed = &sv, true
+	}
+	if in.TTL != nil {
+		if p.TTL, err = memgate.ParseTTL(*in.TTL); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if in.ExpiresAt != nil {
+		changed = true
+		if string(in.ExpiresAt) == "null" {
+			p.ClearExpiresAt = true
+		} else {
+			var str string
+			if err := json.Unmarshal(in.ExpiresAt, &str); err != nil {
+				return memgate.FieldError("expires_at", "must be an RFC 3339 time, or null to clear it")
+			}
+			t, err := parseTime("expires_at", str)
+			if err != nil {
+				return err
+			}
+			if t.IsZero() {
+				return memgate.FieldError("expires_at", "must be an RFC 3339 time, or null to clear it")
+			}
+			p.ExpiresAt = &t
+		}
+	}
+	if in.ValidFrom != nil {
+		if p.ValidFrom, err = optTime("valid_from", *in.ValidFrom); err != nil {
+			return err
+		}
+		changed = changed || p.ValidFrom != nil
+	}
+	if in.ValidUntil != nil {
+		if p.ValidUntil, err = optTime("valid_until", *in.ValidUntil); err != nil {
+			return err
+		}
+		changed = changed || p.ValidUntil != nil
+	}
+	if !changed {
+		return memgate.FieldError("", "nothing to update: name at least one of content, reason, metadata, kind, sensitivity, ttl, expires_at, valid_from, valid_until")
+	}
+	m, err := s.eng.Update(c.ctx, sc, c.r.PathValue("id"), version, p)
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+func (s *server) delete(c *call) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	id := c.r.PathValue("id")
+	if err := s.eng.Delete(c.ctx, sc, id); err != nil {
+		return err
+	}
+	writeJSON(c.w, http.StatusOK, map[string]string{"deleted": id})
+	return nil
+}
+
+// reasonInput is the body of revoke and reject.
+type reasonInput struct {
+	Reason string `json:"reason"`
+}
+
+func (s *server) revoke(c *call) error {
+	return s.statusChange(c, func(sc memgate.Scope, id, reason string) (*memgate.Memory, error) {
+		return s.eng.Revoke(c.ctx, sc, id, reason)
+	})
+}
+
+func (s *server) reject(c *call) error {
+	return s.statusChange(c, func(sc memgate.Scope, id, reason string) (*memgate.Memory, error) {
+		return s.eng.Reject(c.ctx, sc, id, reason)
+	})
+}
+
+func (s *server) statusChange(c *call, do func(memgate.Scope, string, string) (*memgate.Memory, error)) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	var in reasonInput
+	if err := c.decodeBody(&in, true); err != nil {
+		return err
+	}
+	m, err := do(sc, c.r.PathValue("id"), in.Reason)
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+func (s *server) approve(c *call) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	var in struct{}
+	if err := c.decodeBody(&in, true); err != nil {
+		return err
+	}
+	m, err := s.eng.Approve(c.ctx, sc, c.r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+// feedbackInput is the body of POST /v1/memories/{id}/feedback.
+type feedbackInput struct {
+	Value *float64 `json:"value"`
+}
+
+func (s *server) feedback(c *call) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	var in feedbackInput
+	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	if in.Value == nil {
+		return memgate.FieldError("value", "is required: a usefulness in [-1, 1]")
+	}
+	m, err := s.eng.Feedback(c.ctx, sc, c.r.PathValue("id"), *in.Value)
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+// forgetInput is the body of POST /v1/forget.
+type forgetInput struct {
+	Tenant    string `json:"tenant"`
+	Principal string `json:"principal"`
+}
+
+func (s *server) forget(c *call) error {
+	var in forgetInput
+	if err := c.decodeBody(&in, true); err != nil {
+		return err
+	}
+	sc, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal})
+	if err != nil {
+		return err
+	}
+	if sc.AllPrincipals || sc.Principal == "" {
+		// Forget erases one person: a tenant-wide key must name them.
+		return memgate.FieldError("principal", "is required: forget erases one principal's memories")
+	}
+	rc, err := s.eng.Forget(c.ctx, sc.Tenant, sc.Principal)
+	if err != nil {
+		return err
+	}
+	writeJSON(c.w, http.StatusOK, rc)
+	return nil
+}
+
+func (s *server) audit(c *call) error {
+	q, err := parseQuery(c.r, []string{"tenant", "principal", "memory_id", "recall_id", "action", "from", "to", "limit", "cursor"}, nil)
+	if err != nil {
+		return err
+	}
+	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal")})
+	if err != nil {
+		return err
+	}
+	f := store.AuditFilter{MemoryID: q.get("memory_id"), RecallID: q.get("recall_id"), Action: q.get("action"), Cursor: q.get("cursor")}
+	if f.From, err = q.time("from"); err != nil {
+		return err
+	}
+	if f.To, err = q.time("to"); err != nil {
+		return err
+	}
+	if f.Limit, err = q.int("limit"); err != nil {
+		return err
+	}
+	if f.RecallID != "" && !memgate.ValidIdent(f.RecallID) {
+		return memgate.FieldError("recall_id", "must match [A-Za-z0-9._:@-]{1,128}")
+	}
+	if f.Action != "" && !memgate.ValidIdent(f.Action) {
+		return memgate.FieldError("action", "must match [A-Za-z0-9._:@-]{1,128}")
+	}
+	p, err := s.eng.Audit(c.ctx, sc, f)
+	if err != nil {
+		return err
+	}
+	if p.Events == nil {
+		p.Events = []store.AuditEvent{}
+	}
+	writeJSON(c.w, http.StatusOK, p)
+	return nil
+}
+
+// statsResponse is the response of GET /v1/stats.
+type statsResponse struct {
+	Tenant      string           `json:"tenant"`
+	Principal   string           `json:"principal,omitempty"`
+	Total       int64            `json:"total"`
+	Pending     int64            `json:"pending"` // the approval queue
+	ByStatus    map[string]int64 `json:"by_status"`
+	ByKind      map[string]int64 `json:"by_kind"`
+	ByPrincipal map[string]int64 `json:"by_principal"`
+	Counts      []store.Count    `json:"counts"`
+}
+
+func (s *server) stats(c *call) error {
+	q, err := parseQuery(c.r, scopeParams, nil)
+	if err != nil {
+		return err
+	}
+	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
+	if err != nil {
+		return err
+	}
+	counts, err := s.eng.Counts(c.ctx, sc)
+	if err != nil {
+		return err
+	}
+	out := statsResponse{Tenant: sc.Tenant, Principal: sc.Principal, ByStatus: map[string]int64{}, ByKind: map[string]int64{}, ByPrincipal: map[string]int64{}, Counts: counts}
+	if out.Counts == nil {
+		out.Counts = []store.Count{}
+	}
+	for _, n := range counts {
+		out.Total += n.N
+		out.ByStatus[string(n.Status)] += n.N
+		out.ByKind[string(n.Kind)] += n.N
+		out.ByPrincipal[n.Principal] += n.N
+		if n.Status == memgate.StatusPending {
+			out.Pending += n.N
+		}
+	}
+	writeJSON(c.w, http.StatusOK, out)
+	return nil
+}
+
+// importJSONL stores a JSONL body (the format of export) in the key's
+// tenant, every line validated before anything is written.
+func (s *server) importJSONL(c *call) error {
+	if _, err := parseQuery(c.r, []string{"tenant"}, nil); err != nil {
+		return err
+	}
+	sc, err := c.scope(c.r.URL.Query().Get("tenant"), memgate.Scope{})
+	if err != nil {
+		return err
+	}
+	if !sc.AllPrincipals {
+		// Lines name their own principals: only a tenant-wide key may.
+		return memgate.Errorf(memgate.EFORBIDDEN, "import needs a tenant-wide key")
+	}
+	b, err := readBody(c.w, c.r, s.cfg.MaxImportBytes)
+	if err != nil {
+		return err
+	}
+	if err := checkEscapes(b); err != nil {
+		return err
+	}
+	res, err := s.eng.Import(c.ctx, engine.ImportRequest{Tenant: sc.Tenant}, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	writeJSON(c.w, http.StatusOK, res)
+	return nil
+}
+
+// export writes the scope's memories as JSONL, oldest first.
+func (s *server) export(c *call) error {
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	lw := &lazyWriter{w: c.w}
+	if _, err := s.eng.Export(c.ctx, sc, lw); err != nil {
+		if lw.started {
+			// The status is sent: the truncated body is all that can tell.
+			if info := infoOf(c.r.Context()); info != nil {
+				info.internal = err
+			}
+			return nil
+		}
+		return err
+	}
+	if !lw.started {
+		lw.start()
+	}
+	return nil
+}
+
+// lazyWriter sends the export's headers with its first byte, so an error
+// before any output is still answered as an error.
+type lazyWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (l *lazyWriter) start() {
+	l.started = true
+	l.w.Header().Set("Content-Type", "application/x-ndjson; charset=utf-8")
+	l.w.Header().Set("X-Content-Type-Options", "nosniff")
+	l.w.WriteHeader(http.StatusOK)
+}
+
+func (l *lazyWriter) Write(b []byte) (int, error) {
+	if !l.started {
+		l.start()
+	}
+	return l.w.Write(b)
+}

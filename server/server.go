@@ -1,0 +1,275 @@
+// Package server runs memgate's HTTP API as a process: it opens the
+// embedded database and the engine, creates the first admin key of an empty
+// database, runs the expiry sweeper, and serves package httpapi's handler
+// with timeouts and a graceful shutdown. cmd/memgate's serve command parses
+// flags into a Config and calls Run; tests call Run too, on 127.0.0.1:0.
+//
+// It must never log a secret, memory content or query text: the first
+// admin key is written once to stdout (for the operator) and never to the
+// log, which carries ids, addresses and timings only.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/policy"
+	"github.com/memgate/memgate/sqlite"
+)
+
+// Defaults for Config.
+const (
+	DefaultAddr            = "127.0.0.1:7070"
+	DefaultDB              = "memgate.db"
+	DefaultSweepEvery      = time.Hour
+	DefaultSweepGrace      = 24 * time.Hour
+	DefaultBootstrapTenant = "default"
+
+	// Timeouts of the http.Server. ReadHeaderTimeout bounds slow-loris
+	// clients; ReadTimeout and WriteTimeout bound a whole request and
+	// response, generously enough for an import of the largest body
+	// httpapi accepts; IdleTimeout closes idle keep-alive connections.
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 60 * time.Second
+	DefaultWriteTimeout      = 120 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+	// DefaultShutdownTimeout is how long in-flight requests get to finish
+	// after a shutdown signal before their connections are closed.
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// Config configures Run. The zero value serves DefaultDB on DefaultAddr.
+type Config struct {
+	Addr string // host:port; port 0 picks a free one (the address is printed)
+	DB   string // path of the SQLite database (created if missing)
+	// PolicyFile is a write-gate policy file ("" means policy.Default()).
+	PolicyFile string
+	// SweepEvery is how often expired memories are deleted (default
+	// DefaultSweepEvery; negative turns the sweeper off: reads exclude
+	// expired memories anyway). SweepGrace is how long after expiry they
+	// are kept (default DefaultSweepGrace).
+	SweepEvery time.Duration
+	SweepGrace time.Duration
+	// BootstrapTenant is the tenant of the admin key created on the first
+	// start, when the database holds no key at all.
+	BootstrapTenant string
+
+	// MaxBodyBytes and RateLimit are passed to httpapi (zero: its defaults).
+	MaxBodyBytes int64
+	RateLimit    httpapi.RateLimit
+
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	ShutdownTimeout   time.Duration
+
+	// LogLevel is the minimum level of the JSON log (default info).
+	LogLevel slog.Level
+	// Ready, when set, is called with the listening address once the
+	// server accepts connections (tests use it instead of reading stdout).
+	Ready func(addr string)
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.DB == "" {
+		c.DB = DefaultDB
+	}
+	if c.SweepEvery == 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
+	if c.SweepGrace == 0 {
+		c.SweepGrace = DefaultSweepGrace
+	}
+	if c.BootstrapTenant == "" {
+		c.BootstrapTenant = DefaultBootstrapTenant
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.ReadTimeout, DefaultReadTimeout)
+	def(&c.WriteTimeout, DefaultWriteTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.SweepGrace < 0:
+		return errors.New("sweep grace must not be negative")
+	case c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 || c.ShutdownTimeout < 0:
+		return errors.New("timeouts must not be negative")
+	case c.MaxHeaderBytes < 0:
+		return errors.New("max header bytes must not be negative")
+	}
+	return memgate.CheckIdent("bootstrap tenant", c.BootstrapTenant)
+}
+
+// Run serves the API until ctx is done (cmd/memgate cancels it on SIGINT
+// and SIGTERM), then shuts down gracefully: the listener closes, in-flight
+// requests get ShutdownTimeout to finish, the sweeper stops, the engine
+// flushes its audit queue, and the database closes. It returns nil after a
+// clean shutdown.
+//
+// stdout receives, on the first start only, the bootstrap admin key and a
+// one-line hint, then the line "memgate: serving on http://ADDR". stderr
+// receives the JSON log.
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	pol := policy.Default()
+	if cfg.PolicyFile != "" {
+		p, err := policy.Load(cfg.PolicyFile)
+		if err != nil {
+			return fmt.Errorf("policy %s: %w", cfg.PolicyFile, err)
+		}
+		pol = p
+	}
+	db, err := sqlite.Open(ctx, cfg.DB)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close database: %w", cerr)
+		}
+	}()
+	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New(), Policy: pol, Logger: log})
+	if err != nil {
+		return err
+	}
+	// Deferred after db.Close, so it runs first: the audit queue is
+	// flushed into a database that is still open.
+	defer eng.Close()
+
+	if err := bootstrap(ctx, db, cfg.BootstrapTenant, stdout, log); err != nil {
+		return err
+	}
+
+	handler, err := httpapi.New(httpapi.Config{
+		Engine:       eng,
+		Auth:         auth.New(db),
+		Logger:       log,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		RateLimit:    cfg.RateLimit,
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	addr := ln.Addr().String()
+
+	// The sweeper runs with the engine's actor for the audit log and stops
+	// before the engine closes.
+	var wg sync.WaitGroup
+	sweepCtx, stopSweep := context.WithCancel(engine.WithActor(context.WithoutCancel(ctx), "sweeper"))
+	defer func() {
+		stopSweep()
+		wg.Wait()
+	}()
+	if cfg.SweepEvery > 0 {
+		wg.Go(func() { eng.RunSweeper(sweepCtx, cfg.SweepEvery, cfg.SweepGrace) })
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving", "addr", addr, "db", cfg.DB, "sweep_every", cfg.SweepEvery.String())
+	fmt.Fprintf(stdout, "memgate: serving on http://%s\n", addr)
+	if cfg.Ready != nil {
+		cfg.Ready(addr)
+	}
+
+	select {
+	case err := <-served:
+		// Serve returned before any shutdown: the listener failed.
+		return fmt.Errorf("serve on %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	start := time.Now()
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// The deadline passed with requests still running: cut them off.
+		log.Warn("shutdown deadline passed; closing open connections", "err", err.Error())
+		srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve on %s: %w", addr, err)
+	}
+	stopSweep()
+	wg.Wait()
+	if err := eng.Close(); err != nil {
+		return fmt.Errorf("close engine: %w", err)
+	}
+	log.Info("stopped", "took", time.Since(start).String())
+	return nil
+}
+
+// bootstrap creates an admin key for tenant when the database holds no key
+// at all, and writes its secret to stdout once, with a hint. A database
+// with keys, revoked ones included, is left alone: from then on keys are
+// managed with "memgate keys".
+func bootstrap(ctx context.Context, db *sqlite.DB, tenant string, stdout io.Writer, log *slog.Logger) error {
+	n, err := db.CountKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("count keys: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: memgate.RoleAdmin, Name: "created by the first serve"})
+	if err != nil {
+		return err
+	}
+	if err := db.CreateKey(ctx, rec); err != nil {
+		return fmt.Errorf("create the first admin key: %w", err)
+	}
+	log.Info("created the first admin key", "key_id", rec.ID, "tenant", rec.Tenant)
+	fmt.Fprintf(stdout, "memgate: created the admin key of tenant %q, shown only this once (only its hash is stored); "+
+		"send it as \"Authorization: Bearer <key>\" and make more with \"memgate keys create\":\n%s\n", tenant, secret)
+	return nil
+}

@@ -1,0 +1,91 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/server"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	var stdout, stderr lockedBuffer
+	cfg := server.Config{
+		Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "m.db"), BootstrapTenant: "acme",
+		Ready: func(addr string) { ready <- addr },
+	}
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, &stdout, &stderr) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("Run returned before serving: %v\n%s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not become ready")
+	}
+	if !strings.Contains(stdout.String(), `tenant "acme"`) || !strings.Contains(stdout.String(), "serving on http://"+addr) {
+		t.Fatalf("stdout:\n%s", stdout.String())
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	if err := (server.Config{}).WithDefaults().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for name, c := range map[string]server.Config{
+		"negative grace":   {SweepGrace: -time.Second},
+		"negative timeout": {ReadTimeout: -time.Second},
+		"bad tenant":       {BootstrapTenant: "a b"},
+	} {
+		if err := c.WithDefaults().Validate(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if err := server.Run(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("%s: Run accepted it", name)
+		}
+	}
+}
