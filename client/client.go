@@ -210,7 +210,10 @@ func decodeError(resp *http.Response) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(b, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		return &memgate.Error{Code: body.Error.Code, Field: body.Error.Field, Message: body.Error.Message}
+		// The server's message is self-contained ("field: message"); the
+		// field is kept apart here, as the error it came from had it.
+		msg := strings.TrimPrefix(body.Error.Message, body.Error.Field+": ")
+		return &memgate.Error{Code: body.Error.Code, Field: body.Error.Field, Message: msg}
 	}
 	code, ok := codeOfStatus[resp.StatusCode]
 	if !ok {

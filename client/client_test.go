@@ -329,3 +329,23 @@ func sameJSON(t *testing.T, a, b string) bool {
 	ys, _ := json.Marshal(y)
 	return string(xs) == string(ys)
 }
+
+// The server's message names the field ("tenant: is fixed by the key"); the
+// decoded error must name it once, exactly like the engine's own error.
+func TestDecodeErrorNamesFieldOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"error":{"code":"forbidden","message":"tenant: is outside what the API key grants","field":"tenant"}}`))
+	}))
+	defer srv.Close()
+	c, err := client.New(srv.URL, "mgk_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get(t.Context(), client.Scope{Principal: "p"}, "m_1")
+	want := &memgate.Error{Code: memgate.EFORBIDDEN, Field: "tenant", Message: "is outside what the API key grants"}
+	if err == nil || err.Error() != want.Error() || memgate.ErrorField(err) != "tenant" || memgate.ErrorCode(err) != memgate.EFORBIDDEN {
+		t.Fatalf("decoded %v, want %v", err, want)
+	}
+}

@@ -49,6 +49,17 @@ commands:
   serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE]
 
 Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
+
+Remote: with --server URL (or $MEMGATE_SERVER), remember, recall, get, list, update,
+supersede, revoke, approve, reject, feedback, delete, forget, counts, audit, import and
+export call a memgate server instead of opening --db, with the API key in $MEMGATE_API_KEY
+(there is no key flag, so the key stays out of shell history and the process list):
+  MEMGATE_API_KEY=mgk_... memgate list --server http://127.0.0.1:7070 --principal alice
+The tenant is the key's: --tenant may be left out, and one that differs is refused.
+The server's policy applies (--db and --policy are refused with --server); import is
+sent whole and batched by the server (--batch is refused). sweep, keys, serve and
+bench work on the local database only.
+
 Run "memgate COMMAND -h" for a command's flags.
 `
 
@@ -103,6 +114,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func errorLine(err error) string {
 	var me *memgate.Error
 	if errors.As(err, &me) {
+		if me.Code == memgate.EUNAVAILABLE {
+			// A server that cannot be reached: the whole chain says
+			// which request and why (refused, timed out).
+			return me.Code + ": " + strings.ReplaceAll(err.Error(), "\n", " ")
+		}
 		return me.Code + ": " + me.Error()
 	}
 	return strings.ReplaceAll(err.Error(), "\n", " ")
@@ -140,6 +156,8 @@ type common struct {
 	db     string
 	json   bool
 	policy string
+	server string
+	fs     *flag.FlagSet
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -147,13 +165,60 @@ func (c *common) register(fs *flag.FlagSet) {
 	if def == "" {
 		def = "memgate.db"
 	}
+	c.fs = fs
 	fs.StringVar(&c.db, "db", def, "path of the embedded database")
 	fs.BoolVar(&c.json, "json", false, "print JSON (the HTTP API's shapes)")
 	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
+	fs.StringVar(&c.server, "server", os.Getenv("MEMGATE_SERVER"), "URL of a memgate server to use instead of --db (key from $MEMGATE_API_KEY)")
 }
 
-// open opens the database and an engine over it.
-func (c *common) open(ctx context.Context) (*engine.Engine, func(), error) {
+// explicit reports whether the flag name was given on the command line.
+func (c *common) explicit(name string) bool {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// local refuses --server for a command that only works on the embedded
+// database.
+func (c *common) local(what string) error {
+	if c.server == "" {
+		return nil
+	}
+	return usageError{what + " works on the local database only: drop --server (or unset MEMGATE_SERVER)"}
+}
+
+// open returns the backend the command runs against: a memgate server with
+// --server (or $MEMGATE_SERVER), authenticated with $MEMGATE_API_KEY, or
+// else the database at --db with an engine over it. Remotely the tenant is
+// the key's; the command's --tenant, when given, is sent so that the
+// server refuses one that differs.
+func (c *common) open(ctx context.Context) (backend, func(), error) {
+	if c.server != "" {
+		for _, f := range []string{"db", "policy"} {
+			if c.explicit(f) {
+				return nil, nil, usageError{"--" + f + " applies to the local database; with --server the server's own applies"}
+			}
+		}
+		tenant := ""
+		if f := c.fs.Lookup("tenant"); f != nil {
+			tenant = f.Value.String()
+		}
+		r, err := newRemote(c.server, tenant)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() {}, nil
+	}
+	eng, done, err := c.openEngine(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return localBackend{eng}, done, nil
+}
+
+// openEngine opens the database and an engine over it.
+func (c *common) openEngine(ctx context.Context) (*engine.Engine, func(), error) {
 	pol := policy.Default()
 	if c.policy != "" {
 		p, err := policy.Load(c.policy)
@@ -273,12 +338,12 @@ func cmdRemember(e env, args []string) error {
 		return err
 	}
 	req.Supersedes = supersedes
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	mem, err := eng.Remember(e.ctx, req)
+	mem, err := be.Remember(e.ctx, req)
 	if err != nil {
 		return err
 	}
@@ -317,12 +382,12 @@ func cmdGet(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	m, err := eng.Get(e.ctx, s.scope(), id)
+	m, err := be.Get(e.ctx, s.scope(), id)
 	if err != nil {
 		return err
 	}
@@ -369,12 +434,12 @@ func cmdList(e env, args []string) error {
 	for _, st := range statuses {
 		f.Statuses = append(f.Statuses, memgate.Status(st))
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	p, err := eng.List(e.ctx, scope, f)
+	p, err := be.List(e.ctx, scope, f)
 	if err != nil {
 		return err
 	}
@@ -461,19 +526,19 @@ func cmdUpdate(e env, args []string) error {
 		return err
 	}
 	p.ExpiresAt, p.ValidFrom, p.ValidUntil, p.ClearExpiresAt = m.expiresAt.t, m.validFrom.t, m.validUntil.t, clearExpiry
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
 	if !set["version"] {
-		cur, err := eng.Get(e.ctx, s.scope(), id)
+		cur, err := be.Get(e.ctx, s.scope(), id)
 		if err != nil {
 			return err
 		}
 		version = cur.Version
 	}
-	out, err := eng.Update(e.ctx, s.scope(), id, version, p)
+	out, err := be.Update(e.ctx, s.scope(), id, version, p)
 	if err != nil {
 		return err
 	}
@@ -509,12 +574,12 @@ func cmdSupersede(e env, args []string) error {
 		return err
 	}
 	req.Memory.Agent, req.Memory.Conversation = s.agent, s.conversation
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	_, next, err := eng.Supersede(e.ctx, s.scope(), pos[0], req)
+	next, err := be.Supersede(e.ctx, s.scope(), pos[0], req)
 	if err != nil {
 		return err
 	}
@@ -541,12 +606,12 @@ func cmdRevoke(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	m, err := eng.Revoke(e.ctx, s.scope(), id, reason)
+	m, err := be.Revoke(e.ctx, s.scope(), id, reason)
 	if err != nil {
 		return err
 	}
@@ -571,12 +636,12 @@ func cmdDelete(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := eng.Delete(e.ctx, s.scope(), id); err != nil {
+	if err := be.Delete(e.ctx, s.scope(), id); err != nil {
 		return err
 	}
 	if c.json {
@@ -591,7 +656,7 @@ func cmdForget(e env, args []string) error {
 	var tenant, principal string
 	fs := newFlagSet("forget", e.stderr, "--tenant T --principal P")
 	c.register(fs)
-	fs.StringVar(&tenant, "tenant", "", "tenant (required)")
+	fs.StringVar(&tenant, "tenant", "", "tenant (required; with --server it is the key's and may be left out)")
 	fs.StringVar(&principal, "principal", "", "the principal whose memories are erased (required)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -600,12 +665,12 @@ func cmdForget(e env, args []string) error {
 	if len(pos) > 0 {
 		return usageError{"forget takes no arguments"}
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	rc, err := eng.Forget(e.ctx, tenant, principal)
+	rc, err := be.Forget(e.ctx, tenant, principal)
 	if err != nil {
 		return err
 	}
@@ -627,12 +692,12 @@ func cmdCounts(e env, args []string) error {
 	}
 	scope := s.scope()
 	scope.AllPrincipals = s.principal == ""
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	counts, err := eng.Counts(e.ctx, scope)
+	counts, err := be.Counts(e.ctx, scope)
 	if err != nil {
 		return err
 	}
@@ -656,7 +721,7 @@ func cmdImport(e env, args []string) error {
 	var batch int
 	fs := newFlagSet("import", e.stderr, "--tenant T FILE.jsonl|-")
 	c.register(fs)
-	fs.StringVar(&tenant, "tenant", "", "tenant that owns the imported memories (required)")
+	fs.StringVar(&tenant, "tenant", "", "tenant that owns the imported memories (required; with --server the key's)")
 	fs.IntVar(&batch, "batch", engine.DefaultMaxBatch, "memories per atomic batch")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -664,6 +729,9 @@ func cmdImport(e env, args []string) error {
 	}
 	if len(pos) != 1 {
 		return usageError{"expected one FILE.jsonl (or - for standard input)"}
+	}
+	if c.server != "" && c.explicit("batch") {
+		return usageError{"--batch applies to the local database; the server batches an import itself"}
 	}
 	var r io.Reader = e.stdin
 	if pos[0] != "-" {
@@ -674,12 +742,12 @@ func cmdImport(e env, args []string) error {
 		defer f.Close()
 		r = f
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	res, err := eng.Import(e.ctx, engine.ImportRequest{Tenant: tenant, BatchSize: batch}, r)
+	res, err := be.Import(e.ctx, engine.ImportRequest{Tenant: tenant, BatchSize: batch}, r)
 	if err != nil {
 		if res.Imported > 0 {
 			fmt.Fprintf(e.stderr, "memgate import: %d memories were stored before the error\n", res.Imported)
@@ -706,7 +774,7 @@ func cmdExport(e env, args []string) error {
 	}
 	scope := s.scope()
 	scope.AllPrincipals = s.principal == ""
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
@@ -720,7 +788,7 @@ func cmdExport(e env, args []string) error {
 		defer f.Close()
 		w = f
 	}
-	n, err := eng.Export(e.ctx, scope, w)
+	n, err := be.Export(e.ctx, scope, w)
 	if err != nil {
 		return err
 	}
@@ -856,12 +924,12 @@ func cmdRecall(e env, args []string) error {
 		}
 		req.Metadata = md
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	res, err := eng.Recall(e.ctx, req)
+	res, err := be.Recall(e.ctx, req)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ type scopeFlags struct {
 }
 
 func (s *scopeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.tenant, "tenant", "", "tenant (required)")
+	fs.StringVar(&s.tenant, "tenant", "", "tenant (required; with --server it is the key's and may be left out)")
 	fs.StringVar(&s.principal, "principal", "", "principal: the person or actor the memory is about")
 	fs.StringVar(&s.agent, "agent", "", "agent (optional: narrows to this agent and agent-wide memories)")
 	fs.StringVar(&s.conversation, "conversation", "", "conversation (optional: narrows likewise)")

@@ -67,6 +67,9 @@ func subcommand(args []string) (string, []string) {
 
 // openDB opens the database alone: key management needs no engine.
 func (c *common) openDB(e env) (*sqlite.DB, error) {
+	if err := c.local("keys"); err != nil {
+		return nil, err
+	}
 	db, err := sqlite.Open(e.ctx, c.db)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", c.db, err)

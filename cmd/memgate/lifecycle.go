@@ -6,13 +6,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
 )
 
 func cmdApprove(e env, args []string) error {
-	return statusCommand(e, args, "approve", func(eng *engine.Engine, s scopeFlags, id, _ string) (string, error) {
-		m, err := eng.Approve(e.ctx, s.scope(), id)
+	return statusCommand(e, args, "approve", func(be backend, s scopeFlags, id, _ string) (string, error) {
+		m, err := be.Approve(e.ctx, s.scope(), id)
 		if err != nil {
 			return "", err
 		}
@@ -21,8 +20,8 @@ func cmdApprove(e env, args []string) error {
 }
 
 func cmdReject(e env, args []string) error {
-	return statusCommand(e, args, "reject", func(eng *engine.Engine, s scopeFlags, id, reason string) (string, error) {
-		m, err := eng.Reject(e.ctx, s.scope(), id, reason)
+	return statusCommand(e, args, "reject", func(be backend, s scopeFlags, id, reason string) (string, error) {
+		m, err := be.Reject(e.ctx, s.scope(), id, reason)
 		if err != nil {
 			return "", err
 		}
@@ -31,7 +30,7 @@ func cmdReject(e env, args []string) error {
 }
 
 // statusCommand is the shape approve and reject share.
-func statusCommand(e env, args []string, name string, do func(*engine.Engine, scopeFlags, string, string) (string, error)) error {
+func statusCommand(e env, args []string, name string, do func(backend, scopeFlags, string, string) (string, error)) error {
 	var c common
 	var s scopeFlags
 	var reason string
@@ -49,17 +48,17 @@ func statusCommand(e env, args []string, name string, do func(*engine.Engine, sc
 	if err != nil {
 		return err
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	msg, err := do(eng, s, id, reason)
+	msg, err := do(be, s, id, reason)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		m, err := eng.Get(e.ctx, s.scope(), id)
+		m, err := be.Get(e.ctx, s.scope(), id)
 		if err != nil {
 			return err
 		}
@@ -90,12 +89,12 @@ func cmdFeedback(e env, args []string) error {
 	if !set {
 		return usageError{"--value is required"}
 	}
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	m, err := eng.Feedback(e.ctx, s.scope(), id, value)
+	m, err := be.Feedback(e.ctx, s.scope(), id, value)
 	if err != nil {
 		return err
 	}
@@ -133,12 +132,12 @@ func cmdAudit(e env, args []string) error {
 	}
 	scope := s.scope()
 	scope.AllPrincipals = s.principal == ""
-	eng, done, err := c.open(e.ctx)
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	p, err := eng.Audit(e.ctx, scope, f)
+	p, err := be.Audit(e.ctx, scope, f)
 	if err != nil {
 		return err
 	}
@@ -166,12 +165,15 @@ func cmdSweep(e env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	eng, done, err := c.open(e.ctx)
+	if c.server != "" {
+		return usageError{"sweep runs on the server's own schedule (memgate serve --sweep-every); it has no --server form"}
+	}
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	n, err := eng.Sweep(e.ctx, grace)
+	n, err := be.Sweep(e.ctx, grace)
 	if err != nil {
 		return err
 	}
