@@ -1,0 +1,932 @@
+// Command load is a load generator for memgate's HTTP API on loopback: it
+// seeds partitions of synthetic conversation memories, then measures recall
+// and single-remember throughput and latency under concurrent workers, and
+// soaks the server with a recall/remember mix while sampling its RSS.
+//
+// By default it builds cmd/memgate into a temporary directory and runs
+// "memgate serve --addr 127.0.0.1:0 --db TMP --rate -1" as a child process
+// (rate limiting off, so the benchmark measures the server and not the
+// token bucket; a policy file caps message retention per principal so the
+// soak reaches a steady data size), reads the admin key and address from its
+// stdout, and stops it with SIGTERM at the end. With -server and -key it
+// targets a running server instead (no RSS or CPU figures then).
+//
+// Every request is timed from send to the last byte of the response;
+// latency percentiles are over successful requests, throughput counts
+// successful requests only. A non-2xx answer or a transport error is counted
+// and reported (with the distinct messages); the run exits 1 if any request
+// failed.
+//
+//	cd bench && go run ./load              # the full run (about two minutes)
+//	cd bench && go run ./load -quick       # 5 s phases, a smoke run
+//	cd bench && go run ./load -json        # JSON instead of a table
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// Phase is one phase's measurement.
+type Phase struct {
+	Name      string  `json:"phase"`
+	Workers   int     `json:"workers"`
+	Seconds   float64 `json:"seconds"`
+	Requests  int     `json:"requests"`
+	Errors    int     `json:"errors"`
+	PerSec    float64 `json:"per_sec"`
+	P50ms     float64 `json:"p50_ms"`
+	P99ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+	Memories  int     `json:"memories,omitempty"`    // memories written (seed)
+	Results   float64 `json:"avg_results,omitempty"` // recall: mean results, sampled
+	ServerCPU float64 `json:"server_cpu_pct,omitempty"`
+	ClientCPU float64 `json:"client_cpu_pct"`
+	// IdlePct and StealPct are of the whole machine (all CPUs, /proc/stat):
+	// idle includes I/O wait; steal is time the hypervisor took.
+	IdlePct  float64 `json:"machine_idle_pct"`
+	StealPct float64 `json:"machine_steal_pct"`
+}
+
+// RSSSample is the server's VmRSS at a time into the soak.
+type RSSSample struct {
+	At     float64 `json:"at_s"`
+	RSSMiB float64 `json:"rss_mib"`
+}
+
+// Report is the whole run.
+type Report struct {
+	Server      string      `json:"server"`
+	Notes       []string    `json:"notes"`
+	CPUs        int         `json:"cpus"`
+	Phases      []Phase     `json:"phases"`
+	RSS         []RSSSample `json:"soak_rss,omitempty"`
+	RSSFirst    float64     `json:"rss_first_mib,omitempty"`
+	RSSWarm     float64     `json:"rss_after_warmup_mib,omitempty"`
+	RSSLast     float64     `json:"rss_last_mib,omitempty"`
+	RSSMax      float64     `json:"rss_max_mib,omitempty"`
+	RSSFlat     *bool       `json:"rss_flat,omitempty"`
+	ClientRSS   float64     `json:"client_peak_rss_mib"`
+	Errors      int         `json:"errors"`
+	ErrorSample []string    `json:"error_sample,omitempty"`
+}
+
+type options struct {
+	principals, perPrincipal, batch int
+	workers                         int
+	dur, soak, rssEvery             time.Duration
+	mix                             float64
+	retention                       int
+	seed                            uint64
+	k                               int
+}
+
+func main() {
+	var o options
+	var (
+		server = flag.String("server", "", "URL of a running server (default: start one as a child process)")
+		key    = flag.String("key", os.Getenv("MEMGATE_API_KEY"), "admin API key for -server")
+		quick  = flag.Bool("quick", false, "5 s phases and a 5 s soak (a smoke run)")
+		asJSON = flag.Bool("json", false, "print JSON instead of a table")
+	)
+	flag.IntVar(&o.principals, "principals", 4, "partitions (principals) to seed")
+	flag.IntVar(&o.perPrincipal, "per-principal", 1000, "memories seeded per principal")
+	flag.IntVar(&o.batch, "batch", 100, "memories per seed batch")
+	flag.IntVar(&o.workers, "c", 8, "concurrent workers in the load phases")
+	flag.DurationVar(&o.dur, "d", 20*time.Second, "length of the recall and remember phases")
+	flag.DurationVar(&o.soak, "soak", 60*time.Second, "length of the mixed soak")
+	flag.DurationVar(&o.rssEvery, "rss-every", 5*time.Second, "how often the soak samples the server's RSS")
+	flag.Float64Var(&o.mix, "mix", 0.2, "fraction of soak requests that are remembers (the rest recall)")
+	flag.IntVar(&o.retention, "retention", 2000, "message retention per principal of the child server (0: the server's default)")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic data")
+	flag.IntVar(&o.k, "k", 5, "k of each recall")
+	flag.Parse()
+	if *quick {
+		o.dur, o.soak = 5*time.Second, 5*time.Second
+	}
+	if o.workers < 1 || o.principals < 1 || o.perPrincipal < 1 || o.batch < 1 || o.mix < 0 || o.mix > 1 {
+		fmt.Fprintln(os.Stderr, "load: -c, -principals, -per-principal and -batch must be positive, -mix in [0, 1]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx, o, *server, *key)
+	if rep != nil {
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		} else {
+			printTable(rep)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	if rep.Errors > 0 {
+		fmt.Fprintf(os.Stderr, "load: %d requests failed\n", rep.Errors)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, serverURL, key string) (*Report, error) {
+	rep := &Report{CPUs: runtime.NumCPU()}
+	pid := 0
+	if serverURL == "" {
+		child, err := startServer(ctx, o.retention)
+		if err != nil {
+			return nil, err
+		}
+		defer child.stop()
+		serverURL, key, pid = child.url, child.key, child.cmd.Process.Pid
+		rep.Notes = append(rep.Notes, "child process: memgate serve --addr 127.0.0.1:0 --rate -1 (rate limiting OFF for the benchmark)")
+		if o.retention > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("policy: message retention %d per principal (steady data size for the soak)", o.retention))
+		}
+	} else if key == "" {
+		return nil, errors.New("-server needs -key (or MEMGATE_API_KEY)")
+	} else {
+		rep.Notes = append(rep.Notes, "external server: its rate limit applies (429s count as errors); no server RSS/CPU")
+	}
+	rep.Server = serverURL
+	rep.Notes = append(rep.Notes, fmt.Sprintf("%d principals x %d memories seeded, %d workers, recall k=%d, soak mix %.0f%% remember",
+		o.principals, o.perPrincipal, o.workers, o.k, 100*o.mix))
+
+	l := &loader{
+		url: strings.TrimRight(serverURL, "/"), key: "Bearer " + key, pid: pid, o: o,
+		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        2 * o.workers,
+			MaxIdleConnsPerHost: o.workers,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		}},
+		data: newCorpus(o.seed),
+	}
+	defer l.hc.CloseIdleConnections()
+	if err := l.health(ctx); err != nil {
+		return rep, err
+	}
+
+	steps := []func(context.Context) (Phase, error){l.seedPhase, l.recallPhase, l.rememberPhase}
+	for _, step := range steps {
+		p, err := step(ctx)
+		rep.Phases = append(rep.Phases, p)
+		if err != nil {
+			rep.finish(l)
+			return rep, err
+		}
+	}
+	rec, rem, samples, err := l.soakPhase(ctx)
+	rep.Phases = append(rep.Phases, rec, rem)
+	rep.RSS = samples
+	rep.judgeRSS(o)
+	rep.finish(l)
+	return rep, err
+}
+
+func (r *Report) finish(l *loader) {
+	r.Errors = int(l.errs.Load())
+	l.mu.Lock()
+	for _, m := range l.errSample {
+		r.ErrorSample = append(r.ErrorSample, fmt.Sprintf("%dx %s", l.errKinds[m], m))
+	}
+	l.mu.Unlock()
+	r.ClientRSS = procStatusMiB("self", "VmHWM")
+}
+
+// judgeRSS summarizes the soak's RSS: flat when the last sample is at most
+// 1.2 times the one taken after warm-up (the first at or past min(10 s,
+// half the soak)).
+func (r *Report) judgeRSS(o options) {
+	if len(r.RSS) == 0 {
+		return
+	}
+	r.RSSFirst, r.RSSLast = r.RSS[0].RSSMiB, r.RSS[len(r.RSS)-1].RSSMiB
+	warmAt := min(10*time.Second, o.soak/2).Seconds()
+	r.RSSWarm = r.RSSLast
+	for _, s := range r.RSS {
+		r.RSSMax = max(r.RSSMax, s.RSSMiB)
+	}
+	for _, s := range r.RSS {
+		if s.At >= warmAt {
+			r.RSSWarm = s.RSSMiB
+			break
+		}
+	}
+	flat := r.RSSLast <= 1.2*r.RSSWarm
+	r.RSSFlat = &flat
+}
+
+// child is the server started by the load generator.
+type child struct {
+	cmd      *exec.Cmd
+	dir      string
+	url, key string
+	done     chan error
+}
+
+func startServer(ctx context.Context, retention int) (*child, error) {
+	dir, err := os.MkdirTemp("", "memgate-load-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "memgate")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/memgate/memgate/cmd/memgate")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("build memgate: %w", err)
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "load.db"), "--rate", "-1"}
+	if retention > 0 {
+		pol := filepath.Join(dir, "policy.json")
+		if err := os.WriteFile(pol, fmt.Appendf(nil, `{"retention": {"message": %d}}`, retention), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		args = append(args, "--policy", pol)
+	}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = logf // the JSON request log: one line per request
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	c := &child{cmd: cmd, dir: dir, done: make(chan error, 1)}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		keyNext, sent := false, false
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case keyNext:
+				c.key, keyNext = strings.TrimSpace(line), false
+			case strings.HasPrefix(line, "memgate: created the admin key"):
+				keyNext = true
+			case strings.HasPrefix(line, "memgate: serving on "):
+				c.url = strings.TrimPrefix(line, "memgate: serving on ")
+				if !sent {
+					sent = true
+					if c.key == "" {
+						ready <- errors.New("the server printed no admin key")
+					} else {
+						ready <- nil
+					}
+				}
+			}
+		}
+		if !sent {
+			ready <- errors.New("the server exited before serving")
+		}
+		c.done <- cmd.Wait()
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(30 * time.Second):
+		err = errors.New("the server did not start within 30 s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		c.stop()
+		return nil, fmt.Errorf("start memgate serve: %w (log: %s)", err, filepath.Join(dir, "server.log"))
+	}
+	return c, nil
+}
+
+// stop sends SIGTERM, waits up to 20 s for a graceful exit (then kills),
+// and removes the temporary directory.
+func (c *child) stop() {
+	defer os.RemoveAll(c.dir)
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-c.done:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load: the server exited with", err)
+		}
+	case <-time.After(20 * time.Second):
+		fmt.Fprintln(os.Stderr, "load: the server did not stop within 20 s after SIGTERM; killing it")
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// loader sends requests and counts failures.
+type loader struct {
+	url, key  string
+	pid       int
+	o         options
+	hc        *http.Client
+	data      *corpus
+	errs      atomic.Int64
+	mu        sync.Mutex
+	errSample []string       // distinct failure messages, first seen first (at most 10)
+	errKinds  map[string]int // how often each was seen
+	wseq      atomic.Int64   // unique suffix of remembered content
+}
+
+func (l *loader) fail(msg string) {
+	l.errs.Add(1)
+	l.mu.Lock()
+	if l.errKinds == nil {
+		l.errKinds = map[string]int{}
+	}
+	if _, seen := l.errKinds[msg]; seen || len(l.errKinds) < 10 {
+		if !seen {
+			l.errSample = append(l.errSample, msg)
+		}
+		l.errKinds[msg]++
+	}
+	l.mu.Unlock()
+}
+
+func (l *loader) health(ctx context.Context) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", l.url+"/healthz", nil)
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("health check: %w", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health check: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// post sends one JSON request and reads the whole response. It returns the
+// body when keep is set (or on failure); a non-2xx status or a transport
+// error is counted as a failure.
+func (l *loader) post(ctx context.Context, path string, body []byte, keep bool) ([]byte, bool) {
+	req, err := http.NewRequestWithContext(ctx, "POST", l.url+path, bytes.NewReader(body))
+	if err != nil {
+		l.fail(err.Error())
+		return nil, false
+	}
+	req.Header.Set("Authorization", l.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.fail("POST " + path + ": " + err.Error())
+		}
+		return nil, false
+	}
+	defer resp.Body.Close()
+	ok := resp.StatusCode/100 == 2
+	var out []byte
+	if keep || !ok {
+		out, err = io.ReadAll(resp.Body)
+	} else {
+		_, err = io.Copy(io.Discard, resp.Body)
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		l.fail("POST " + path + ": reading the response: " + err.Error())
+		return nil, false
+	case err != nil:
+		return nil, false
+	case !ok:
+		l.fail(fmt.Sprintf("POST %s: HTTP %d %.200s", path, resp.StatusCode, bytes.TrimSpace(out)))
+		return nil, false
+	}
+	return out, true
+}
+
+// timed runs workers until the phase's deadline, each calling op in a loop
+// and recording the latency of every successful call.
+type tally struct {
+	lat []time.Duration
+	n   int // calls, failed included
+	bad int
+	res int // results seen in sampled recalls
+	smp int // sampled recalls
+}
+
+func (l *loader) timed(ctx context.Context, name string, d time.Duration, workers int,
+	op func(ctx context.Context, w int, rng *rand.Rand, t *tally) bool) Phase {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cpu0, scpu0, m0 := cpuSeconds("self"), l.serverCPU(), machineTicks()
+	tallies := make([]tally, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(l.o.seed, uint64(1000+w)^uint64(len(name))))
+			t := &tallies[w]
+			t.lat = make([]time.Duration, 0, 4096)
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				ok := op(ctx, w, rng, t)
+				if ctx.Err() != nil && !ok {
+					break // cut off by the deadline: not a failure, not timed
+				}
+				t.n++
+				if ok {
+					t.lat = append(t.lat, time.Since(t0))
+				} else {
+					t.bad++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	return l.summarize(name, workers, el, tallies, cpu0, scpu0, m0)
+}
+
+func (l *loader) summarize(name string, workers int, el time.Duration, tallies []tally, cpu0, scpu0 float64, m0 [3]float64) Phase {
+	var all []time.Duration
+	p := Phase{Name: name, Workers: workers, Seconds: round(el.Seconds(), 1)}
+	res, smp := 0, 0
+	for _, t := range tallies {
+		all = append(all, t.lat...)
+		p.Requests += t.n
+		p.Errors += t.bad
+		res, smp = res+t.res, smp+t.smp
+	}
+	slices.Sort(all)
+	q := func(f float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		return round(float64(all[min(len(all)-1, int(f*float64(len(all))))])/1e6, 2)
+	}
+	p.P50ms, p.P99ms = q(0.50), q(0.99)
+	if len(all) > 0 {
+		p.MaxMs = round(float64(all[len(all)-1])/1e6, 2)
+	}
+	p.PerSec = round(float64(p.Requests-p.Errors)/el.Seconds(), 0)
+	if smp > 0 {
+		p.Results = round(float64(res)/float64(smp), 2)
+	}
+	p.ClientCPU = round(100*(cpuSeconds("self")-cpu0)/el.Seconds(), 0)
+	if l.pid != 0 {
+		p.ServerCPU = round(100*(l.serverCPU()-scpu0)/el.Seconds(), 0)
+	}
+	if m1 := machineTicks(); m1[0] > m0[0] {
+		p.IdlePct = round(100*(m1[1]-m0[1])/(m1[0]-m0[0]), 0)
+		p.StealPct = round(100*(m1[2]-m0[2])/(m1[0]-m0[0]), 0)
+	}
+	return p
+}
+
+func (l *loader) serverCPU() float64 {
+	if l.pid == 0 {
+		return 0
+	}
+	return cpuSeconds(strconv.Itoa(l.pid))
+}
+
+// seedPhase writes every principal's memories in batches, a worker per
+// principal (at most -c), and checks the server returned one item per input.
+func (l *loader) seedPhase(ctx context.Context) (Phase, error) {
+	o := l.o
+	type job struct{ p, from int }
+	jobs := make(chan job)
+	go func() {
+		defer close(jobs)
+		for p := range o.principals {
+			for from := 0; from < o.perPrincipal; from += o.batch {
+				select {
+				case jobs <- job{p, from}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	workers := min(o.workers, o.principals)
+	tallies := make([]tally, workers)
+	cpu0, scpu0, m0 := cpuSeconds("self"), l.serverCPU(), machineTicks()
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			t := &tallies[w]
+			for j := range jobs {
+				n := min(o.batch, o.perPrincipal-j.from)
+				ms := make([]memoryIn, n)
+				for i := range ms {
+					ms[i] = l.data.seedMemory(j.p, j.from+i)
+				}
+				body, _ := json.Marshal(struct {
+					Memories []memoryIn `json:"memories"`
+				}{ms})
+				t0 := time.Now()
+				out, ok := l.post(ctx, "/v1/memories", body, true)
+				t.n++
+				if !ok {
+					t.bad++
+					continue
+				}
+				t.lat = append(t.lat, time.Since(t0))
+				var r struct {
+					Memories []json.RawMessage `json:"memories"`
+				}
+				if err := json.Unmarshal(out, &r); err != nil || len(r.Memories) != n {
+					l.fail(fmt.Sprintf("seed batch: %d items back for %d (%v)", len(r.Memories), n, err))
+					t.bad++
+					continue
+				}
+				written.Add(int64(n))
+			}
+		})
+	}
+	wg.Wait()
+	p := l.summarize(fmt.Sprintf("seed (batches of %d)", o.batch), workers, time.Since(start), tallies, cpu0, scpu0, m0)
+	p.Memories = int(written.Load())
+	if p.Memories != o.principals*o.perPrincipal {
+		return p, fmt.Errorf("seeded %d of %d memories", p.Memories, o.principals*o.perPrincipal)
+	}
+	return p, ctx.Err()
+}
+
+// recallBodies pre-builds request bodies so the client spends its CPU on
+// HTTP, not on JSON.
+func (l *loader) recallBodies(n int) [][]byte {
+	rng := rand.New(rand.NewPCG(l.o.seed, 7))
+	out := make([][]byte, n)
+	for i := range out {
+		body, _ := json.Marshal(recallIn{Principal: principal(rng.IntN(l.o.principals)), Query: l.data.query(rng), K: l.o.k})
+		out[i] = body
+	}
+	return out
+}
+
+// recallOp sends a recall; one in 16 responses is decoded to count results.
+func (l *loader) recallOp(bodies [][]byte) func(context.Context, int, *rand.Rand, *tally) bool {
+	return func(ctx context.Context, _ int, rng *rand.Rand, t *tally) bool {
+		sample := rng.IntN(16) == 0
+		out, ok := l.post(ctx, "/v1/recall", bodies[rng.IntN(len(bodies))], sample)
+		if ok && sample {
+			var r struct {
+				Results []json.RawMessage `json:"results"`
+			}
+			if err := json.Unmarshal(out, &r); err != nil {
+				l.fail("recall: undecodable response: " + err.Error())
+				return false
+			}
+			t.res += len(r.Results)
+			t.smp++
+		}
+		return ok
+	}
+}
+
+// rememberOp sends one new memory (unique content, so never deduplicated).
+func (l *loader) rememberOp(ctx context.Context, _ int, rng *rand.Rand, _ *tally) bool {
+	seq := l.wseq.Add(1)
+	m := l.data.seedMemory(rng.IntN(l.o.principals), 0)
+	m.Content = l.data.sentence(rng) + " (note " + suffix(seq) + ")"
+	m.Conversation = "live"
+	body, _ := json.Marshal(m)
+	_, ok := l.post(ctx, "/v1/memories", body, false)
+	return ok
+}
+
+func (l *loader) recallPhase(ctx context.Context) (Phase, error) {
+	p := l.timed(ctx, "recall", l.o.dur, l.o.workers, l.recallOp(l.recallBodies(4096)))
+	return p, ctx.Err()
+}
+
+func (l *loader) rememberPhase(ctx context.Context) (Phase, error) {
+	p := l.timed(ctx, "remember (single)", l.o.dur, l.o.workers, l.rememberOp)
+	return p, ctx.Err()
+}
+
+// soakPhase runs the recall/remember mix for -soak, sampling the server's
+// RSS at the start and every -rss-every.
+func (l *loader) soakPhase(ctx context.Context) (Phase, Phase, []RSSSample, error) {
+	var samples []RSSSample
+	start := time.Now()
+	last := start
+	sample := func() {
+		last = time.Now()
+		if l.pid != 0 {
+			samples = append(samples, RSSSample{round(time.Since(start).Seconds(), 1), procStatusMiB(strconv.Itoa(l.pid), "VmRSS")})
+		}
+	}
+	sample()
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tk := time.NewTicker(l.o.rssEvery)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				sample()
+			case <-stopSampling:
+				if time.Since(last) > time.Second {
+					sample() // the end of the soak, unless a tick just sampled it
+				}
+				return
+			}
+		}
+	}()
+	recall := l.recallOp(l.recallBodies(4096))
+	// One run of workers; each call is a recall or a remember. The two are
+	// tallied apart, per worker, so each gets its own latency figures.
+	w := l.o.workers
+	rem := make([]tally, w)
+	ctxS, cancel := context.WithTimeout(ctx, l.o.soak)
+	defer cancel()
+	cpu0, scpu0, m0 := cpuSeconds("self"), l.serverCPU(), machineTicks()
+	rec := make([]tally, w)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range w {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(l.o.seed, uint64(5000+i)))
+			for ctxS.Err() == nil {
+				t, op := &rec[i], recall
+				if rng.Float64() < l.o.mix {
+					t, op = &rem[i], l.rememberOp
+				}
+				s := time.Now()
+				ok := op(ctxS, i, rng, t)
+				if ctxS.Err() != nil && !ok {
+					break
+				}
+				t.n++
+				if ok {
+					t.lat = append(t.lat, time.Since(s))
+				} else {
+					t.bad++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	close(stopSampling)
+	<-sampled
+	// CPU is for the whole mix; both rows show it.
+	pr := l.summarize("soak: recall", w, el, rec, cpu0, scpu0, m0)
+	pw := l.summarize("soak: remember", w, el, rem, cpu0, scpu0, m0)
+	return pr, pw, samples, ctx.Err()
+}
+
+// ---- synthetic data ----
+
+type memoryIn struct {
+	Principal    string `json:"principal"`
+	Conversation string `json:"conversation,omitempty"`
+	Kind         string `json:"kind"`
+	Source       string `json:"source"`
+	Content      string `json:"content"`
+}
+
+type recallIn struct {
+	Principal string `json:"principal"`
+	Query     string `json:"query"`
+	K         int    `json:"k"`
+}
+
+func principal(i int) string { return "load-p" + strconv.Itoa(i) }
+
+// suffix spells n in letters (a digit run could look like a card number or
+// another secret to the write gate).
+func suffix(n int64) string {
+	var b []byte
+	for {
+		b = append(b, byte('a'+n%26))
+		n /= 26
+		if n == 0 {
+			return string(b)
+		}
+	}
+}
+
+var (
+	names    = strings.Fields("Alice Bruno Chen Dana Elif Farid Greta Hiro Ines Jonas Kemal Lena Mateo Nadia Omar Priya")
+	verbs    = strings.Fields("likes visited planned cooked mentioned booked painted fixed ordered recommended studied adopted")
+	objects  = strings.Fields("tea coffee hiking pottery guitar sourdough garden bicycle novel marathon museum violin kayak chess yoga camera puppy kitchen")
+	places   = strings.Fields("Lisbon Kyoto Oslo Denver Cairo Quito Hanoi Dublin Austin Tbilisi Porto Seoul")
+	times    = strings.Fields("yesterday weekend Monday Friday morning evening spring summer autumn winter")
+	modifier = strings.Fields("again finally happily slowly recently often carefully together alone quietly")
+)
+
+type corpus struct{ seed uint64 }
+
+func newCorpus(seed uint64) *corpus { return &corpus{seed} }
+
+func pick(rng *rand.Rand, s []string) string { return s[rng.IntN(len(s))] }
+
+// sentence is one turn of synthetic conversation.
+func (c *corpus) sentence(rng *rand.Rand) string {
+	switch rng.IntN(3) {
+	case 0:
+		return fmt.Sprintf("%s %s the %s in %s last %s, %s.", pick(rng, names), pick(rng, verbs), pick(rng, objects), pick(rng, places), pick(rng, times), pick(rng, modifier))
+	case 1:
+		return fmt.Sprintf("I %s a %s with %s this %s and want to try the %s next.", pick(rng, verbs), pick(rng, objects), pick(rng, names), pick(rng, times), pick(rng, objects))
+	default:
+		return fmt.Sprintf("%s says the %s near %s is %s worth it on a %s.", pick(rng, names), pick(rng, objects), pick(rng, places), pick(rng, modifier), pick(rng, times))
+	}
+}
+
+// seedMemory is the i-th memory of principal p: deterministic, and unique
+// within the partition (the turn number is spelled out in letters).
+func (c *corpus) seedMemory(p, i int) memoryIn {
+	rng := rand.New(rand.NewPCG(c.seed, uint64(p)<<32|uint64(i)))
+	return memoryIn{
+		Principal:    principal(p),
+		Conversation: "session-" + strconv.Itoa(i/50),
+		Kind:         "message",
+		Source:       "user",
+		Content:      c.sentence(rng) + " (turn " + suffix(int64(i)) + ")",
+	}
+}
+
+// query is a question built from the words the memories use.
+func (c *corpus) query(rng *rand.Rand) string {
+	switch rng.IntN(3) {
+	case 0:
+		return fmt.Sprintf("What does %s think about the %s?", pick(rng, names), pick(rng, objects))
+	case 1:
+		return fmt.Sprintf("When did %s go to %s?", pick(rng, names), pick(rng, places))
+	default:
+		return fmt.Sprintf("Who %s the %s %s?", pick(rng, verbs), pick(rng, objects), pick(rng, modifier))
+	}
+}
+
+// ---- /proc ----
+
+// procStatusMiB reads a kB field of /proc/PID/status in MiB (0 if absent).
+func procStatusMiB(pid, field string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return round(kb/1024, 1)
+			}
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the user+system CPU time of a process, from
+// /proc/PID/stat (clock ticks of 1/100 s, the Linux USER_HZ).
+func cpuSeconds(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
+// machineTicks reads the first line of /proc/stat: total, idle+iowait and
+// steal ticks of all CPUs together.
+func machineTicks() [3]float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return [3]float64{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return [3]float64{}
+	}
+	var t [3]float64
+	for i, v := range f[1:] {
+		x, _ := strconv.ParseFloat(v, 64)
+		if i >= 8 {
+			break // guest time is already counted in user
+		}
+		t[0] += x
+		switch i {
+		case 3, 4:
+			t[1] += x
+		case 7:
+			t[2] += x
+		}
+	}
+	return t
+}
+
+func round(x float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*p+0.5)) / p
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+// ---- output ----
+
+func printTable(r *Report) {
+	fmt.Printf("memgate load: %s, %d CPUs\n", r.Server, r.CPUs)
+	for _, n := range r.Notes {
+		fmt.Println("  " + n)
+	}
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tworkers\tseconds\trequests\terrors\treq/s\tp50 ms\tp99 ms\tmax ms\tresults/recall\tserver CPU %\tclient CPU %\tidle %\tsteal %\t")
+	for _, p := range r.Phases {
+		res := "-"
+		if p.Results > 0 || strings.Contains(p.Name, "recall") {
+			res = strconv.FormatFloat(p.Results, 'f', 2, 64)
+		}
+		scpu := "-"
+		if p.ServerCPU > 0 {
+			scpu = strconv.FormatFloat(p.ServerCPU, 'f', 0, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.0f\t%.0f\t%.0f\t\n",
+			p.Name, p.Workers, p.Seconds, p.Requests, p.Errors, p.PerSec, p.P50ms, p.P99ms, p.MaxMs, res, scpu, p.ClientCPU, p.IdlePct, p.StealPct)
+	}
+	tw.Flush()
+	for _, p := range r.Phases {
+		if p.Memories > 0 {
+			fmt.Printf("\nseed: %d memories written, %.0f memories/s\n", p.Memories, float64(p.Memories)/p.Seconds)
+		}
+	}
+	if len(r.RSS) > 0 {
+		var b strings.Builder
+		for _, s := range r.RSS {
+			fmt.Fprintf(&b, " %.0fs:%.1f", s.At, s.RSSMiB)
+		}
+		fmt.Printf("\nserver RSS during the soak (MiB):%s\n", b.String())
+		fmt.Printf("server RSS: first %.1f MiB, after warm-up %.1f, last %.1f, max %.1f -> flat (last <= 1.2 x after warm-up): %v\n",
+			r.RSSFirst, r.RSSWarm, r.RSSLast, r.RSSMax, *r.RSSFlat)
+	}
+	fmt.Println("CPU % is of one core (200 = both of 2); idle and steal % are of the whole machine.")
+	fmt.Printf("client peak RSS: %.1f MiB\n", r.ClientRSS)
+	for _, p := range r.Phases {
+		switch p.Name {
+		case "recall":
+			fmt.Printf("target recall >= 3000/s with p99 <= 20 ms: %.0f/s, p99 %.2f ms -> %s\n", p.PerSec, p.P99ms, met(p.PerSec >= 3000 && p.P99ms <= 20))
+		case "remember (single)":
+			fmt.Printf("target remember >= 1500/s: %.0f/s -> %s\n", p.PerSec, met(p.PerSec >= 1500))
+		}
+	}
+	fmt.Printf("errors: %d\n", r.Errors)
+	for _, e := range r.ErrorSample {
+		fmt.Println("  " + e)
+	}
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
