@@ -50,11 +50,12 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (*memgate.Key, error) 
 	if hash == "" {
 		return nil, store.ErrKeyNotFound()
 	}
-	r, err := db.reader()
+	// Every API request looks its key up: the statement is prepared once.
+	stmt, err := db.readStmt(ctx, `SELECT `+keyColumns+` FROM keys WHERE hash = ?`)
 	if err != nil {
-		return nil, err
+		return nil, interpretError(ctx, "key by hash", err)
 	}
-	k, err := scanKey(r.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE hash = ?`, hash))
+	k, err := scanKey(stmt.QueryRowContext(ctx, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrKeyNotFound()
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -59,7 +60,7 @@ func (db *DB) Fetch(ctx context.Context, s memgate.Scope, ids []string, g store.
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.QueryContext(ctx, q, args...)
+	rows, err := db.queryCached(ctx, r, q, args)
 	if err != nil {
 		return nil, interpretError(ctx, "fetch", err)
 	}
@@ -89,9 +90,12 @@ func fetchScopeSQL(s memgate.Scope) (string, []any) {
 func gateSQL(where string, args []any, ids []string, g store.ReadGate) (string, []any, error) {
 	var q strings.Builder
 	q.WriteString("SELECT " + memoryColumns + " FROM memories WHERE " + where)
-	q.WriteString(" AND id IN (" + placeholders(len(ids)) + ")")
-	for _, id := range ids {
-		args = append(args, id)
+	// The id list is padded (with its first id) to a bucket size, so that
+	// recall issues few distinct statements and each is prepared once.
+	n := idBucket(len(ids))
+	q.WriteString(" AND id IN (" + placeholders(n) + ")")
+	for i := range n {
+		args = append(args, ids[min(i, len(ids)-1)])
 	}
 	now, asOf := micros(g.Now), micros(g.AsOf)
 	q.WriteString(" AND status = 'active' AND (expires_at IS NULL OR (expires_at > ? AND expires_at > ?))")
@@ -155,4 +159,33 @@ func metadataCond(v any) (cond string, val any, err error) {
 		return "j.type IN ('integer', 'real') AND j.value = ?", x, nil
 	}
 	return "", nil, fmt.Errorf("must be a string, a boolean or a number")
+}
+
+// idBucket rounds n up to the next of 8, 16, 32, ... (at most store.MaxFetch).
+func idBucket(n int) int {
+	b := 8
+	for b < n {
+		b *= 2
+	}
+	return min(b, max(n, store.MaxFetch))
+}
+
+// maxCachedStatements bounds the statements kept for Fetch: the query text
+// depends on the id bucket and on which gate filters are set, so the set
+// is small in practice; beyond the bound, statements are prepared per call.
+const maxCachedStatements = 256
+
+// queryCached runs q through a cached prepared statement on the read pool.
+func (db *DB) queryCached(ctx context.Context, r *sql.DB, q string, args []any) (*sql.Rows, error) {
+	db.stmts.mu.Lock()
+	n := len(db.stmts.stmts)
+	db.stmts.mu.Unlock()
+	if n >= maxCachedStatements {
+		return r.QueryContext(ctx, q, args...)
+	}
+	stmt, err := db.stmts.get(ctx, r, q)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, args...)
 }
