@@ -254,19 +254,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 // with keys, revoked ones included, is left alone: from then on keys are
 // managed with "memgate keys".
 func bootstrap(ctx context.Context, db *sqlite.DB, tenant string, stdout io.Writer, log *slog.Logger) error {
-	n, err := db.CountKeys(ctx)
-	if err != nil {
-		return fmt.Errorf("count keys: %w", err)
-	}
-	if n > 0 {
-		return nil
-	}
 	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: memgate.RoleAdmin, Name: "created by the first serve"})
 	if err != nil {
 		return err
 	}
-	if err := db.CreateKey(ctx, rec); err != nil {
+	created, err := db.CreateFirstKey(ctx, rec)
+	if err != nil {
 		return fmt.Errorf("create the first admin key: %w", err)
+	}
+	if !created {
+		return nil // the database has keys: another start, or "memgate keys", made them
 	}
 	log.Info("created the first admin key", "key_id", rec.ID, "tenant", rec.Tenant)
 	fmt.Fprintf(stdout, "memgate: created the admin key of tenant %q, shown only this once (only its hash is stored); "+

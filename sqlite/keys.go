@@ -45,6 +45,33 @@ func (db *DB) CreateKey(ctx context.Context, k *memgate.Key) error {
 	})
 }
 
+// CreateFirstKey implements store.Store. The check and the insert share the
+// one write transaction, so two callers cannot both see an empty table.
+func (db *DB) CreateFirstKey(ctx context.Context, k *memgate.Key) (bool, error) {
+	if k == nil {
+		return false, memgate.FieldError("key", "is required")
+	}
+	if err := k.Validate(); err != nil {
+		return false, err
+	}
+	if k.CreatedAt.IsZero() {
+		return false, memgate.FieldError("created_at", "is required")
+	}
+	created := false
+	err := db.write(ctx, "create first key", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM keys)`,
+			k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, micros(k.CreatedAt), optMicros(k.RevokedAt))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		created = n == 1
+		return err
+	})
+	return created, err
+}
+
 // KeyByHash implements store.Store.
 func (db *DB) KeyByHash(ctx context.Context, hash string) (*memgate.Key, error) {
 	if hash == "" {

@@ -177,6 +177,12 @@ type Store interface {
 	// included (serve creates its first admin key only when it is zero).
 	CountKeys(ctx context.Context) (int64, error)
 
+	// CreateFirstKey stores k only if the store holds no key at all (revoked
+	// ones count), atomically: of several servers starting at once on a new
+	// database, exactly one creates the first admin key. It reports whether
+	// k was stored.
+	CreateFirstKey(ctx context.Context, k *memgate.Key) (bool, error)
+
 	// Close releases the backend's resources.
 	Close() error
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ var keyTests = []test{
 	{"ListIsolation", testKeyListIsolation},
 	{"RevokeIsolationAndIdempotence", testKeyRevoke},
 	{"Count", testKeyCount},
+	{"FirstKeyOnlyOnce", testFirstKey},
 	{"RefusesInvalidKeys", testKeyInvalid},
 }
 
@@ -353,4 +355,46 @@ func testKeyInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	// Control: the unedited key is accepted.
 	mustCreateKey(t, s, newKey("acme", "key_1", memgate.RoleAdmin))
+}
+
+// testFirstKey: of several concurrent first starts, exactly one stores its
+// key; once any key exists (revoked too), none does.
+func testFirstKey(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	const n = 6
+	var wg sync.WaitGroup
+	created := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			created[i], errs[i] = s.CreateFirstKey(t.Context(), newKey("default", fmt.Sprintf("key_%d", i), memgate.RoleAdmin))
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("CreateFirstKey %d: %v", i, errs[i])
+		}
+		if created[i] {
+			won++
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d concurrent first keys stored, want exactly 1", won)
+	}
+	if c, err := s.CountKeys(t.Context()); err != nil || c != 1 {
+		t.Fatalf("CountKeys after the race: %d, %v", c, err)
+	}
+	// A store whose only key is revoked gets no new first key.
+	s2 := newStore(t)
+	mustCreateKey(t, s2, newKey("acme", "key_old", memgate.RoleAdmin))
+	if _, err := s2.RevokeKey(t.Context(), "acme", "key_old", t1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s2.CreateFirstKey(t.Context(), newKey("default", "key_new", memgate.RoleAdmin)); err != nil || ok {
+		t.Fatalf("CreateFirstKey beside a revoked key: %v, %v", ok, err)
+	}
 }
