@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"database/sql"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,7 +91,7 @@ func TestWritePathAndAuditPlans(t *testing.T) {
 		want []string
 	}{
 		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "active", 1}, []string{"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"}},
-		{"retention count", populationCountSQL, []any{"acme", "alice", "message"}, []string{"USING COVERING INDEX memories_retention (tenant=? AND principal=? AND kind=?)"}},
+		{"retention count", populationCountSQL, []any{"acme", "alice", "message"}, []string{"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND kind=?)"}},
 		{"retention eviction", evictSQL, []any{"acme", "alice", "message", 3}, []string{"USING COVERING INDEX memories_retention (tenant=? AND principal=? AND kind=?)", "INTEGER PRIMARY KEY"}},
 		{"sweep", sweepSQL, []any{1, 500}, []string{"USING COVERING INDEX memories_expiry", "INTEGER PRIMARY KEY"}},
 	}
@@ -126,5 +129,88 @@ func TestWritePathAndAuditPlans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The populations counter and the eviction predicate must agree after any
+// mix of operations: retention counts what it evicts from.
+func TestPopulationCounterMatchesPredicate(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(i int, principal string, kind memgate.Kind, status memgate.Status) *memgate.Memory {
+		c := fmt.Sprintf("memory %d", i)
+		m := &memgate.Memory{ID: fmt.Sprintf("m-%04d", i), Tenant: "t", Principal: principal, Kind: kind, Source: memgate.SourceUser,
+			Sensitivity: memgate.SensitivityStandard, Status: status, Content: c, ContentSHA256: memgate.ContentHash(c),
+			CreatedAt: base, UpdatedAt: base, Version: 1, SeenCount: 1}
+		if i%7 == 0 {
+			exp := base.Add(time.Hour)
+			m.ExpiresAt = &exp
+		}
+		return m
+	}
+	principals := []string{"alice", "bob"}
+	kinds := []memgate.Kind{memgate.KindMessage, memgate.KindFact}
+	var ms []*memgate.Memory
+	for i := range 60 {
+		st := memgate.StatusActive
+		if i%5 == 0 {
+			st = memgate.StatusPending
+		}
+		ms = append(ms, mk(i, principals[i%2], kinds[(i/2)%2], st))
+	}
+	if err := db.Insert(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	sc := func(p string) memgate.Scope { return memgate.Scope{Tenant: "t", Principal: p} }
+	for i := 0; i < 60; i += 3 { // revoke some, delete some, supersede one
+		switch i % 9 {
+		case 0:
+			db.SetStatus(ctx, sc(ms[i].Principal), ms[i].ID, store.StatusChange{From: []memgate.Status{memgate.StatusActive, memgate.StatusPending}, To: memgate.StatusRevoked, At: base})
+		case 3:
+			db.Delete(ctx, sc(ms[i].Principal), ms[i].ID)
+		case 6:
+			next := mk(100+i, ms[i].Principal, ms[i].Kind, memgate.StatusActive)
+			next.Supersedes = ms[i].ID
+			db.Supersede(ctx, sc(ms[i].Principal), ms[i].ID, next, base)
+		}
+	}
+	if _, err := db.Remember(ctx, []*memgate.Memory{mk(200, "alice", memgate.KindMessage, memgate.StatusActive), mk(201, "alice", memgate.KindMessage, memgate.StatusActive)},
+		map[memgate.Kind]int{memgate.KindMessage: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteExpired(ctx, base.Add(2*time.Hour), 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Forget(ctx, "t", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	check := func() {
+		t.Helper()
+		for _, p := range append(principals, "carol") {
+			for _, k := range kinds {
+				var counted, kept int
+				if err := db.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM memories WHERE "+populationSQL, "t", p, string(k)).Scan(&counted); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.r.QueryRowContext(ctx, populationCountSQL, "t", p, string(k)).Scan(&kept); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					t.Fatal(err)
+				}
+				if counted != kept {
+					t.Fatalf("%s/%s: the predicate counts %d, the counter holds %d", p, k, counted, kept)
+				}
+			}
+		}
+	}
+	check()
+	// Control: the population is not trivially empty.
+	var alive int
+	db.r.QueryRowContext(ctx, populationCountSQL, "t", "alice", string(memgate.KindMessage)).Scan(&alive)
+	if alive < 1 || alive > 5 {
+		t.Fatalf("alice's messages after a cap of 5 and a sweep: %d", alive)
 	}
 }

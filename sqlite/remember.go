@@ -24,7 +24,10 @@ const foldSQL = `UPDATE memories SET seen_count = seen_count + 1, updated_at = ?
 const populationSQL = `tenant = ? AND principal = ? AND kind = ? AND status IN ('active', 'pending')`
 
 const (
-	populationCountSQL = `SELECT COUNT(*) FROM memories WHERE ` + populationSQL
+	// populationCountSQL reads the live count the populations triggers
+	// keep (migration 0004) instead of counting the population each time.
+	// (no row: nobody of that population was ever counted, so 0).
+	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND kind = ?`
 	evictSQL           = `DELETE FROM memories WHERE seq IN (
 		SELECT seq FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
 		RETURNING seq, id`
@@ -148,7 +151,7 @@ func (db *DB) evict(ctx context.Context, tx *sql.Tx, p population, limit int) ([
 		return nil, err
 	}
 	var n int
-	if err := count.QueryRowContext(ctx, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil {
+	if err := count.QueryRowContext(ctx, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	if n <= limit {
