@@ -81,6 +81,13 @@ func Allowed(role memgate.Role, op Op) bool {
 	return permissions[role][op]
 }
 
+// MayIncludeRestricted reports whether role may ask recall for restricted
+// memories: the person themself (user) and the tenant's admin may; an agent
+// may not, so a restricted memory never reaches a prompt on an agent's say.
+func MayIncludeRestricted(role memgate.Role) bool {
+	return role == memgate.RoleAdmin || role == memgate.RoleUser
+}
+
 // tenantWide are the operations an unbound admin may perform across every
 // principal of its tenant, when its request names none.
 var tenantWide = set(OpList, OpStats, OpAudit, OpExport, OpImport, OpKeys)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
 )
@@ -179,6 +180,9 @@ func (s *server) recall(c *call) error {
 	}
 	if sc.AllPrincipals || sc.Principal == "" {
 		return memgate.FieldError("principal", "is required: recall is for one principal")
+	}
+	if in.IncludeRestricted && !auth.MayIncludeRestricted(c.key.Role) {
+		return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "include_restricted", Message: "is not granted to this API key's role"}
 	}
 	asOf, err := parseTime("as_of", in.AsOf)
 	if err != nil {
