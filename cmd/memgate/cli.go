@@ -368,21 +368,31 @@ func oneID(pos []string) (string, error) {
 	return pos[0], nil
 }
 
+// openForID parses args with fs, takes the one memory ID they must hold and
+// opens the backend: the start every single-memory command shares.
+func (c *common) openForID(e env, fs *flag.FlagSet, args []string) (backend, string, func(), error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	id, err := oneID(pos)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	be, done, err := c.open(e.ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return be, id, done, nil
+}
+
 func cmdGet(e env, args []string) error {
 	var c common
 	var s scopeFlags
 	fs := newFlagSet("get", e.stderr, "--tenant T --principal P ID")
 	c.register(fs)
 	s.register(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID(pos)
-	if err != nil {
-		return err
-	}
-	be, done, err := c.open(e.ctx)
+	be, id, done, err := c.openForID(e, fs, args)
 	if err != nil {
 		return err
 	}
@@ -598,15 +608,7 @@ func cmdRevoke(e env, args []string) error {
 	c.register(fs)
 	s.register(fs)
 	fs.StringVar(&reason, "reason", "", "why it is revoked")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID(pos)
-	if err != nil {
-		return err
-	}
-	be, done, err := c.open(e.ctx)
+	be, id, done, err := c.openForID(e, fs, args)
 	if err != nil {
 		return err
 	}
@@ -628,15 +630,7 @@ func cmdDelete(e env, args []string) error {
 	fs := newFlagSet("delete", e.stderr, "--tenant T --principal P ID")
 	c.register(fs)
 	s.register(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID(pos)
-	if err != nil {
-		return err
-	}
-	be, done, err := c.open(e.ctx)
+	be, id, done, err := c.openForID(e, fs, args)
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,20 @@ import (
 	"github.com/memgate/memgate/internal/locomo"
 )
 
-// cli runs memgate in-process against db and returns exit code, stdout, stderr.
-func cli(t *testing.T, db string, stdin string, args ...string) (int, string, string) {
-	t.Helper()
+// runWith runs memgate in-process with flag and value inserted after the
+// command name (--db PATH or --server URL) and returns exit code, stdout,
+// stderr.
+func runWith(flag, value, stdin string, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	full := append([]string{args[0], "--db", db}, args[1:]...)
+	full := append([]string{args[0], flag, value}, args[1:]...)
 	code := run(context.Background(), full, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// cli runs memgate in-process against db.
+func cli(t *testing.T, db string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	return runWith("--db", db, stdin, args...)
 }
 
 func mustCLI(t *testing.T, db string, args ...string) string {

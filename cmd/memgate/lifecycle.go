@@ -40,15 +40,7 @@ func statusCommand(e env, args []string, name string, do func(backend, scopeFlag
 	if name == "reject" {
 		fs.StringVar(&reason, "reason", "", "why it is rejected")
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, err := oneID(pos)
-	if err != nil {
-		return err
-	}
-	be, done, err := c.open(e.ctx)
+	be, id, done, err := c.openForID(e, fs, args)
 	if err != nil {
 		return err
 	}

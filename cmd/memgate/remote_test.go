@@ -18,10 +18,7 @@ import (
 // remote runs memgate in-process against the server at url (no --db).
 func remote(t *testing.T, url string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	full := append([]string{args[0], "--server", url}, args[1:]...)
-	code := run(context.Background(), full, strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	return runWith("--server", url, stdin, args...)
 }
 
 func mustRemote(t *testing.T, url string, args ...string) string {
