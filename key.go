@@ -16,7 +16,8 @@ const (
 	// names; bound to an agent, it acts as that agent only.
 	RoleAgent Role = "agent"
 	// RoleUser is bound to one principal: it may read, recall, revoke,
-	// delete and forget that principal's memories.
+	// delete and forget that principal's memories, and read its audit log
+	// and counts (stats).
 	RoleUser Role = "user"
 )
 

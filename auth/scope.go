@@ -25,12 +25,14 @@ const (
 	OpImport   Op = "import"
 	OpExport   Op = "export"
 	OpKeys     Op = "keys"
+	OpWhoami   Op = "whoami" // describe the caller's own key (GrantOf)
 )
 
 // Ops lists every operation, in the order of the permission table.
 var Ops = []Op{
 	OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpApprove, OpReject,
 	OpFeedback, OpDelete, OpForget, OpAudit, OpStats, OpImport, OpExport, OpKeys,
+	OpWhoami,
 }
 
 // permissions is the permission table, the only one. A role may perform an
@@ -50,21 +52,23 @@ var Ops = []Op{
 //	delete       ✓             ✓
 //	forget       ✓             ✓
 //	audit        ✓             ✓
-//	stats        ✓
+//	stats        ✓             ✓
 //	import       ✓
 //	export       ✓
 //	keys         ✓
+//	whoami       ✓      ✓      ✓
 //
 // Every role acts within its key's tenant only, and within its binding
-// (ScopeFor): a user key reads, recalls, revokes, deletes, forgets and
-// audits its own principal's memories; an agent key works on the principals
-// its requests name (or its bound one) and, when bound to an agent, as that
-// agent only. Approving what the write gate held back is an admin's
-// decision, not the agent's whose memory was held.
+// (ScopeFor): a user key reads, recalls, revokes, deletes, forgets, audits
+// and counts (stats) its own principal's memories; an agent key works on
+// the principals its requests name (or its bound one) and, when bound to
+// an agent, as that agent only. Approving what the write gate held back is
+// an admin's decision, not the agent's whose memory was held. Every key may
+// ask what it is (whoami): the answer is its own record, without the hash.
 var permissions = map[memgate.Role]map[Op]bool{
 	memgate.RoleAdmin: set(Ops...),
-	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback),
-	memgate.RoleUser:  set(OpRecall, OpList, OpGet, OpRevoke, OpDelete, OpForget, OpAudit),
+	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback, OpWhoami),
+	memgate.RoleUser:  set(OpRecall, OpList, OpGet, OpRevoke, OpDelete, OpForget, OpAudit, OpStats, OpWhoami),
 }
 
 func set(ops ...Op) map[Op]bool {
@@ -163,13 +167,13 @@ func ScopeFor(k *memgate.Key, op Op, req memgate.Scope) (memgate.Scope, error) {
 		if req.Principal != "" {
 			return memgate.Scope{}, memgate.FieldError("principal", "must be empty when all principals are requested")
 		}
-		if k.Role != memgate.RoleAdmin || !TenantWide(op) {
+		if !tenantWideKey(k) || !TenantWide(op) {
 			return memgate.Scope{}, errOutsideKey("principal")
 		}
 		s.AllPrincipals = true
 	case req.Principal != "":
 		s.Principal = req.Principal
-	case k.Role == memgate.RoleAdmin && TenantWide(op):
+	case tenantWideKey(k) && TenantWide(op):
 		s.AllPrincipals = true
 	default:
 		return memgate.Scope{}, memgate.FieldError("principal", "is required")

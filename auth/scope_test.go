@@ -27,10 +27,11 @@ func TestPermissionTable(t *testing.T) {
 		auth.OpDelete:   "au",
 		auth.OpForget:   "au",
 		auth.OpAudit:    "au",
-		auth.OpStats:    "a",
+		auth.OpStats:    "au",
 		auth.OpImport:   "a",
 		auth.OpExport:   "a",
 		auth.OpKeys:     "a",
+		auth.OpWhoami:   "agu",
 	}
 	if len(want) != len(auth.Ops) {
 		t.Fatalf("the test covers %d operations, auth.Ops lists %d", len(want), len(auth.Ops))

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
 )
@@ -324,6 +325,10 @@ type RecallRequest struct {
 	Diversify         bool             `json:"diversify,omitempty"`
 	Explain           bool             `json:"explain,omitempty"`
 	Render            bool             `json:"render,omitempty"`
+	// Preview makes the recall a dry run: the same results, plus the best
+	// candidates below the floor (RecallResult.BelowFloorResults), audited
+	// as recall_preview instead of recall.
+	Preview bool `json:"preview,omitempty"`
 }
 
 // Recall returns what matters for a query (POST /v1/recall).
@@ -553,6 +558,61 @@ func (c *Client) Audit(ctx context.Context, r AuditRequest) (*store.AuditPage, e
 	return &out, nil
 }
 
+// AuditHistogramRequest asks GET /v1/audit/histogram how many audit
+// events of one action happened per UTC hour or day. Zero fields take the
+// server's defaults: action recall, a day, to the end of the current
+// bucket, from 14 buckets before to.
+type AuditHistogramRequest struct {
+	// Principal narrows to one principal (an admin key without it counts
+	// the whole tenant; a user key counts its own principal).
+	Principal string
+	Action    string
+	// Bucket is time.Hour or 24*time.Hour; anything else is refused
+	// before a request is sent.
+	Bucket   time.Duration
+	From, To time.Time
+}
+
+// AuditHistogram returns every bucket of the range, zeros included, oldest
+// first (GET /v1/audit/histogram).
+func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*engine.AuditHistogram, error) {
+	q := url.Values{}
+	set(q, "principal", r.Principal)
+	set(q, "action", r.Action)
+	switch r.Bucket {
+	case 0:
+	case time.Hour:
+		q.Set("bucket", "1h")
+	case 24 * time.Hour:
+		q.Set("bucket", "1d")
+	default:
+		return nil, memgate.FieldError("bucket", "must be an hour or a day")
+	}
+	if !r.From.IsZero() {
+		q.Set("from", r.From.Format(time.RFC3339Nano))
+	}
+	if !r.To.IsZero() {
+		q.Set("to", r.To.Format(time.RFC3339Nano))
+	}
+	var out engine.AuditHistogram
+	if err := c.do(ctx, request{method: "GET", path: "/v1/audit/histogram", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Whoami returns what the client's key is and grants (GET /v1/whoami):
+// its id, tenant, role, binding and name, the operations its role may
+// perform, whether it acts tenant-wide and whether it may recall
+// restricted memories. The server never sends the key's hash or secret.
+func (c *Client) Whoami(ctx context.Context) (*auth.Grant, error) {
+	var out auth.Grant
+	if err := c.do(ctx, request{method: "GET", path: "/v1/whoami"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Stats is the response of GET /v1/stats.
 type Stats struct {
 	Tenant      string           `json:"tenant"`
@@ -566,7 +626,7 @@ type Stats struct {
 }
 
 // Stats returns memory counts (GET /v1/stats); an admin key without a
-// principal counts the whole tenant.
+// principal counts the whole tenant, a user key its own principal.
 func (c *Client) Stats(ctx context.Context, s Scope) (*Stats, error) {
 	var out Stats
 	if err := c.do(ctx, request{method: "GET", path: "/v1/stats", query: s.values()}, &out); err != nil {

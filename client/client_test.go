@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
 )
 
@@ -245,6 +246,35 @@ func TestRequestShapes(t *testing.T) {
 			return err
 		}, "GET", "/v1/stats", "", "", "", false},
 		{"health", `{"status":"ok"}`, func() error { return c.Health(ctx) }, "GET", "/healthz", "", "", "", false},
+		{"recall preview", `{"recall_id":"r_2","results":[],"below_floor":1,"min_score":0.22,"below_floor_results":[{"memory":{"id":"m_9"},"score":0.1,"explain":{"text":0.2}}]}`, func() error {
+			res, err := c.Recall(ctx, client.RecallRequest{Principal: "alice", Query: "tea?", Preview: true})
+			if err == nil && (len(res.BelowFloorResults) != 1 || res.BelowFloorResults[0].Memory.ID != "m_9" || res.BelowFloorResults[0].Explain == nil || res.BelowFloorResults[0].Explain.Text != 0.2) {
+				t.Errorf("Recall preview decoded %+v", res)
+			}
+			return err
+		}, "POST", "/v1/recall", "", `{"principal":"alice","query":"tea?","preview":true}`, "", false},
+		{"audit histogram", `{"action":"recall_preview","bucket_seconds":3600,"from":"2026-01-02T03:00:00Z","to":"2026-01-02T05:00:00Z","buckets":[{"start":"2026-01-02T03:00:00Z","count":4},{"start":"2026-01-02T04:00:00Z","count":0}]}`, func() error {
+			hg, err := c.AuditHistogram(ctx, client.AuditHistogramRequest{Principal: "alice", Action: "recall_preview", Bucket: time.Hour, From: t0, To: t0.Add(2 * time.Hour)})
+			if err == nil && (hg.BucketSeconds != 3600 || len(hg.Buckets) != 2 || hg.Buckets[0].Count != 4 || !hg.Buckets[1].Start.Equal(time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))) {
+				t.Errorf("AuditHistogram decoded %+v", hg)
+			}
+			return err
+		}, "GET", "/v1/audit/histogram", "action=recall_preview&bucket=1h&from=2026-01-02T03%3A04%3A05.0000006Z&principal=alice&to=2026-01-02T05%3A04%3A05.0000006Z", "", "", false},
+		{"audit histogram by day", `{"action":"recall","bucket_seconds":86400,"buckets":[]}`, func() error {
+			_, err := c.AuditHistogram(ctx, client.AuditHistogramRequest{Bucket: 24 * time.Hour})
+			return err
+		}, "GET", "/v1/audit/histogram", "bucket=1d", "", "", false},
+		{"audit histogram defaults", `{"action":"recall","bucket_seconds":86400,"buckets":[]}`, func() error {
+			_, err := c.AuditHistogram(ctx, client.AuditHistogramRequest{})
+			return err
+		}, "GET", "/v1/audit/histogram", "", "", "", false},
+		{"whoami", `{"key_id":"key_1","tenant":"acme","role":"user","principal":"alice","operations":["recall","stats","whoami"],"tenant_wide":false,"may_include_restricted":true}`, func() error {
+			g, err := c.Whoami(ctx)
+			if err == nil && (g.KeyID != "key_1" || g.Role != memgate.RoleUser || g.Principal != "alice" || len(g.Operations) != 3 || g.Operations[1] != auth.OpStats || g.TenantWide || !g.MayIncludeRestricted) {
+				t.Errorf("Whoami decoded %+v", g)
+			}
+			return err
+		}, "GET", "/v1/whoami", "", "", "", false},
 	}
 	for _, tc := range cases {
 		mu.Lock()
@@ -313,6 +343,19 @@ func TestRequestShapes(t *testing.T) {
 	}
 	if _, err := c.Get(ctx, alice, ""); memgate.ErrorField(err) != "id" {
 		t.Errorf("Get without an id: %v", err)
+	}
+	for _, b := range []time.Duration{2 * time.Hour, time.Minute, -time.Hour, 7 * 24 * time.Hour} {
+		mu.Lock()
+		got = recorded{}
+		mu.Unlock()
+		if _, err := c.AuditHistogram(ctx, client.AuditHistogramRequest{Bucket: b}); memgate.ErrorCode(err) != memgate.EINVALID || memgate.ErrorField(err) != "bucket" {
+			t.Errorf("AuditHistogram with a bucket of %s: %v", b, err)
+		}
+		mu.Lock()
+		if got.method != "" {
+			t.Errorf("AuditHistogram with a bucket of %s sent %s %s", b, got.method, got.path)
+		}
+		mu.Unlock()
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
@@ -254,5 +256,113 @@ func TestRevokedKeyIsUnauthenticated(t *testing.T) {
 	_, err2 := bad.Stats(t.Context(), client.Scope{})
 	if memgate.ErrorMessage(err) != memgate.ErrorMessage(err2) {
 		t.Fatalf("a revoked key %q and an unknown key %q answer differently", err, err2)
+	}
+}
+
+// TestInspectorCallsAgainstTheServer: whoami, a user key's stats, the
+// recall history chart and recall preview, through the client against the
+// real server.
+func TestInspectorCallsAgainstTheServer(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	ctx := t.Context()
+	admin := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAdmin, Name: "ops"})
+	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice", Agent: "helper"})
+	user := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"})
+
+	// Whoami: each key its own grant.
+	for name, tc := range map[string]struct {
+		c          *client.Client
+		role       memgate.Role
+		principal  string
+		tenantWide bool
+		restricted bool
+	}{
+		"admin": {admin, memgate.RoleAdmin, "", true, true},
+		"agent": {agent, memgate.RoleAgent, "alice", false, false},
+		"user":  {user, memgate.RoleUser, "alice", false, true},
+	} {
+		g, err := tc.c.Whoami(ctx)
+		if err != nil {
+			t.Fatalf("Whoami %s: %v", name, err)
+		}
+		if g.Tenant != "acme" || g.Role != tc.role || g.Principal != tc.principal || g.TenantWide != tc.tenantWide || g.MayIncludeRestricted != tc.restricted ||
+			!strings.HasPrefix(g.KeyID, auth.IDPrefix) || !slices.Equal(g.Operations, auth.AllowedOps(tc.role)) {
+			t.Fatalf("Whoami %s: %+v", name, g)
+		}
+	}
+	if g, _ := admin.Whoami(ctx); g.Name != "ops" {
+		t.Fatalf("Whoami of the admin: name %q", g.Name)
+	}
+
+	// Memories of alice and bob; the user key counts alice's only.
+	for _, m := range []client.Memory{
+		{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Biscuit the dog needs his rabies vaccination renewed every year at the vet."},
+		{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Alice adopted a golden retriever puppy named Biscuit in March."},
+		{Principal: "bob", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Bob plays the cello."},
+	} {
+		if _, err := admin.Remember(ctx, m); err != nil {
+			t.Fatalf("Remember: %v", err)
+		}
+	}
+	st, err := user.Stats(ctx, client.Scope{})
+	if err != nil || st.Total != 2 || st.Principal != "alice" || len(st.ByPrincipal) != 1 {
+		t.Fatalf("Stats by the user: %+v, %v", st, err)
+	}
+	_, err = user.Stats(ctx, client.Scope{Principal: "bob"})
+	requireCode(t, "Stats of another principal by the user", err, memgate.EFORBIDDEN)
+	if memgate.ErrorField(err) != "principal" {
+		t.Fatalf("Stats of another principal names %q", memgate.ErrorField(err))
+	}
+	if st, err := admin.Stats(ctx, client.Scope{Principal: "bob"}); err != nil || st.Total != 1 {
+		t.Fatalf("control: bob's stats by the admin: %+v, %v", st, err)
+	}
+
+	// A recall and a preview: the preview lists what the floor kept out,
+	// and the chart counts the recall only.
+	floor := 0.5
+	req := client.RecallRequest{Query: "rabies vaccination for Biscuit", MinScore: &floor, Render: true}
+	res, err := agent.Recall(ctx, req)
+	if err != nil || len(res.Results) != 1 || res.BelowFloorResults != nil {
+		t.Fatalf("Recall: %+v, %v", res, err)
+	}
+	req.Preview = true
+	pre, err := user.Recall(ctx, req)
+	if err != nil || len(pre.Results) != 1 || pre.Results[0].Memory.ID != res.Results[0].Memory.ID || len(pre.BelowFloorResults) != 1 {
+		t.Fatalf("Recall preview: %+v, %v", pre, err)
+	}
+	if b := pre.BelowFloorResults[0]; b.Score >= floor || b.Score <= 0 || b.Explain == nil || strings.Contains(pre.Context, b.Memory.ID) {
+		t.Fatalf("below the floor: %+v (context %q)", b, pre.Context)
+	}
+	total := func(hg *engine.AuditHistogram) (n int64) {
+		for _, b := range hg.Buckets {
+			n += b.Count
+		}
+		return n
+	}
+	for name, tc := range map[string]struct {
+		c    *client.Client
+		req  client.AuditHistogramRequest
+		want int64
+	}{
+		"recalls of the tenant":  {admin, client.AuditHistogramRequest{}, 1},
+		"recalls of alice":       {user, client.AuditHistogramRequest{Bucket: time.Hour}, 1},
+		"previews of alice":      {user, client.AuditHistogramRequest{Action: engine.ActionRecallPreview}, 1},
+		"recalls of bob":         {admin, client.AuditHistogramRequest{Principal: "bob"}, 0},
+		"recalls of last year's": {admin, client.AuditHistogramRequest{To: time.Now().AddDate(-1, 0, 0)}, 0},
+	} {
+		hg, err := tc.c.AuditHistogram(ctx, tc.req)
+		if err != nil || total(hg) != tc.want {
+			t.Fatalf("AuditHistogram, %s: %+v, %v; want %d", name, hg, err, tc.want)
+		}
+	}
+	_, err = user.AuditHistogram(ctx, client.AuditHistogramRequest{Principal: "bob"})
+	requireCode(t, "AuditHistogram of another principal by the user", err, memgate.EFORBIDDEN)
+	_, err = agent.AuditHistogram(ctx, client.AuditHistogramRequest{})
+	requireCode(t, "AuditHistogram by an agent key", err, memgate.EFORBIDDEN)
+	_, err = admin.AuditHistogram(ctx, client.AuditHistogramRequest{From: time.Now().AddDate(-2, 0, 0)})
+	requireCode(t, "AuditHistogram of two years by day", err, memgate.EINVALID)
+	if memgate.ErrorField(err) != "from" {
+		t.Fatalf("AuditHistogram of two years names %q", memgate.ErrorField(err))
 	}
 }

@@ -25,6 +25,10 @@ const (
 	ActionFeedback  = "feedback"
 	ActionSweep     = "sweep"
 	ActionEvict     = "evict"
+
+	// ActionRecallPreview is a recall with Preview set: nothing reached a
+	// prompt, so a memory's recall history (action recall) leaves it out.
+	ActionRecallPreview = "recall_preview"
 )
 
 type actorKey struct{}
@@ -191,6 +195,120 @@ func (e *Engine) Audit(ctx context.Context, s memgate.Scope, f store.AuditFilter
 	}
 	e.flushAudit()
 	return e.store.ListAudit(ctx, s.Tenant, f)
+}
+
+// Audit histogram defaults and limits.
+const (
+	// DefaultHistogramBuckets is the number of buckets of a histogram
+	// whose request leaves From unset.
+	DefaultHistogramBuckets = 14
+	// MaxHistogramBuckets bounds the buckets of one histogram.
+	MaxHistogramBuckets = store.MaxHistogramBuckets
+	// DefaultHistogramBucket is the bucket of a request that sets none.
+	DefaultHistogramBucket = 24 * time.Hour
+)
+
+// AuditHistogramRequest asks how many audit events of one action happened
+// per hour or day. Zero fields take defaults.
+type AuditHistogramRequest struct {
+	// Action is the audit action counted (default ActionRecall: the
+	// times memories were recalled into a prompt; previews are
+	// ActionRecallPreview).
+	Action string
+	// Bucket is time.Hour or 24*time.Hour (the default); buckets start on
+	// a whole UTC hour or at UTC midnight.
+	Bucket time.Duration
+	// From and To bound the range, From <= at < To. From is rounded down
+	// and To up to a bucket boundary. To defaults to the end of the bucket
+	// that holds now, From to DefaultHistogramBuckets buckets before To.
+	From, To time.Time
+}
+
+// AuditHistogram is the answer of Engine.AuditHistogram: every bucket of
+// the range, zeros included, oldest first.
+type AuditHistogram struct {
+	Action        string            `json:"action"`
+	BucketSeconds int64             `json:"bucket_seconds"`
+	From          time.Time         `json:"from"`
+	To            time.Time         `json:"to"`
+	Buckets       []HistogramBucket `json:"buckets"`
+}
+
+// HistogramBucket is one bucket: the events with Start <= at < Start +
+// the bucket.
+type HistogramBucket struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+// AuditHistogram counts the audit events of the scope's tenant with the
+// request's action, per UTC hour or day: of the scope's principal, or of
+// every principal (and events naming none) when the scope has
+// AllPrincipals. Like Audit it flushes the queued events first, so a
+// recall just made is counted. The counting is the store's (one aggregate
+// query), never a walk over the events. A range of more than
+// MaxHistogramBuckets buckets is invalid_argument naming "from".
+func (e *Engine) AuditHistogram(ctx context.Context, s memgate.Scope, req AuditHistogramRequest) (*AuditHistogram, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Action == "" {
+		req.Action = ActionRecall
+	}
+	if !memgate.ValidIdent(req.Action) {
+		return nil, memgate.FieldError("action", "must match [A-Za-z0-9._:@-]{1,128}")
+	}
+	b := req.Bucket
+	switch b {
+	case 0:
+		b = DefaultHistogramBucket
+	case time.Hour, 24 * time.Hour:
+	default:
+		return nil, memgate.FieldError("bucket", "must be an hour or a day")
+	}
+	if !req.From.IsZero() && !req.To.IsZero() && !req.To.After(req.From) {
+		return nil, memgate.FieldError("to", "must be after from")
+	}
+	// Truncate counts from the zero time, which is a UTC midnight: whole
+	// multiples of an hour or a day from it are UTC hours and midnights.
+	to := req.To.UTC().Truncate(b)
+	switch {
+	case req.To.IsZero():
+		to = e.now().Truncate(b).Add(b)
+	case to.Before(req.To):
+		to = to.Add(b)
+	}
+	from := req.From.UTC().Truncate(b)
+	if req.From.IsZero() {
+		from = to.Add(-DefaultHistogramBuckets * b)
+	}
+	if !to.After(from) {
+		return nil, memgate.FieldError("to", "must be after from")
+	}
+	if n := to.Sub(from) / b; n > MaxHistogramBuckets || !from.Add(to.Sub(from)).Equal(to) {
+		return nil, memgate.FieldError("from", "the range holds more than %d buckets of %s", MaxHistogramBuckets, bucketName(b))
+	}
+	q := store.AuditHistogramQuery{Tenant: s.Tenant, Action: req.Action, From: from, To: to, Bucket: b}
+	if !s.AllPrincipals {
+		q.Principal = s.Principal
+	}
+	e.flushAudit()
+	counts, err := e.store.AuditHistogram(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &AuditHistogram{Action: req.Action, BucketSeconds: int64(b / time.Second), From: from, To: to, Buckets: make([]HistogramBucket, len(counts))}
+	for i, c := range counts {
+		out.Buckets[i] = HistogramBucket{Start: from.Add(time.Duration(i) * b), Count: c}
+	}
+	return out, nil
+}
+
+func bucketName(b time.Duration) string {
+	if b == time.Hour {
+		return "an hour"
+	}
+	return "a day"
 }
 
 // Sweep deletes memories that expired more than grace ago, in batches, and

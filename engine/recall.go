@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -54,6 +55,16 @@ type RecallRequest struct {
 	Diversify bool
 	Explain   bool
 	Render    bool
+	// Preview is a dry run for people inspecting recall (the inspector):
+	// the results, floor, k and rendering are those of the same recall
+	// without it, and RecallResult.BelowFloorResults also lists the best
+	// candidates the floor kept out. It is audited as ActionRecallPreview,
+	// not ActionRecall, so a memory's recall history counts only what
+	// reached a prompt. Every candidate is read through the store's read
+	// gate before ranking (as with Metadata or Diversify), so the ranking
+	// is over admitted memories only and a below-floor result is never
+	// one the store refused.
+	Preview bool
 }
 
 // RecallResult is what a recall returns.
@@ -64,6 +75,13 @@ type RecallResult struct {
 	MinScore   float64      `json:"min_score"`
 	Context    string       `json:"context,omitempty"`
 	Explain    *RecallStats `json:"explain,omitempty"`
+	// BelowFloorResults, for a preview only, are the best candidates (at
+	// most K) whose score fell below the floor (a score of 0, no evidence
+	// at all, is left out), best first, each with its
+	// score and its explanation (whether or not Explain was asked). Each
+	// was read through the store's read gate like the results; none is
+	// ever rendered into Context. Empty when the floor is off.
+	BelowFloorResults []RecallHit `json:"below_floor_results,omitempty"`
 }
 
 // RecallHit is one recalled memory with its score.
@@ -241,9 +259,10 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	// memories only).
 	gate := store.ReadGate{Now: now, AsOf: asOf, Kinds: req.Kinds, Sources: req.Sources, IncludeRestricted: req.IncludeRestricted, Metadata: req.Metadata}
 	v := verifier{e: e, scope: s, gate: gate, fetched: map[string]*memgate.Memory{}, refused: map[string]bool{}}
-	// The index cannot judge metadata, and diversity needs every
-	// candidate's vector: then every candidate is read first.
-	if len(req.Metadata) > 0 || req.Diversify {
+	// The index cannot judge metadata, diversity needs every candidate's
+	// vector, and a preview shows candidates below the floor, which must
+	// have passed the read gate too: then every candidate is read first.
+	if len(req.Metadata) > 0 || req.Diversify || req.Preview {
 		if err := v.fetch(ctx, res.Candidates, nil); err != nil {
 			return nil, err
 		}
@@ -253,12 +272,13 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	var (
 		results []rank.Result
 		ex      rank.Explain
+		cands   []rank.Candidate
 		props   []index.Candidate
 	)
+	rq := rank.Query{IDFSum: res.IDFSum, Now: now}
 	for round := 0; ; round++ {
-		var cands []rank.Candidate
 		cands, props = v.candidates(res.Candidates, cur)
-		results, ex, err = rank.Rank(rank.Query{IDFSum: res.IDFSum, Now: now}, cands, opts)
+		results, ex, err = rank.Rank(rq, cands, opts)
 		if err != nil {
 			return nil, fmt.Errorf("rank: %w", err)
 		}
@@ -287,7 +307,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		}
 	}
 	byID := v.fetched
-	cands := len(props)
+	ranked := len(props)
 	out := &RecallResult{
 		RecallID:   newRecallID(now),
 		Results:    make([]RecallHit, 0, len(results)),
@@ -311,12 +331,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		e.derive(m, now)
 		hit := RecallHit{Memory: m, Score: r.Score}
 		if req.Explain {
-			p := props[r.Index]
-			hit.Explain = &HitExplain{
-				Components:     r.Components,
-				StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
-				VectorRank:     p.VectorRank, TextRank: p.TextRank,
-			}
+			hit.Explain = explainHit(r, m, props[r.Index], cur)
 		}
 		out.Results = append(out.Results, hit)
 		if req.Render {
@@ -330,23 +345,86 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if req.Render {
 		out.Context = render.Context(items)
 	}
+	action := ActionRecall
+	counts := map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(ranked), "below_floor": int64(ex.BelowFloor)}
+	if req.Preview {
+		action = ActionRecallPreview
+		out.BelowFloorResults = e.belowFloor(rq, cands, props, opts, ex.Floor, &v, cur, now)
+		counts["below_floor_results"] = int64(len(out.BelowFloorResults))
+	}
 	took := time.Since(start)
 	ids := make([]string, len(out.Results))
 	scores := make([]float64, len(out.Results))
 	for i, h := range out.Results {
 		ids[i], scores[i] = h.Memory.ID, h.Score
 	}
+	counts["returned"] = int64(len(ids))
 	e.auditLater(ctx, store.AuditEvent{
-		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Action: ActionRecall, At: now,
+		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Action: action, At: now,
 		RecallID: out.RecallID, MemoryIDs: ids, Scores: scores, QuerySHA256: QueryHash(req.Query),
-		Counts: map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(cands), "below_floor": int64(ex.BelowFloor), "returned": int64(len(ids))},
+		Counts: counts,
 	})
 	if req.Explain {
-		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: cands, Read: len(v.fetched), QueryTerms: res.QueryTerms, Embedder: qmodel, TookMicros: took.Microseconds()}
+		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms, Embedder: qmodel, TookMicros: took.Microseconds()}
 	}
-	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID,
+	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID, "preview", req.Preview,
 		"proposed", len(res.Candidates), "refused", len(v.refused), "returned", len(out.Results), "below_floor", ex.BelowFloor, "took", took)
 	return out, nil
+}
+
+// explainHit is the score breakdown of one ranked memory.
+func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model) *HitExplain {
+	return &HitExplain{
+		Components:     r.Components,
+		StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
+		VectorRank:     p.VectorRank, TextRank: p.TextRank,
+	}
+}
+
+// belowFloor returns a preview's best candidates (at most opts.K) whose
+// score fell below floor (and above zero), best first (in rank's order: score, then fused
+// evidence, then candidate order), each with its explanation. Scores do not
+// depend on the floor, k, budget or diversity, so rank.Score over the
+// candidates the recall ranked gives each the score it had there. Every
+// one of those candidates was read through the store's read gate first (a
+// preview reads them all before ranking); one the verifier does not hold
+// is skipped, never shown.
+func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.Candidate, opts rank.Options, floor float64, v *verifier, cur model, now time.Time) []RecallHit {
+	if floor <= 0 || !v.all {
+		return nil // the floor is off, or the candidates were not all read
+	}
+	sc := rank.Score(q, cands, opts)
+	var below []int
+	for i, s := range sc.Scores {
+		// A score of 0 (no evidence at all) is left out: no floor above
+		// zero would let it through, and rank never returns it.
+		if s > 0 && s < floor {
+			below = append(below, i)
+		}
+	}
+	slices.SortFunc(below, func(a, b int) int {
+		if c := cmp.Compare(sc.Scores[b], sc.Scores[a]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sc.Components[b].Fused, sc.Components[a].Fused); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []RecallHit
+	for _, i := range below {
+		if len(out) == opts.K {
+			break
+		}
+		m, ok := v.fetched[cands[i].ID]
+		if !ok {
+			continue
+		}
+		e.derive(m, now)
+		r := rank.Result{Index: i, ID: cands[i].ID, Score: sc.Scores[i], Components: sc.Components[i]}
+		out = append(out, RecallHit{Memory: m, Score: r.Score, Explain: explainHit(r, m, props[i], cur)})
+	}
+	return out
 }
 
 // checkRecall validates a recall request at the edge and returns the rank

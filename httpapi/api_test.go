@@ -361,9 +361,9 @@ func TestRoles(t *testing.T) {
 		// allowed operations
 		allowed []string
 	}
-	agentOps := []string{"remember", "recall", "list", "get", "update", "revoke", "feedback"}
-	userOps := []string{"recall", "list", "get", "revoke", "delete", "forget", "audit"}
-	all := []string{"remember", "recall", "list", "get", "update", "delete", "revoke", "approve", "reject", "feedback", "forget", "audit", "stats", "import", "export"}
+	agentOps := []string{"remember", "recall", "list", "get", "update", "revoke", "feedback", "whoami"}
+	userOps := []string{"recall", "list", "get", "revoke", "delete", "forget", "audit", "stats", "whoami"}
+	all := []string{"remember", "recall", "list", "get", "update", "delete", "revoke", "approve", "reject", "feedback", "forget", "audit", "stats", "import", "export", "whoami"}
 	roles := []roleKey{
 		{"admin", admin, all},
 		{"agent bound", h.key("acme", memgate.RoleAgent, "alice", "a1"), agentOps},
@@ -409,11 +409,13 @@ func TestRoles(t *testing.T) {
 		}},
 		{"forget", http.StatusOK, func(k string) resp { return h.do("POST", "/v1/forget", k, map[string]any{"principal": "alice"}) }},
 		{"audit", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/audit?principal=alice", k, nil) }},
+		{"audit", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/audit/histogram?principal=alice", k, nil) }},
 		{"stats", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/stats?principal=alice", k, nil) }},
 		{"import", http.StatusOK, func(k string) resp {
 			return h.do("POST", "/v1/import", k, `{"principal":"alice","kind":"fact","source":"import","content":"Alice was born in 1990 `+strconv.FormatInt(time.Now().UnixNano(), 36)+`."}`+"\n")
 		}},
 		{"export", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/export?principal=alice", k, nil) }},
+		{"whoami", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/whoami", k, nil) }},
 	}
 	for _, rk := range roles {
 		for _, ep := range endpoints {
@@ -605,6 +607,7 @@ func TestCrossTenant(t *testing.T) {
 			{"GET", "/v1/memories/" + bMem.ID + "?tenant=globex", nil},
 			{"DELETE", "/v1/memories/" + bMem.ID + "?tenant=globex", nil},
 			{"GET", "/v1/audit?tenant=globex", nil},
+			{"GET", "/v1/audit/histogram?tenant=globex", nil},
 			{"GET", "/v1/stats?tenant=globex", nil},
 			{"GET", "/v1/export?tenant=globex", nil},
 			{"POST", "/v1/import?tenant=globex", nil},

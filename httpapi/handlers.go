@@ -166,6 +166,7 @@ type recallInput struct {
 	Diversify         bool           `json:"diversify"`
 	Explain           bool           `json:"explain"`
 	Render            bool           `json:"render"`
+	Preview           bool           `json:"preview"`
 }
 
 // recall answers the engine's RecallResult.
@@ -192,6 +193,7 @@ func (s *server) recall(c *call) error {
 		Scope: sc, Query: in.Query, K: in.K, MinScore: in.MinScore,
 		Metadata: in.Metadata, AsOf: asOf, IncludeRestricted: in.IncludeRestricted,
 		BudgetChars: in.BudgetChars, Diversify: in.Diversify, Explain: in.Explain, Render: in.Render,
+		Preview: in.Preview,
 	}
 	for _, k := range in.Kinds {
 		req.Kinds = append(req.Kinds, memgate.Kind(k))
@@ -546,6 +548,55 @@ func (s *server) audit(c *call) error {
 		p.Events = []store.AuditEvent{}
 	}
 	writeJSON(c.w, http.StatusOK, p)
+	return nil
+}
+
+// histogramBuckets are the bucket parameters GET /v1/audit/histogram
+// accepts.
+var histogramBuckets = map[string]time.Duration{"1h": time.Hour, "1d": 24 * time.Hour}
+
+// auditHistogram answers how many audit events of one action (default
+// recall) happened per UTC hour or day: engine.AuditHistogram, every bucket
+// present, oldest first. The scope rules are those of GET /v1/audit: an
+// admin key counts the whole tenant or the principal it names, a user key
+// its own principal only.
+func (s *server) auditHistogram(c *call) error {
+	q, err := parseQuery(c.r, []string{"tenant", "principal", "action", "bucket", "from", "to"}, nil)
+	if err != nil {
+		return err
+	}
+	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal")})
+	if err != nil {
+		return err
+	}
+	req := engine.AuditHistogramRequest{Action: q.get("action")}
+	if b := q.get("bucket"); b != "" {
+		var ok bool
+		if req.Bucket, ok = histogramBuckets[b]; !ok {
+			return memgate.FieldError("bucket", `must be "1h" or "1d"`)
+		}
+	}
+	if req.From, err = q.time("from"); err != nil {
+		return err
+	}
+	if req.To, err = q.time("to"); err != nil {
+		return err
+	}
+	h, err := s.eng.AuditHistogram(c.ctx, sc, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(c.w, http.StatusOK, h)
+	return nil
+}
+
+// whoami answers what the caller's key is and grants (auth.GrantOf): its
+// public record, never its hash or secret.
+func (s *server) whoami(c *call) error {
+	if _, err := parseQuery(c.r, nil, nil); err != nil {
+		return err
+	}
+	writeJSON(c.w, http.StatusOK, auth.GrantOf(c.key))
 	return nil
 }
 

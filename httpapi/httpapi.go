@@ -180,9 +180,11 @@ func (s *server) routes() []route {
 		{method: "POST", path: "/v1/recall", op: auth.OpRecall, handle: s.recall},
 		{method: "POST", path: "/v1/forget", op: auth.OpForget, handle: s.forget},
 		{method: "GET", path: "/v1/audit", op: auth.OpAudit, handle: s.audit},
+		{method: "GET", path: "/v1/audit/histogram", op: auth.OpAudit, handle: s.auditHistogram},
 		{method: "GET", path: "/v1/stats", op: auth.OpStats, handle: s.stats},
 		{method: "POST", path: "/v1/import", op: auth.OpImport, handle: s.importJSONL},
 		{method: "GET", path: "/v1/export", op: auth.OpExport, handle: s.export},
+		{method: "GET", path: "/v1/whoami", op: auth.OpWhoami, handle: s.whoami},
 		{method: "GET", path: "/healthz", public: s.healthz},
 		{method: "GET", path: "/openapi.json", public: s.openapi},
 	}

@@ -267,3 +267,57 @@ func scanAudit(row scanner) (store.AuditEvent, error) {
 	}
 	return e, nil
 }
+
+// auditHistogramQuery builds AuditHistogram's statement: one aggregate over
+// one range of audit_events_action (a tenant) or
+// audit_events_principal_action (one principal), counting the events per
+// bucket index (at − from) / bucket. at >= from, so the integer division
+// rounds down.
+func auditHistogramQuery(q store.AuditHistogramQuery) (string, []any) {
+	from, bucket := micros(q.From), q.Bucket.Microseconds()
+	var b strings.Builder
+	args := []any{from, bucket, q.Tenant}
+	b.WriteString("SELECT (e.at - ?) / ? AS bucket, COUNT(*) FROM audit_events e WHERE e.tenant = ?")
+	if q.Principal != "" {
+		b.WriteString(" AND e.principal = ?")
+		args = append(args, q.Principal)
+	}
+	b.WriteString(" AND e.action = ? AND e.at >= ? AND e.at < ? GROUP BY bucket")
+	args = append(args, q.Action, from, micros(q.To))
+	return b.String(), args
+}
+
+// AuditHistogram implements store.Store.
+func (db *DB) AuditHistogram(ctx context.Context, q store.AuditHistogramQuery) ([]int64, error) {
+	n, err := q.Buckets()
+	if err != nil {
+		return nil, err
+	}
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	query, args := auditHistogramQuery(q)
+	rows, err := r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, interpretError(ctx, "audit histogram", err)
+	}
+	defer rows.Close()
+	counts := make([]int64, n)
+	for rows.Next() {
+		var i, c int64
+		if err := rows.Scan(&i, &c); err != nil {
+			return nil, interpretError(ctx, "audit histogram", err)
+		}
+		if i < 0 || i >= int64(n) {
+			// The WHERE clause bounds at to the range: a bucket outside it
+			// is a bug here, not something to clamp.
+			return nil, interpretError(ctx, "audit histogram", fmt.Errorf("bucket %d outside [0, %d)", i, n))
+		}
+		counts[i] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(ctx, "audit histogram", err)
+	}
+	return counts, nil
+}

@@ -150,6 +150,17 @@ type Store interface {
 	// first, in pages (same paging rules as List).
 	ListAudit(ctx context.Context, tenant string, f AuditFilter) (*AuditPage, error)
 
+	// AuditHistogram counts the audit events of q.Tenant whose action is
+	// q.Action, and whose principal is q.Principal when that is not empty
+	// (empty: every principal, and events without one), per bucket of
+	// q.Bucket from q.From: count i is the number of such events with
+	// From + i·Bucket <= at < From + (i+1)·Bucket. There are
+	// (To − From)/Bucket counts, zeros included, oldest first. The query is
+	// checked first (AuditHistogramQuery.Buckets): a malformed one is
+	// invalid_argument naming the field, before any I/O. Backends count in
+	// the database (one aggregate query), never by reading the events.
+	AuditHistogram(ctx context.Context, q AuditHistogramQuery) ([]int64, error)
+
 	// CreateKey stores a new API key record. The caller (package auth) has
 	// generated the id and the hash and validated the fields; the store
 	// keeps them faithfully. A key id is unique within its tenant and a hash
@@ -242,6 +253,58 @@ type AuditFilter struct {
 	From, To  time.Time // From <= at < To
 	Limit     int
 	Cursor    string
+}
+
+// MaxHistogramBuckets bounds the buckets of one AuditHistogram call.
+const MaxHistogramBuckets = 400
+
+// AuditHistogramQuery is what AuditHistogram counts. From, To and Bucket
+// are whole microseconds (the precision of stored times); the engine
+// aligns them to UTC hours or days, but a backend assumes no alignment:
+// buckets start at From.
+type AuditHistogramQuery struct {
+	Tenant    string
+	Principal string // "": every principal
+	Action    string
+	From, To  time.Time // From <= at < To
+	Bucket    time.Duration
+}
+
+// Buckets checks q and returns its number of buckets. Tenant and Action
+// must be identifiers and Principal empty or one; Bucket positive; From
+// before To; the range a whole number of buckets, at most
+// MaxHistogramBuckets of them; and From, To and Bucket whole microseconds.
+// Errors are invalid_argument naming the field. Backends share it.
+func (q AuditHistogramQuery) Buckets() (int, error) {
+	if err := memgate.CheckIdent("tenant", q.Tenant); err != nil {
+		return 0, err
+	}
+	if q.Principal != "" {
+		if err := memgate.CheckIdent("principal", q.Principal); err != nil {
+			return 0, err
+		}
+	}
+	if err := memgate.CheckIdent("action", q.Action); err != nil {
+		return 0, err
+	}
+	switch {
+	case q.Bucket <= 0 || q.Bucket%time.Microsecond != 0:
+		return 0, memgate.FieldError("bucket", "must be a positive whole number of microseconds")
+	case q.From.IsZero() || !q.From.Equal(q.From.Truncate(time.Microsecond)):
+		return 0, memgate.FieldError("from", "must be a time in whole microseconds")
+	case q.To.IsZero() || !q.To.Equal(q.To.Truncate(time.Microsecond)):
+		return 0, memgate.FieldError("to", "must be a time in whole microseconds")
+	case !q.To.After(q.From):
+		return 0, memgate.FieldError("to", "must be after from")
+	}
+	span := q.To.Sub(q.From)
+	if span/q.Bucket > MaxHistogramBuckets || !q.From.Add(span).Equal(q.To) { // Sub saturates
+		return 0, memgate.FieldError("from", "the range holds more than %d buckets", MaxHistogramBuckets)
+	}
+	if span%q.Bucket != 0 {
+		return 0, memgate.FieldError("to", "must be a whole number of buckets after from")
+	}
+	return int(span / q.Bucket), nil
 }
 
 // AuditPage is one page of ListAudit.

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Feedback", feedbackTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Audit", auditTests},
+		{"AuditHistogram", histogramTests},
 		{"Keys", keyTests},
 	}
 	for _, g := range groups {
