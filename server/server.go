@@ -25,6 +25,7 @@ import (
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -187,7 +188,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           routes(handler),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -247,6 +248,18 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	log.Info("stopped", "took", time.Since(start).String())
 	return nil
+}
+
+// routes puts the web inspector beside the API: the page at / and its
+// assets under inspector.Prefix; every other path is the API's (which
+// answers 404 in its own error shape).
+func routes(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	ui := inspector.Handler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET "+inspector.Prefix, ui)
+	mux.Handle("/", api)
+	return mux
 }
 
 // bootstrap creates an admin key for tenant when the database holds no key
