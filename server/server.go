@@ -1,7 +1,7 @@
 // Package server runs memgate's HTTP API as a process: it opens the
 // embedded database and the engine, creates the first admin key of an empty
 // database, runs the expiry sweeper, and serves package httpapi's handler
-// with timeouts and a graceful shutdown. cmd/memgate's serve command parses
+// (with package mcpserver's at /mcp) with timeouts and a graceful shutdown. cmd/memgate's serve command parses
 // flags into a Config and calls Run; tests call Run too, on 127.0.0.1:0.
 //
 // It must never log a secret, memory content or query text: the first
@@ -26,6 +26,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
+	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -177,9 +178,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 
+	authorizer := auth.New(db)
 	handler, err := httpapi.New(httpapi.Config{
 		Engine:       eng,
-		Auth:         auth.New(db),
+		Auth:         authorizer,
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit:    cfg.RateLimit,
@@ -187,8 +189,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err != nil {
 		return err
 	}
+	mcpHandler, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{
+		Backend: eng, Auth: authorizer, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+	})
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           routes(handler),
+		Handler:           routes(handler, mcpHandler),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -250,14 +258,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	return nil
 }
 
-// routes puts the web inspector beside the API: the page at / and its
-// assets under inspector.Prefix; every other path is the API's (which
+// routes puts the web inspector and the MCP endpoint beside the API: the
+// page at / and its assets under inspector.Prefix, the streamable HTTP MCP
+// transport at /mcp (package mcpserver: every request authenticated with
+// its bearer key, like the API's); every other path is the API's (which
 // answers 404 in its own error shape).
-func routes(api http.Handler) http.Handler {
+func routes(api, mcp http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	ui := inspector.Handler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET "+inspector.Prefix, ui)
+	mux.Handle("/mcp", mcp)
 	mux.Handle("/", api)
 	return mux
 }

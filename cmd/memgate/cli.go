@@ -47,13 +47,15 @@ commands:
   keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A]
                                         memgate keys list --tenant T;  memgate keys revoke --tenant T ID
   serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE]
+  mcp        MCP tools on stdio:        memgate mcp --tenant T --principal P [--agent A] [--allow-forget]
 
 Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
 
 Remote: with --server URL (or $MEMGATE_SERVER), remember, recall, get, list, update,
-supersede, revoke, approve, reject, feedback, delete, forget, counts, audit, import and
-export call a memgate server instead of opening --db, with the API key in $MEMGATE_API_KEY
-(there is no key flag, so the key stays out of shell history and the process list):
+supersede, revoke, approve, reject, feedback, delete, forget, counts, audit, import,
+export and mcp call a memgate server instead of opening --db, with the API key in
+$MEMGATE_API_KEY (there is no key flag, so the key stays out of shell history and the
+process list):
   MEMGATE_API_KEY=mgk_... memgate list --server http://127.0.0.1:7070 --principal alice
 The tenant is the key's: --tenant may be left out, and one that differs is refused.
 The server's policy applies (--db and --policy are refused with --server); import is
@@ -148,6 +150,7 @@ func init() {
 		"sweep":     cmdSweep,
 		"keys":      cmdKeys,
 		"serve":     cmdServe,
+		"mcp":       cmdMCP,
 	}
 }
 

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// localActor is the id of the key a local memgate mcp acts with, and its
+// actor in the audit log.
+const localActor = "mcp"
+
+// cmdMCP serves the memory tools over MCP on standard input and output.
+// Standard output is the protocol channel: nothing else is ever written to
+// it; logs go to standard error.
+//
+// Locally (--db), the flags fix the identity: the process owner acts like
+// an admin key bound to --tenant and --principal (and, when given, --agent
+// and --conversation narrow every call), so a model can reach that
+// principal's memories and no one else's. forget_me is offered only with
+// --allow-forget. Remotely (--server, with MEMGATE_API_KEY), the server's
+// key decides, exactly as for its REST API; --principal, --agent and
+// --conversation are sent as the narrowing fields.
+func cmdMCP(e env, args []string) error {
+	var c common
+	var s scopeFlags
+	var allowForget bool
+	var source string
+	fs := newFlagSet("mcp", e.stderr, "--tenant T --principal P [--agent A] [--conversation C] [--allow-forget] [--db PATH | --server URL]")
+	def := os.Getenv("MEMGATE_DB")
+	if def == "" {
+		def = "memgate.db"
+	}
+	c.fs = fs
+	fs.StringVar(&c.db, "db", def, "path of the embedded database")
+	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
+	fs.StringVar(&c.server, "server", os.Getenv("MEMGATE_SERVER"), "URL of a memgate server to use instead of --db (key from $MEMGATE_API_KEY)")
+	s.register(fs)
+	fs.BoolVar(&allowForget, "allow-forget", false, "offer the forget_me tool, which lets the model erase every memory of the principal (off by default)")
+	fs.StringVar(&source, "source", string(mcpserver.DefaultSource),
+		"whom remembered memories are attributed to; the write gate's policy for that source applies (by default an assistant's facts and preferences are held as pending)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError{"mcp takes no arguments"}
+	}
+	src, err := memgate.ParseSource(source)
+	if err != nil {
+		return err
+	}
+	var caller mcpserver.Caller
+	if c.server == "" {
+		scope := s.scope()
+		if err := scope.Validate(); err != nil {
+			return err
+		}
+		caller = mcpserver.KeyCaller{
+			Key:         &memgate.Key{ID: localActor, Tenant: scope.Tenant, Role: memgate.RoleAdmin, Principal: scope.Principal},
+			Request:     memgate.Scope{Agent: scope.Agent, Conversation: scope.Conversation},
+			AllowForget: allowForget,
+		}
+	} else {
+		caller = mcpserver.RemoteCaller{
+			Request:     memgate.Scope{Principal: s.principal, Agent: s.agent, Conversation: s.conversation},
+			AllowForget: allowForget,
+		}
+	}
+	be, done, err := c.open(e.ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	srv, err := mcpserver.New(mcpserver.Config{
+		Backend: be,
+		Caller:  caller,
+		Source:  src,
+		Logger:  slog.New(slog.NewJSONHandler(e.stderr, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	err = srv.Run(e.ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	switch {
+	case err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, context.Canceled):
+		// The client closed standard input, or the process was told to stop.
+		return nil
+	}
+	return err
+}
+
+// nopWriteCloser leaves standard output open when the transport closes.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
