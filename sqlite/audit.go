@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/memgate/memgate"
@@ -24,68 +23,6 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 // INSERT OR IGNORE: an event may name a memory twice (memory_ids keeps both);
 // the ref says only that the event names it.
 const insertAuditRef = `INSERT OR IGNORE INTO audit_refs (tenant, memory_id, seq) VALUES (?, ?, ?)`
-
-// checkAuditEvent refuses an event the log must not hold. Besides the
-// required tenant, actor, action and time, every identifier must look like
-// one and the query hash like a hash: the log holds ids, codes, counts and
-// scores, and these checks keep free text (content, a query) out of it.
-func checkAuditEvent(e *store.AuditEvent) error {
-	if err := memgate.CheckIdent("tenant", e.Tenant); err != nil {
-		return err
-	}
-	for _, f := range []struct{ name, v string }{
-		{"principal", e.Principal}, {"agent", e.Agent}, {"recall_id", e.RecallID}, {"reason", e.Reason},
-	} {
-		if f.v != "" {
-			if err := memgate.CheckIdent(f.name, f.v); err != nil {
-				return err
-			}
-		}
-	}
-	if err := memgate.CheckIdent("actor", e.Actor); err != nil {
-		return err
-	}
-	if err := memgate.CheckIdent("action", e.Action); err != nil {
-		return err
-	}
-	if e.At.IsZero() {
-		return memgate.FieldError("at", "is required")
-	}
-	if e.QuerySHA256 != "" && !isSHA256Hex(e.QuerySHA256) {
-		return memgate.FieldError("query_sha256", "must be a SHA-256 in lower-case hex, never the query")
-	}
-	for _, id := range e.MemoryIDs {
-		if err := memgate.CheckIdent("memory_ids", id); err != nil {
-			return err
-		}
-	}
-	if len(e.Scores) > 0 && len(e.Scores) != len(e.MemoryIDs) {
-		return memgate.FieldError("scores", "has %d values for %d memory ids; want one per id", len(e.Scores), len(e.MemoryIDs))
-	}
-	for _, s := range e.Scores {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			return memgate.FieldError("scores", "must be finite")
-		}
-	}
-	for k := range e.Counts {
-		if err := memgate.CheckIdent("counts", k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func isSHA256Hex(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // jsonOrNull returns v as JSON text, or nil (NULL) when empty is true.
 func jsonOrNull(v any, empty bool) (any, error) {
@@ -106,7 +43,7 @@ func (db *DB) AppendAudit(ctx context.Context, events []store.AuditEvent) error 
 	rows := make([][]any, len(events))
 	for i := range events {
 		e := &events[i]
-		if err := checkAuditEvent(e); err != nil {
+		if err := store.CheckAuditEvent(e); err != nil {
 			return err
 		}
 		counts, err := jsonOrNull(e.Counts, len(e.Counts) == 0)

@@ -3,16 +3,15 @@ package sqlite
 import (
 	"database/sql"
 	"database/sql/driver"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
 )
 
 // memoryColumns are the columns of a memory, in the order scanMemory reads
@@ -50,10 +49,10 @@ func init() {
 // memoryArgs returns the values of memoryColumns for m. A SeenCount of 0
 // is stored as 1: a memory has been seen at least once, when it was stored.
 func memoryArgs(m *memgate.Memory) ([]any, error) {
-	if err := checkCounters(m); err != nil {
+	if err := store.CheckCounters(m); err != nil {
 		return nil, err
 	}
-	md, err := encodeMetadata(m.Metadata)
+	md, err := store.EncodeMetadata(m.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -72,22 +71,6 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		provider, model, dim, vector,
 		m.DedupKey, max(m.SeenCount, 1), flags, m.Feedback.Count, m.Feedback.Sum,
 	}, nil
-}
-
-// checkCounters refuses counters no sequence of writes could produce, so
-// they fail as invalid_argument here rather than as a constraint inside
-// SQLite: a negative seen count or feedback count, a sum that is not finite
-// or larger in size than the count (each report is in [-1, 1]).
-func checkCounters(m *memgate.Memory) error {
-	switch f := m.Feedback; {
-	case m.SeenCount < 0:
-		return memgate.FieldError("seen_count", "must not be negative")
-	case f.Count < 0:
-		return memgate.FieldError("feedback.count", "must not be negative")
-	case math.IsNaN(f.Sum) || math.Abs(f.Sum) > float64(f.Count):
-		return memgate.FieldError("feedback.sum", "must be finite and at most the count in size")
-	}
-	return nil
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -138,7 +121,7 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 		}
 	}
 	if provider.Valid {
-		v, err := decodeVector(vector)
+		v, err := store.DecodeVector(vector)
 		if err != nil {
 			return nil, 0, fmt.Errorf("memory %s: %w", m.ID, err)
 		}
@@ -167,18 +150,6 @@ func optFromMicros(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// encodeMetadata returns md as JSON text, or nil (NULL) for a nil map.
-func encodeMetadata(md map[string]any) (any, error) {
-	if md == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(md)
-	if err != nil {
-		return nil, memgate.FieldError("metadata", "must be serializable as JSON (finite numbers, strings, arrays, objects)")
-	}
-	return string(b), nil
-}
-
 // encodeFlags returns flags as a JSON array, or nil (NULL) when there are
 // none: nil and empty both mean "no findings" and read back as nil.
 func encodeFlags(flags []string) (any, error) {
@@ -197,23 +168,5 @@ func encodeEmbedding(e *memgate.Embedding) (provider, model, dim, vector any) {
 	if e == nil {
 		return nil, nil, nil, nil
 	}
-	b := make([]byte, 4*len(e.Vector))
-	for i, f := range e.Vector {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return e.Provider, e.Model, int64(e.Dim), b
-}
-
-func decodeVector(b []byte) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("stored vector has %d bytes, not a multiple of 4", len(b))
-	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
+	return e.Provider, e.Model, int64(e.Dim), store.EncodeVector(e.Vector)
 }

@@ -36,17 +36,6 @@ func scopeSQL(s memgate.Scope) (string, []any) {
 	return b.String(), args
 }
 
-// checkOwner refuses a memory to insert without a well-formed owner and id.
-func checkOwner(m *memgate.Memory) error {
-	if m == nil {
-		return memgate.FieldError("memory", "is required")
-	}
-	if err := memgate.CheckIdent("id", m.ID); err != nil {
-		return err
-	}
-	return m.Scope().Validate()
-}
-
 // reader returns the read pool, or unavailable once the DB is closed.
 func (db *DB) reader() (*sql.DB, error) {
 	if db.closed.Load() {
@@ -93,7 +82,7 @@ func getOne(ctx context.Context, q querier, where string, args []any, id string)
 func (db *DB) Insert(ctx context.Context, ms []*memgate.Memory) error {
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
-		if err := checkOwner(m); err != nil {
+		if err := store.CheckOwner(m); err != nil {
 			return err
 		}
 		args, err := memoryArgs(m)
@@ -238,7 +227,7 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 	if m == nil {
 		return nil, memgate.FieldError("memory", "is required")
 	}
-	md, err := encodeMetadata(m.Metadata)
+	md, err := store.EncodeMetadata(m.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -272,10 +261,7 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 			if err != nil {
 				return err
 			}
-			if cur.Status != memgate.StatusActive && cur.Status != memgate.StatusPending {
-				return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only active or pending memories can be updated", cur.Status)
-			}
-			return memgate.Errorf(memgate.ECONFLICT, "memory is at version %d, not the expected %d", cur.Version, expectedVersion)
+			return store.UpdateConflict(cur, expectedVersion)
 		}
 		out, err = getOne(ctx, tx, where, wargs, m.ID)
 		return err
@@ -327,11 +313,8 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkOwner(next); err != nil {
+	if err := store.CheckSuccessor(oldID, next); err != nil {
 		return nil, err
-	}
-	if next.Supersedes != oldID {
-		return nil, memgate.FieldError("supersedes", "must be the id of the memory being superseded")
 	}
 	nextArgs, err := memoryArgs(next)
 	if err != nil {
@@ -344,13 +327,8 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 		if err != nil {
 			return err
 		}
-		switch {
-		case next.Tenant != old.Tenant:
-			return memgate.FieldError("tenant", "must be the tenant of the memory being superseded")
-		case next.Principal != old.Principal:
-			return memgate.FieldError("principal", "must be the principal of the memory being superseded")
-		case old.Status != memgate.StatusActive:
-			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", old.Status)
+		if err := store.CheckSupersede(old, next); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, insertMemory, nextArgs...); err != nil {
 			return err

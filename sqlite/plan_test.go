@@ -247,3 +247,39 @@ func TestAuditHistogramPlan(t *testing.T) {
 		})
 	}
 }
+
+// Recall reads PartitionHead on every call: one primary-key lookup.
+// ChangesSince reads one index range per list, in sequence order (no sort),
+// and looks each tombstone's id up by (tenant, id); pruning reads the
+// oldest tombstones from their time index.
+func TestChangesPlans(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "m.db"))
+	for _, tc := range []struct {
+		name string
+		q    string
+		args []any
+		want []string
+	}{
+		{"partition head", partitionHeadSQL, []any{"acme", "alice"}, []string{"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"}},
+		{"changed memories", changedSQL, []any{"acme", "alice", 7, 100}, []string{"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"}},
+		{"deleted ids", deletedSQL, []any{"acme", "alice", 7, 100}, []string{
+			"SEARCH t USING PRIMARY KEY (tenant=? AND principal=? AND change_seq>?)",
+			"SEARCH m USING INDEX sqlite_autoindex_memories_1 (tenant=? AND id=?)",
+		}},
+		{"prune", pruneSQL, []any{1, 500}, []string{"SEARCH memory_tombstones USING COVERING INDEX memory_tombstones_deleted_at (deleted_at<?)", "SEARCH memory_tombstones USING PRIMARY KEY (tenant=? AND principal=? AND change_seq=?)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := queryPlan(t, db, tc.q, tc.args...)
+			for _, w := range tc.want {
+				if !strings.Contains(plan, w) {
+					t.Errorf("plan lacks %q:\n%s", w, plan)
+				}
+			}
+			for _, bad := range []string{"TEMP B-TREE", "SCAN "} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("plan has %q:\n%s", bad, plan)
+				}
+			}
+		})
+	}
+}

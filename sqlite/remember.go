@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"math"
 	"slices"
 	"time"
 
@@ -49,11 +48,8 @@ type population struct {
 func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int) (*store.WriteResult, error) {
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
-		if err := checkOwner(m); err != nil {
+		if err := store.CheckNew(m); err != nil {
 			return nil, err
-		}
-		if m.Version != 1 {
-			return nil, memgate.FieldError("version", "must be 1 for a new memory")
 		}
 		args, err := memoryArgs(m)
 		if err != nil {
@@ -195,8 +191,8 @@ func (db *DB) AddFeedback(ctx context.Context, s memgate.Scope, id string, value
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if math.IsNaN(value) || value < -1 || value > 1 {
-		return nil, memgate.FieldError("value", "must be a number from -1 to 1")
+	if err := store.CheckFeedback(value); err != nil {
+		return nil, err
 	}
 	where, wargs := scopeSQL(s)
 	args := append(append([]any{value}, wargs...), id)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -527,5 +528,105 @@ func TestMigrateKeepsVersion1Data(t *testing.T) {
 	}
 	if _, err := db.AddFeedback(ctx, alice, "m-001", -0.5); err != nil {
 		t.Fatalf("AddFeedback on a migrated row: %v", err)
+	}
+}
+
+// TestMigrateNumbersExistingChanges opens a database written at schema
+// version 5, before change tracking: every partition's head starts at its
+// newest row, ChangesSince(0) reports every row, and the next change is
+// numbered above them.
+func TestMigrateNumbersExistingChanges(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, raw, ms[:5]); err != nil {
+		t.Fatal(err)
+	}
+	bob := memgate.Scope{Tenant: "acme", Principal: "bob"}
+	var rows []*memgate.Memory
+	for i := range 6 {
+		m := testMemory(fmt.Sprintf("m-%03d", i), fmt.Sprintf("written by version 5, %d", i))
+		if i%2 == 1 {
+			m.Principal = bob.Principal
+		}
+		rows = append(rows, m)
+	}
+	for _, m := range rows {
+		args, err := memoryArgs(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.ExecContext(ctx, insertMemory, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.ExecContext(ctx, "DELETE FROM memories WHERE id = 'm-004'"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db := openTest(t, path)
+	for _, c := range []struct {
+		sc   memgate.Scope
+		ids  []string
+		head int64 // seq of the newest row
+	}{
+		{alice, []string{"m-000", "m-002"}, 3},
+		{bob, []string{"m-001", "m-003", "m-005"}, 6},
+	} {
+		h, err := db.PartitionHead(ctx, c.sc.Tenant, c.sc.Principal)
+		if err != nil || h != c.head {
+			t.Fatalf("%s: head %d (%v), want %d", c.sc.Principal, h, err, c.head)
+		}
+		ch, err := db.ChangesSince(ctx, c.sc.Tenant, c.sc.Principal, 0, 100)
+		if err != nil || ch.Reset || ch.Head != c.head || len(ch.Deleted) != 0 {
+			t.Fatalf("%s: ChangesSince(0): %+v, %v", c.sc.Principal, ch, err)
+		}
+		var got []string
+		for _, m := range ch.Memories {
+			got = append(got, m.ID)
+		}
+		if !slices.Equal(got, c.ids) {
+			t.Fatalf("%s: ChangesSince(0) reports %v, want %v", c.sc.Principal, got, c.ids)
+		}
+	}
+	if _, err := db.AddFeedback(ctx, alice, "m-000", 1); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := db.ChangesSince(ctx, "acme", "alice", 3, 100)
+	if err != nil || len(ch.Memories) != 1 || ch.Memories[0].ID != "m-000" || ch.Head != 4 {
+		t.Fatalf("after a change: %+v, %v", ch, err)
+	}
+}
+
+// The triggers of change tracking keep a memory in its partition: its
+// owner and id cannot change, whoever writes.
+func TestMemoryOwnerIsFixed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	if err := db.Insert(ctx, []*memgate.Memory{testMemory("m-001", "mine")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"tenant = 'other'", "principal = 'bob'", "id = 'm-002'"} {
+		if _, err := db.w.ExecContext(ctx, "UPDATE memories SET "+set+" WHERE id = 'm-001'"); err == nil || !strings.Contains(err.Error(), "cannot change") {
+			t.Errorf("UPDATE memories SET %s: %v", set, err)
+		}
+	}
+	// Control: other columns change, and so does the head.
+	before, _ := db.PartitionHead(ctx, "acme", "alice")
+	if _, err := db.w.ExecContext(ctx, "UPDATE memories SET reason = 'why', principal = 'alice' WHERE id = 'm-001'"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := db.PartitionHead(ctx, "acme", "alice"); after != before+1 {
+		t.Fatalf("head %d after an update, was %d", after, before)
 	}
 }

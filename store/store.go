@@ -57,11 +57,43 @@ type Store interface {
 	// active and pending memories can be updated; others: conflict.
 	Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error)
 
+	// SetEmbedding stores e as the embedding of the memory id of tenant, in
+	// any principal, agent, conversation and status, only if that memory's
+	// content_sha256 is still contentSHA256: a vector is never stored beside
+	// content it was not computed from, so a concurrent update of the
+	// content wins. It reports whether it wrote. It writes the embedding's
+	// four fields (provider, model, dim, vector) and nothing else: version,
+	// updated_at, status and every other field stay as they are (re-embedding
+	// is not a change a caller's compare-and-set should see). It must be an
+	// UPDATE of the memory's row, so that whatever follows memory changes
+	// (the partition's change sequence) sees it. e must pass
+	// memgate.Embedding.Check and tenant be an identifier (invalid_argument
+	// before any I/O). A missing id, an id of another tenant and a changed
+	// content hash all report false with no error: each means another
+	// writer got there first, and the caller moves on.
+	SetEmbedding(ctx context.Context, tenant, id, contentSHA256 string, e *memgate.Embedding) (bool, error)
+
 	// SetStatus moves the memory with id from one of ch.From to ch.To,
 	// recording ch.Reason as status_reason, raising the version and setting
 	// updated_at to ch.At. If the memory is already in ch.To it is returned
 	// unchanged (idempotent); in any other status: conflict.
 	SetStatus(ctx context.Context, s memgate.Scope, id string, ch StatusChange) (*memgate.Memory, error)
+
+	// Promote approves the pending memory id: it becomes active, with
+	// status_reason "approved", its version raised by one and updated_at
+	// set to at. When its Supersedes names a memory of the same tenant and
+	// principal (in any agent or conversation) that is active, that memory
+	// is marked superseded by it (superseded_by = id, version raised,
+	// updated_at = at) in the same transaction: a pending memory can carry
+	// the intent to replace another, which takes effect only when a person
+	// approves it. It returns the approved memory and the superseded one;
+	// superseded is nil when Supersedes is empty or names a memory that is
+	// no longer active (revoked, superseded or deleted meanwhile): the
+	// approval stands and the link stays as the record of what it was
+	// meant to replace. An active memory is returned unchanged (idempotent,
+	// superseded nil); any other status: conflict. Not in scope or
+	// missing: not_found.
+	Promote(ctx context.Context, s memgate.Scope, id string, at time.Time) (approved, superseded *memgate.Memory, err error)
 
 	// Supersede atomically inserts next and marks the memory oldID (which
 	// must be active and in scope) superseded by it. next must have the same
@@ -94,6 +126,72 @@ type Store interface {
 	// reads the results, so a stale index can only lose a memory, never
 	// return a foreign, revoked, superseded, pending or expired one.
 	Fetch(ctx context.Context, s memgate.Scope, ids []string, g ReadGate) ([]*memgate.Memory, error)
+
+	// PartitionHead returns the change sequence of the partition (tenant,
+	// principal): a number that every committed change to a memory of the
+	// partition raises. A change is an insert (Insert, Remember, Supersede's
+	// new memory), any write to a stored column (Update, SetStatus,
+	// Supersede's old memory, AddFeedback, Remember's dedup fold, any change
+	// of the embedding) and a delete (Delete, Forget, DeleteExpired,
+	// Remember's retention eviction). The rules, which ChangesSince relies
+	// on:
+	//   - Each change of each memory gets its own sequence number, above
+	//     every earlier one of the partition: a transaction that changes n
+	//     memories raises the head by at least n. Numbers need not be dense.
+	//   - Numbers follow commit order within the partition: whoever reads
+	//     head h also sees every change numbered h or lower. (A global
+	//     sequence drawn before commit does not do this; raising a
+	//     per-partition counter row in the writing transaction does, as
+	//     writers of one partition then queue on that row.)
+	//   - It is 0 for a partition never written and never decreases:
+	//     Forget does not reset it.
+	// A change that rolls back (a conflict, a refused write) does not count.
+	// Tenant and principal must be identifiers (invalid_argument otherwise,
+	// before any I/O); no scope applies, the result is only a number. The
+	// engine calls it on every recall: backends answer with one
+	// primary-key lookup.
+	PartitionHead(ctx context.Context, tenant, principal string) (int64, error)
+
+	// ChangesSince returns what changed in the partition (tenant, principal)
+	// after the change sequence since (a head PartitionHead or ChangesSince
+	// returned, or 0 for everything), read in one consistent snapshot:
+	//   - Memories: every memory of the partition whose last change is
+	//     numbered above since, once, in its current state (not as it was
+	//     at that change), whatever its status or expiry, with its
+	//     embedding vector, in ascending order of its last change.
+	//   - Deleted: the ids of the memories deleted from the partition after
+	//     since that the partition does not hold now (an id deleted and
+	//     stored again is in Memories only), each once, in ascending order
+	//     of (last) deletion.
+	//   - At most limit changes are read, the lowest numbered, so Memories
+	//     and Deleted hold at most limit items together.
+	//   - Head: the sequence the result brings a reader to: a copy of the
+	//     partition as of since, with Memories upserted and Deleted removed,
+	//     is the partition as of Head. It is the number of the last change
+	//     read when More is set (then above since), else the partition's
+	//     head in the snapshot read.
+	//   - More: the limit stopped the read before the head; call again from
+	//     Head.
+	//   - Reset: the changes after since cannot be told, because deletions
+	//     after since were pruned (PruneChanges) or since is above the head
+	//     (a database restored from an older backup). Memories and Deleted
+	//     are empty, Head is the head; the reader must reload the partition
+	//     (PartitionHead, then LoadPartition).
+	// A since of 0 is never Reset unless something was pruned. A negative
+	// since, a limit below 1 or an invalid tenant or principal is
+	// invalid_argument, before any I/O. No memory of another partition is
+	// ever returned, nor the id of one.
+	ChangesSince(ctx context.Context, tenant, principal string, since int64, limit int) (*Changes, error)
+
+	// PruneChanges deletes, across every tenant, at most limit of the
+	// deletion records ChangesSince reports Deleted from: those made before
+	// before (the store stamps each with its own clock when the memory is
+	// deleted), oldest first. It returns how many it deleted; a limit of 0
+	// or less deletes nothing. Each partition keeps the highest sequence
+	// pruned from it, and ChangesSince from below that reports Reset, so
+	// pruning too early costs readers a reload and never loses a deletion.
+	// Heads, memories and the audit log are untouched. The sweeper calls it.
+	PruneChanges(ctx context.Context, before time.Time, limit int) (int64, error)
 
 	// Remember stores new memories with the write gate's last steps, in one
 	// transaction, all or none:
@@ -212,6 +310,16 @@ type WriteResult struct {
 	Memories     []*memgate.Memory
 	Deduplicated []bool
 	Evicted      []Ref
+}
+
+// Changes is what ChangesSince returns; see there. Memories and Deleted
+// are never nil.
+type Changes struct {
+	Memories []*memgate.Memory
+	Deleted  []string
+	Head     int64
+	More     bool
+	Reset    bool
 }
 
 // Ref names a memory.

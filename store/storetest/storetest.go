@@ -23,6 +23,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/memgate/memgate/store"
@@ -43,6 +44,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Update", updateTests},
 		{"SetStatus", setStatusTests},
 		{"Supersede", supersedeTests},
+		{"SetEmbedding", setEmbeddingTests},
+		{"Promote", promoteTests},
 		{"Delete", deleteTests},
 		{"Forget", forgetTests},
 		{"Counts", countsTests},
@@ -55,6 +58,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Audit", auditTests},
 		{"AuditHistogram", histogramTests},
 		{"Keys", keyTests},
+		{"PartitionHead", append(slices.Clone(partitionHeadTests), headChangeTests...)},
+		{"ChangesSince", changesTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

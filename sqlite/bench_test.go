@@ -1,0 +1,107 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// The write path's cost in the store alone (no embedder): what the
+// triggers of populations and change tracking add to each write.
+//
+//	go test ./sqlite -run '^$' -bench . -count 5
+
+// benchMemory is a message with a 384-dimension vector, as the built-in
+// embedder stores.
+func benchMemory(i int) *memgate.Memory {
+	c := fmt.Sprintf("benchmark message number %d about nothing in particular", i)
+	m := testMemory(fmt.Sprintf("m-%08d", i), c)
+	m.Kind = memgate.KindMessage
+	m.DedupKey = fmt.Sprintf("k%d", i)
+	v := make([]float32, 384)
+	for j := range v {
+		v[j] = float32((i+j)%17) / 17
+	}
+	m.Embedding = &memgate.Embedding{Provider: "builtin", Model: "bench", Dim: len(v), Vector: v}
+	return m
+}
+
+func benchRemember(b *testing.B, batch int) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	caps := map[memgate.Kind]int{memgate.KindMessage: 10000}
+	n := 0
+	b.ResetTimer()
+	for b.Loop() {
+		ms := make([]*memgate.Memory, batch)
+		for i := range ms {
+			ms[i] = benchMemory(n)
+			n++
+		}
+		if _, err := db.Remember(b.Context(), ms, caps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/memory")
+}
+
+func BenchmarkRememberOne(b *testing.B)      { benchRemember(b, 1) }
+func BenchmarkRememberBatch500(b *testing.B) { benchRemember(b, 500) }
+
+// BenchmarkRevoke is an update of a stored row (status, version, time).
+func BenchmarkRevoke(b *testing.B) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n = 20000
+	var ms []*memgate.Memory
+	for i := range n {
+		ms = append(ms, benchMemory(i))
+	}
+	if err := db.Insert(b.Context(), ms); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if i == n {
+			b.Fatal("out of memories to revoke")
+		}
+		if _, err := db.SetStatus(b.Context(), alice, ms[i].ID, store.StatusChange{
+			From: []memgate.Status{memgate.StatusActive}, To: memgate.StatusRevoked, At: time.Now(),
+		}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkPartitionHead is the read every recall adds: one primary-key
+// lookup on the read pool.
+func BenchmarkPartitionHead(b *testing.B) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var ms []*memgate.Memory
+	for i := range 1000 {
+		ms = append(ms, benchMemory(i))
+	}
+	if err := db.Insert(b.Context(), ms); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := db.PartitionHead(b.Context(), "acme", "alice"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

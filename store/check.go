@@ -1,0 +1,175 @@
+package store
+
+import (
+	"math"
+
+	"github.com/memgate/memgate"
+)
+
+// The checks below are the parts of the port's contract that do not depend
+// on the database: every backend calls them, before any I/O or, for the
+// ones given a stored memory, inside its transaction, so that all refuse
+// the same input with the same code, field and message.
+
+// CheckOwner refuses a memory to write without a well-formed id and owner
+// (tenant, principal, agent, conversation): invalid_argument.
+func CheckOwner(m *memgate.Memory) error {
+	if m == nil {
+		return memgate.FieldError("memory", "is required")
+	}
+	if err := memgate.CheckIdent("id", m.ID); err != nil {
+		return err
+	}
+	return m.Scope().Validate()
+}
+
+// CheckNew is what Remember requires of each memory: CheckOwner, and
+// version 1.
+func CheckNew(m *memgate.Memory) error {
+	if err := CheckOwner(m); err != nil {
+		return err
+	}
+	if m.Version != 1 {
+		return memgate.FieldError("version", "must be 1 for a new memory")
+	}
+	return nil
+}
+
+// CheckCounters refuses counters no sequence of writes could produce, so
+// they fail as invalid_argument before the write rather than as a
+// constraint inside the database: a negative seen count or feedback count,
+// a sum that is not finite or larger in size than the count (each report
+// is in [-1, 1]).
+func CheckCounters(m *memgate.Memory) error {
+	switch f := m.Feedback; {
+	case m.SeenCount < 0:
+		return memgate.FieldError("seen_count", "must not be negative")
+	case f.Count < 0:
+		return memgate.FieldError("feedback.count", "must not be negative")
+	case math.IsNaN(f.Sum) || math.Abs(f.Sum) > float64(f.Count):
+		return memgate.FieldError("feedback.sum", "must be finite and at most the count in size")
+	}
+	return nil
+}
+
+// CheckSuccessor checks the memory Supersede inserts before any I/O: a
+// well-formed owner (CheckOwner) and Supersedes naming oldID.
+func CheckSuccessor(oldID string, next *memgate.Memory) error {
+	if err := CheckOwner(next); err != nil {
+		return err
+	}
+	if next.Supersedes != oldID {
+		return memgate.FieldError("supersedes", "must be the id of the memory being superseded")
+	}
+	return nil
+}
+
+// CheckSupersede checks, inside Supersede's transaction, that next may
+// supersede old as stored: same tenant and principal (invalid_argument),
+// and old active (conflict).
+func CheckSupersede(old, next *memgate.Memory) error {
+	switch {
+	case next.Tenant != old.Tenant:
+		return memgate.FieldError("tenant", "must be the tenant of the memory being superseded")
+	case next.Principal != old.Principal:
+		return memgate.FieldError("principal", "must be the principal of the memory being superseded")
+	case old.Status != memgate.StatusActive:
+		return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", old.Status)
+	}
+	return nil
+}
+
+// UpdateConflict is the conflict Update reports when its compare-and-set
+// wrote nothing although the memory is in scope: cur is the memory as it
+// stands, read in the same transaction. Its status refused the update, or
+// else its version moved on.
+func UpdateConflict(cur *memgate.Memory, expectedVersion int64) error {
+	if cur.Status != memgate.StatusActive && cur.Status != memgate.StatusPending {
+		return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only active or pending memories can be updated", cur.Status)
+	}
+	return memgate.Errorf(memgate.ECONFLICT, "memory is at version %d, not the expected %d", cur.Version, expectedVersion)
+}
+
+// CheckFeedback refuses a feedback value AddFeedback must not record: NaN
+// or outside [-1, 1], invalid_argument naming value.
+func CheckFeedback(value float64) error {
+	if math.IsNaN(value) || value < -1 || value > 1 {
+		return memgate.FieldError("value", "must be a number from -1 to 1")
+	}
+	return nil
+}
+
+// CheckSetEmbedding checks SetEmbedding's input before any I/O: tenant an
+// identifier, and e present and passing memgate.Embedding.Check.
+func CheckSetEmbedding(tenant string, e *memgate.Embedding) error {
+	if err := memgate.CheckIdent("tenant", tenant); err != nil {
+		return err
+	}
+	if e == nil {
+		return memgate.FieldError("embedding", "is required")
+	}
+	return e.Check()
+}
+
+// CheckAuditEvent refuses an event the log must not hold (see
+// Store.AppendAudit). Besides the required tenant, actor, action and time,
+// every identifier must look like one and the query hash like a hash: the
+// log holds ids, codes, counts and scores, and these checks keep free text
+// (content, a query) out of it.
+func CheckAuditEvent(e *AuditEvent) error {
+	if err := memgate.CheckIdent("tenant", e.Tenant); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{
+		{"principal", e.Principal}, {"agent", e.Agent}, {"recall_id", e.RecallID}, {"reason", e.Reason},
+	} {
+		if f.v != "" {
+			if err := memgate.CheckIdent(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := memgate.CheckIdent("actor", e.Actor); err != nil {
+		return err
+	}
+	if err := memgate.CheckIdent("action", e.Action); err != nil {
+		return err
+	}
+	if e.At.IsZero() {
+		return memgate.FieldError("at", "is required")
+	}
+	if e.QuerySHA256 != "" && !isSHA256Hex(e.QuerySHA256) {
+		return memgate.FieldError("query_sha256", "must be a SHA-256 in lower-case hex, never the query")
+	}
+	for _, id := range e.MemoryIDs {
+		if err := memgate.CheckIdent("memory_ids", id); err != nil {
+			return err
+		}
+	}
+	if len(e.Scores) > 0 && len(e.Scores) != len(e.MemoryIDs) {
+		return memgate.FieldError("scores", "has %d values for %d memory ids; want one per id", len(e.Scores), len(e.MemoryIDs))
+	}
+	for _, s := range e.Scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return memgate.FieldError("scores", "must be finite")
+		}
+	}
+	for k := range e.Counts {
+		if err := memgate.CheckIdent("counts", k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

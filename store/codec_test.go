@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/memgate/memgate/store"
+)
+
+func TestVectorEncoding(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		v    []float32
+		want []byte
+	}{
+		{"Empty", nil, []byte{}},
+		{"One", []float32{1}, []byte{0x00, 0x00, 0x80, 0x3f}},
+		{"LittleEndian", []float32{-2, 0.5}, []byte{0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0x3f}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := store.EncodeVector(tc.v)
+			if !slices.Equal(b, tc.want) {
+				t.Fatalf("EncodeVector(%v) = % x, want % x", tc.v, b, tc.want)
+			}
+			got, err := store.DecodeVector(b)
+			if err != nil || !slices.Equal(got, tc.v) {
+				t.Fatalf("DecodeVector(% x) = %v, %v; want %v", b, got, err, tc.v)
+			}
+		})
+	}
+	// Bit for bit: a negative zero stays one.
+	got, err := store.DecodeVector(store.EncodeVector([]float32{float32(math.Copysign(0, -1))}))
+	if err != nil || !math.Signbit(float64(got[0])) {
+		t.Fatalf("negative zero read back as %v, %v", got, err)
+	}
+	if _, err := store.DecodeVector([]byte{1, 2, 3, 4, 5}); err == nil {
+		t.Fatal("5 bytes decoded")
+	}
+}
+
+// FuzzDecodeVector: whatever bytes a row holds, decoding either fails (a
+// length not a multiple of 4) or returns what encodes back to them.
+func FuzzDecodeVector(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0x00, 0x00, 0x80, 0x3f})
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0x00}) // a NaN and a stray byte
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := store.DecodeVector(b)
+		if (err != nil) != (len(b)%4 != 0) {
+			t.Fatalf("%d bytes: err %v", len(b), err)
+		}
+		if err == nil && !slices.Equal(store.EncodeVector(v), b) {
+			t.Fatalf("% x does not round-trip", b)
+		}
+	})
+}
