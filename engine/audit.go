@@ -313,12 +313,40 @@ func bucketName(b time.Duration) string {
 
 // Sweep deletes memories that expired more than grace ago, in batches, and
 // returns how many. Reads exclude expired memories already; the sweep only
-// reclaims space.
+// reclaims space. It then prunes the records of deletions older than
+// Config.ChangeRetention (see store.Store.PruneChanges).
 func (e *Engine) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	if grace < 0 {
 		return 0, memgate.FieldError("grace", "must not be negative")
 	}
-	before := e.now().Add(-grace)
+	n, err := e.sweepExpired(ctx, e.now().Add(-grace))
+	if err != nil {
+		return n, err
+	}
+	return n, e.pruneChanges(ctx)
+}
+
+// pruneChanges prunes the records of deletions older than the retention,
+// 500 at a time so the writer is never held long.
+func (e *Engine) pruneChanges(ctx context.Context) error {
+	before := e.now().Add(-e.cfg.ChangeRetention)
+	var total int64
+	for {
+		n, err := e.store.PruneChanges(ctx, before, 500)
+		if err != nil {
+			return err
+		}
+		total += n
+		if n < 500 {
+			if total > 0 {
+				e.log.InfoContext(ctx, "prune changes", "pruned", total)
+			}
+			return nil
+		}
+	}
+}
+
+func (e *Engine) sweepExpired(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
 		refs, err := e.store.DeleteExpired(ctx, before, 500)

@@ -37,6 +37,11 @@ type Config struct {
 	// MaxBatch bounds a RememberBatch call and an import batch
 	// (default DefaultMaxBatch).
 	MaxBatch int
+	// ChangeRetention is how long the store keeps the record of a deleted
+	// memory for other processes' indexes to catch up with (Sweep prunes
+	// older ones; default DefaultChangeRetention). A process whose index
+	// partition is older reloads it on its next recall of it.
+	ChangeRetention time.Duration
 	// Now is the clock (default time.Now); tests set it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -44,6 +49,11 @@ type Config struct {
 
 // DefaultMaxBatch is the default maximum number of memories in one batch.
 const DefaultMaxBatch = 500
+
+// DefaultChangeRetention is the default Config.ChangeRetention: records of
+// deletions are ids and sequence numbers, a day of them is small, and an
+// index partition a day behind is cheaper to reload than to catch up.
+const DefaultChangeRetention = 24 * time.Hour
 
 // WithDefaults returns c with defaults applied.
 func (c Config) WithDefaults() Config {
@@ -54,6 +64,9 @@ func (c Config) WithDefaults() Config {
 	c.Limits = c.Limits.WithDefaults()
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.ChangeRetention <= 0 {
+		c.ChangeRetention = DefaultChangeRetention
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -9,11 +9,32 @@ import (
 )
 
 // Approve moves a pending memory to active: from now on it is recalled.
+// When the pending memory was meant to supersede another (it was
+// remembered with Supersedes and the write gate held it), that memory, if
+// still active, is marked superseded by it in the same transaction: the
+// replacement takes effect only now, and the old memory stays in the chain.
 // Approving an active memory returns it unchanged.
 func (e *Engine) Approve(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error) {
-	return e.setStatus(ctx, s, id, ActionApprove, store.StatusChange{
-		From: []memgate.Status{memgate.StatusPending}, To: memgate.StatusActive, Reason: "approved",
-	})
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := memgate.CheckIdent("id", id); err != nil {
+		return nil, memgate.ErrNotFound()
+	}
+	now := e.now()
+	m, old, err := e.store.Promote(ctx, s, id, now)
+	if err != nil {
+		return nil, err
+	}
+	e.indexed(m)
+	e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionApprove, MemoryIDs: []string{m.ID}})
+	if old != nil {
+		e.indexed(old)
+		e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionSupersede, MemoryIDs: []string{old.ID, m.ID}})
+	}
+	e.log.InfoContext(ctx, ActionApprove, "tenant", m.Tenant, "principal", m.Principal, "id", m.ID, "status", m.Status, "superseded", old != nil)
+	e.derive(m, now)
+	return m, nil
 }
 
 // Reject refuses a pending memory: it becomes revoked with reason and is

@@ -183,27 +183,35 @@ func group(m *memgate.Memory) string {
 	return ""
 }
 
-// indexed keeps the index current after a committed write.
+// indexed is called after a committed write of ms: a memory that is no
+// longer active leaves the index at once. An active one enters (or is
+// updated) through the next recall's catch-up, which reads it back from
+// the store (see replica.go for why the write does not upsert it).
 func (e *Engine) indexed(ms ...*memgate.Memory) {
 	for _, m := range ms {
-		if m.Status == memgate.StatusActive {
-			e.rec.idx.Upsert(m.Tenant, m.Principal, e.rec.entry(m))
-		} else {
+		if m.Status != memgate.StatusActive {
 			e.rec.idx.Remove(m.Tenant, m.Principal, m.ID)
 		}
 	}
 }
 
-func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.Entry, error) {
+// load is the index's loader. It reads the partition's head before its
+// memories, so the partition starts at a version no later than what it
+// holds (see replica.go).
+func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.Entry, int64, error) {
+	head, err := e.store.PartitionHead(ctx, tenant, principal)
+	if err != nil {
+		return nil, 0, err
+	}
 	ms, err := e.store.LoadPartition(ctx, tenant, principal)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]index.Entry, len(ms))
 	for i, m := range ms {
 		out[i] = e.rec.entry(m)
 	}
-	return out, nil
+	return out, head, nil
 }
 
 // Recall returns the memories of the scope that matter for the query, best
@@ -211,7 +219,10 @@ func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.En
 // index proposes candidates; the store re-reads them with the full read
 // gate (scope, active, not expired, valid at as_of, kinds, sources,
 // sensitivity, metadata) in one query, and only what it returns is ranked,
-// so a memory revoked, expired or forgotten a moment ago never comes back.
+// so a memory revoked, expired or forgotten a moment ago, by this process
+// or another over the same store, never comes back. Before searching, the
+// index catches up with the changes the store recorded (replica.go), so a
+// memory stored by another process is proposed by the next recall.
 func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, error) {
 	start := time.Now()
 	opts, err := e.checkRecall(&req)
@@ -248,7 +259,13 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		q.Vector = embs[0].Vector
 		qmodel = &Provenance{Provider: embs[0].Provider, Model: embs[0].Model, Dim: embs[0].Dim}
 	}
-	res, err := e.rec.idx.Search(ctx, s.Tenant, s.Principal, q)
+	// The partition's head, read after this recall began: every change
+	// committed before, on any replica, is in the index searched.
+	head, err := e.store.PartitionHead(ctx, s.Tenant, s.Principal)
+	if err != nil {
+		return nil, fmt.Errorf("read partition head: %w", err)
+	}
+	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {
 		return nil, fmt.Errorf("search partition: %w", err)
 	}

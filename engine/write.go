@@ -16,7 +16,9 @@ import (
 // set, fixes expires_at relative to now and must not be combined with an
 // explicit ExpiresAt; without either, the policy's default TTL for the kind
 // applies. Supersedes, when set, makes this memory the new version of that
-// one (same tenant and principal), atomically.
+// one (same tenant and principal), atomically; when the write gate holds
+// the memory as pending, it is stored with the link and the supersession
+// happens when it is approved.
 type RememberRequest struct {
 	Memory     memgate.Memory
 	TTL        time.Duration
@@ -79,6 +81,14 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		m, err := e.prepare(r, now, false)
 		if err == nil {
 			err = e.gate(ctx, m, r, now)
+		}
+		if err == nil && r.Supersedes != "" {
+			// Only Supersede comes here with a link, for a memory the gate
+			// holds: the link waits for approval (see Supersede).
+			if m.Status != memgate.StatusPending {
+				err = fmt.Errorf("remember: a link to supersede on approval needs a pending memory, the gate made it %s", m.Status)
+			}
+			m.Supersedes = r.Supersedes
 		}
 		if err != nil {
 			if batch {
@@ -495,9 +505,18 @@ func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r
 		return nil, nil, err
 	}
 	if n.Status == memgate.StatusPending {
-		// A memory held for approval must not retire an approved one.
-		return nil, nil, &memgate.Error{Code: memgate.EPOLICY, Field: "supersedes",
-			Message: n.StatusReason + ": a memory held for approval cannot supersede another; remember it without supersedes and approve it first"}
+		// A memory held for approval must not retire an approved one now:
+		// it is stored pending with the link, and the supersession happens
+		// when a person approves it (Approve), keeping the old memory in
+		// the chain. Until then the old one stays active and recalled.
+		if prev.Status != memgate.StatusActive {
+			return nil, nil, memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", prev.Status)
+		}
+		out, err := e.remember(ctx, []RememberRequest{{Memory: r.Memory, TTL: r.TTL, Supersedes: prev.ID}}, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return prev, out[0].Memory, nil
 	}
 	n.Supersedes = prev.ID
 	if err := e.embed(ctx, []*memgate.Memory{n}); err != nil {

@@ -234,6 +234,9 @@ type Result struct {
 	// pending or revoked memories, they count too.)
 	N         int
 	AvgDocLen float64
+	// Version is the version of the partition searched (see Loader and
+	// Index.Apply); 0 for a partition made with NewPartition.
+	Version int64
 	// Rescored is how many vectors the exact pass re-scored (a measure of
 	// how much the quantized bound had to hedge), Postings how many
 	// postings the text channel visited. Both are diagnostics.

@@ -85,10 +85,14 @@ func (c Config) Validate() error {
 
 // Loader returns every entry of a partition, read from the store, in the
 // store's insertion order: the entries are inserted in the order given, and
-// that order is the order of each group (see Entry.Group). The index calls
-// it at most once at a time per partition (concurrent first searches share
-// one call) with the context of the search that started the load.
-type Loader func(ctx context.Context, tenant, principal string) ([]Entry, error)
+// that order is the order of each group (see Entry.Group). It also returns
+// the version of the store the entries reflect at least (for memgate, the
+// partition's change sequence, read before the entries): the partition
+// starts at that version, Apply moves it on, and every Result reports it.
+// The index calls it at most once at a time per partition (concurrent
+// first searches share one call) with the context of the search that
+// started the load.
+type Loader func(ctx context.Context, tenant, principal string) (entries []Entry, version int64, err error)
 
 // Stats describes an Index.
 type Stats struct {
@@ -272,11 +276,12 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 			x.evictLocked()
 		}
 	}()
-	entries, err := x.load(ctx, h.key.tenant, h.key.principal)
+	entries, version, err := x.load(ctx, h.key.tenant, h.key.principal)
 	if err != nil {
 		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)
 	}
 	p = NewPartition(x.cfg)
+	p.version = version
 	p.reserve(entries)
 	for i := range entries {
 		e := &entries[i]
@@ -427,7 +432,9 @@ func (x *Index) write(k pkey, w pendingWrite) error {
 // reads the store). e is validated either way, so an invalid entry fails the
 // same whether or not the partition is cached; a vector of another
 // dimension than the partition's is refused when the partition is resident.
-// The engine calls it after the store has committed the change.
+// Callers apply it after the store has committed the change. It does not
+// change the partition's version: a caller that follows the store's
+// changes by version uses Apply.
 func (x *Index) Upsert(tenant, principal string, e Entry) error {
 	if err := checkKey(tenant, principal); err != nil {
 		return err
@@ -443,6 +450,98 @@ func (x *Index) Upsert(tenant, principal string, e Entry) error {
 // that partition is resident or loading; otherwise it does nothing.
 func (x *Index) Remove(tenant, principal, id string) {
 	_ = x.write(pkey{tenant, principal}, pendingWrite{id: id, remove: true})
+}
+
+// Version returns the version of the partition of (tenant, principal) (see
+// Loader and Apply) and true, if the partition is resident; 0 and false if
+// it is not (or still loading): then the next search loads it anew.
+func (x *Index) Version(tenant, principal string) (int64, bool) {
+	x.mu.Lock()
+	h := x.parts[pkey{tenant, principal}]
+	if h == nil || h.p == nil {
+		x.mu.Unlock()
+		return 0, false
+	}
+	p := h.p
+	x.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.version, true
+}
+
+// Apply moves the resident partition of (tenant, principal) from version
+// from to version to: it removes the entries removes names (absent ones
+// are skipped), upserts upserts in order, and sets the version to to, all
+// under the partition's write lock, so a search sees the partition before
+// or after the whole batch and concurrent Apply calls take turns. It
+// changes nothing and reports false when the partition is not resident or
+// is not at version from (another caller moved it first: read Version
+// again). The caller must hand it changes read from the store after
+// version from, so that applying them in any interleaving with other
+// Apply calls leaves each entry as the store had it at the version
+// reached.
+//
+// Entries are validated first: an invalid one fails the call before
+// anything changes. An upsert the partition refuses (a vector of another
+// dimension) is returned after the rest are applied, and the partition is
+// dropped, so the next search reloads it from the store.
+func (x *Index) Apply(tenant, principal string, from, to int64, upserts []Entry, removes []string) (bool, error) {
+	if err := checkKey(tenant, principal); err != nil {
+		return false, err
+	}
+	if to < from {
+		return false, memgate.FieldError("version", "cannot go back from %d to %d", from, to)
+	}
+	norms := make([]float64, len(upserts))
+	for i := range upserts {
+		n, err := upserts[i].check()
+		if err != nil {
+			return false, err
+		}
+		norms[i] = n
+	}
+	x.mu.Lock()
+	h := x.parts[pkey{tenant, principal}]
+	if h == nil || h.p == nil {
+		x.mu.Unlock()
+		return false, nil
+	}
+	h.pins++ // keep it resident (and its accounting live) during the batch
+	p := h.p
+	x.mu.Unlock()
+
+	p.mu.Lock()
+	if p.version != from {
+		p.mu.Unlock()
+		x.release(h)
+		return false, nil
+	}
+	bytes, live := p.bytes, p.live
+	var err error
+	for _, id := range removes {
+		p.remove(id)
+	}
+	for i := range upserts {
+		if _, uerr := p.upsert(&upserts[i], norms[i]); uerr != nil && err == nil {
+			err = uerr
+		}
+	}
+	p.version = to
+	bytes, live = p.bytes-bytes, p.live-live
+	p.mu.Unlock()
+
+	x.mu.Lock()
+	x.account(h, bytes, int64(live))
+	switch {
+	case err != nil:
+		x.dropLocked(h)
+	case h.elem != nil && h.bytes > x.cfg.MaxBytes:
+		x.unmapLocked(h)
+		x.stats.Evictions++
+	}
+	x.mu.Unlock()
+	x.release(h)
+	return true, err
 }
 
 // Drop forgets the partition of (tenant, principal), e.g. after the

@@ -33,7 +33,9 @@ func (s *fakeStore) put(tenant, principal string, es ...Entry) {
 	s.parts[tenant+"/"+principal] = append(s.parts[tenant+"/"+principal], es...)
 }
 
-func (s *fakeStore) load(ctx context.Context, tenant, principal string) ([]Entry, error) {
+// load reports the number of entries the partition was ever given as its
+// version.
+func (s *fakeStore) load(ctx context.Context, tenant, principal string) ([]Entry, int64, error) {
 	s.mu.Lock()
 	s.calls[tenant+"/"+principal]++
 	gate, fail := s.gate, s.fail
@@ -43,13 +45,13 @@ func (s *fakeStore) load(ctx context.Context, tenant, principal string) ([]Entry
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 	if fail != nil {
-		return nil, fail
+		return nil, 0, fail
 	}
-	return es, nil
+	return es, int64(len(es)), nil
 }
 
 func (s *fakeStore) loads(tenant, principal string) int {
@@ -294,7 +296,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatalf("invalid stored entry: %v", err)
 	}
 	// A panicking loader fails the search instead of hanging its waiters.
-	y, _ := New(Config{}, func(context.Context, string, string) ([]Entry, error) { panic("loader bug") })
+	y, _ := New(Config{}, func(context.Context, string, string) ([]Entry, int64, error) { panic("loader bug") })
 	if _, err := y.Search(context.Background(), "t", "p", q); err == nil {
 		t.Fatal("panicking loader: no error")
 	}

@@ -49,6 +49,11 @@ type Partition struct {
 	tmp           map[string]int // scratch for upsert, under the write lock
 
 	bytes int64
+
+	// version is the store version the partition reflects (see Loader):
+	// set by the Index when it loads the partition and by Apply. A
+	// partition made with NewPartition stays at 0.
+	version int64
 }
 
 type slot struct {
@@ -536,7 +541,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	sc := getScratch()
 	defer putScratch(sc)
 
-	res := &Result{N: p.live, AvgDocLen: p.avgDocLen()}
+	res := &Result{N: p.live, AvgDocLen: p.avgDocLen(), Version: p.version}
 
 	// Text: BM25 over the postings of the query terms.
 	sc.qterms = distinctTerms(q.Terms, sc.qterms)
