@@ -1,0 +1,187 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// The change tracking of migration 0005: the triggers keep partition_heads,
+// memories.change_seq and memory_tombstones; these statements only read
+// them (and prune tombstones).
+const (
+	partitionHeadSQL = `SELECT head, pruned FROM partition_heads WHERE tenant = $1 AND principal = $2`
+	changedSQL       = `SELECT change_seq, ` + memoryColumns + ` FROM memories
+		WHERE tenant = $1 AND principal = $2 AND change_seq > $3 ORDER BY change_seq LIMIT $4`
+	// A tombstone whose id the partition holds again is left out: the
+	// memory is reported in its current state instead. So is one with a
+	// later tombstone of the same id (deleted, stored and deleted again):
+	// the id is reported once, at its last deletion.
+	deletedSQL = `SELECT t.change_seq, t.id FROM memory_tombstones t
+		WHERE t.tenant = $1 AND t.principal = $2 AND t.change_seq > $3
+		AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.tenant = t.tenant AND m.id = t.id AND m.principal = t.principal)
+		AND NOT EXISTS (SELECT 1 FROM memory_tombstones l WHERE l.tenant = t.tenant AND l.principal = t.principal
+			AND l.id = t.id AND l.change_seq > t.change_seq)
+		ORDER BY t.change_seq LIMIT $4`
+	// SKIP LOCKED: replicas sweeping at once share the work.
+	pruneSQL = `DELETE FROM memory_tombstones WHERE (tenant, principal, change_seq) IN (
+		SELECT tenant, principal, change_seq FROM memory_tombstones WHERE deleted_at < $1
+		ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+)
+
+// PartitionHead implements store.Store: one primary-key lookup.
+func (db *DB) PartitionHead(ctx context.Context, tenant, principal string) (int64, error) {
+	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
+		return 0, err
+	}
+	r, err := db.reader()
+	if err != nil {
+		return 0, err
+	}
+	var head, pruned int64
+	err = r.QueryRow(ctx, partitionHeadSQL, tenant, principal).Scan(&head, &pruned)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, interpretError(ctx, "partition head", err)
+	}
+	return head, nil
+}
+
+// ChangesSince implements store.Store. The head, the changed memories and
+// the tombstones are read in one REPEATABLE READ, read-only transaction,
+// so they agree (one snapshot): each list is one range of an index in
+// sequence order, and the two are merged.
+func (db *DB) ChangesSince(ctx context.Context, tenant, principal string, since int64, limit int) (*store.Changes, error) {
+	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case since < 0:
+		return nil, memgate.FieldError("since", "must not be negative")
+	case limit < 1:
+		return nil, memgate.FieldError("limit", "must be at least 1")
+	}
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	var out *store.Changes
+	err = pgx.BeginTxFunc(ctx, r, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		out, err = changesSince(ctx, tx, tenant, principal, since, limit)
+		return err
+	})
+	if err != nil {
+		return nil, interpretError(ctx, "changes since", err)
+	}
+	return out, nil
+}
+
+func changesSince(ctx context.Context, tx pgx.Tx, tenant, principal string, since int64, limit int) (*store.Changes, error) {
+	out := &store.Changes{Memories: []*memgate.Memory{}, Deleted: []string{}}
+	var head, pruned int64
+	err := tx.QueryRow(ctx, partitionHeadSQL, tenant, principal).Scan(&head, &pruned)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	out.Head = head
+	if since < pruned || since > head {
+		out.Reset = true
+		return out, nil
+	}
+	if since == head {
+		return out, nil
+	}
+
+	// One row more than limit from each list tells whether there is more.
+	type memRow struct {
+		seq int64
+		m   *memgate.Memory
+	}
+	var mems []memRow
+	rows, err := tx.Query(ctx, changedSQL, tenant, principal, since, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		m, seq, err := scanMemory(rows, true)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		mems = append(mems, memRow{seq, m})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	type delRow struct {
+		seq int64
+		id  string
+	}
+	var dels []delRow
+	rows, err = tx.Query(ctx, deletedSQL, tenant, principal, since, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var d delRow
+		if err := rows.Scan(&d.seq, &d.id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		dels = append(dels, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Merge in sequence order (sequences are distinct within a partition)
+	// up to limit items.
+	var i, j int
+	for n := 0; n < limit && (i < len(mems) || j < len(dels)); n++ {
+		if j == len(dels) || (i < len(mems) && mems[i].seq < dels[j].seq) {
+			out.Memories = append(out.Memories, mems[i].m)
+			out.Head = mems[i].seq
+			i++
+			continue
+		}
+		out.Deleted = append(out.Deleted, dels[j].id)
+		out.Head = dels[j].seq
+		j++
+	}
+	if i < len(mems) || j < len(dels) {
+		out.More = true
+		return out, nil
+	}
+	// Everything after since was read, in the snapshot of head.
+	out.Head = head
+	return out, nil
+}
+
+// PruneChanges implements store.Store: the oldest tombstones first, through
+// memory_tombstones_deleted_at. A trigger raises each partition's pruned
+// mark as they go.
+func (db *DB) PruneChanges(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int64
+	err := db.write(ctx, "prune changes", func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, pruneSQL, ts(before), limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

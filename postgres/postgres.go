@@ -1,0 +1,436 @@
+// Package postgres is memgate's PostgreSQL storage backend: a store.Store
+// over a pgx connection pool, for several memgate processes sharing one
+// database (the scale-out deployment; package sqlite is the embedded one).
+// It needs stock PostgreSQL 15 or later and no extension: vectors are bytea,
+// ranking runs in Go over the engine's index.
+//
+// It stores and reads faithfully and applies the caller's scope inside every
+// SQL statement. It must never filter by scope or by the read gate after
+// reading, never pass user text to LIKE, regex or full-text syntax (text
+// search is a literal substring test with strpos), never put a caller's
+// value in SQL text (every value is a bind parameter), never log, and never
+// let a driver error reach a caller untranslated: interpretError is the one
+// place driver errors become memgate errors. Error text never holds the
+// database password (RedactURL). The audit log is append-only: triggers in
+// the schema raise on any UPDATE, DELETE or TRUNCATE of it, whoever issues
+// it. Validation, gating, IDs and timestamps are the engine's job.
+//
+// Concurrency: every write is one READ COMMITTED transaction. Where a
+// decision reads before it writes (Remember's dedup and retention caps,
+// CreateFirstKey), the transaction first takes a transaction-scoped
+// advisory lock on exactly what the decision is about, so concurrent
+// writers of the same population queue and each sees the previous one's
+// commit; compare-and-set writes (Update) rely on the row lock and
+// PostgreSQL's re-check of the WHERE clause. Deadlocks and serialization
+// failures are retried a few times before they surface as unavailable.
+// Migrations run under an advisory lock, so replicas starting together on
+// a new database apply them once.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+var _ store.Store = (*DB)(nil)
+
+// Defaults for Config.
+const (
+	// DefaultMaxConns is the pool size when neither Config.MaxConns nor the
+	// URL's pool_max_conns sets one.
+	DefaultMaxConns = 16
+	// DefaultConnectTimeout bounds one connection attempt when the URL has
+	// no connect_timeout.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultMaxConnLifetime recycles connections (so a failover or a
+	// rebalanced pooler is picked up) when the URL has no
+	// pool_max_conn_lifetime.
+	DefaultMaxConnLifetime = time.Hour
+	// DefaultMaxRetries is how many times a write transaction is re-run
+	// after a deadlock or serialization failure before it fails as
+	// unavailable.
+	DefaultMaxRetries = 5
+)
+
+// Config configures Open. Only URL is required. A zero field means the
+// URL's setting when it has one (pgxpool's pool_max_conns, pool_min_conns,
+// pool_max_conn_lifetime, pool_max_conn_idle_time, connect_timeout,
+// search_path...) and otherwise the default.
+type Config struct {
+	// URL is a PostgreSQL connection string (postgres://user:pass@host/db
+	// or key=value form). It may hold a password: it is never logged and
+	// every error shows it redacted.
+	URL string
+	// Schema is the schema memgate's tables live in, created if missing
+	// and put first on every connection's search_path; "" means the
+	// connection's own search_path (normally public).
+	Schema string
+	// MaxConns and MinConns size the pool (default DefaultMaxConns and 0).
+	MaxConns int32
+	MinConns int32
+	// MaxConnLifetime and MaxConnIdleTime recycle connections (default
+	// DefaultMaxConnLifetime and pgxpool's 30 minutes).
+	MaxConnLifetime time.Duration
+	MaxConnIdleTime time.Duration
+	// ConnectTimeout bounds one connection attempt (default
+	// DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// MaxRetries bounds the re-runs of a write transaction after a
+	// deadlock or serialization failure (default DefaultMaxRetries;
+	// negative: none).
+	MaxRetries int
+}
+
+// WithDefaults returns c with every zero field that the URL does not set
+// given its default.
+func (c Config) WithDefaults() Config {
+	has := func(param string) bool { return strings.Contains(c.URL, param) }
+	if c.MaxConns == 0 && !has("pool_max_conns") {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.ConnectTimeout == 0 && !has("connect_timeout") {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxConnLifetime == 0 && !has("pool_max_conn_lifetime") {
+		c.MaxConnLifetime = DefaultMaxConnLifetime
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	switch {
+	case c.URL == "":
+		return errors.New("a PostgreSQL URL is required")
+	case c.MaxConns < 0 || c.MinConns < 0:
+		return errors.New("pool sizes must not be negative")
+	case c.MaxConns > 0 && c.MinConns > c.MaxConns:
+		return errors.New("min conns must not exceed max conns")
+	case c.MaxConnLifetime < 0 || c.MaxConnIdleTime < 0 || c.ConnectTimeout < 0:
+		return errors.New("durations must not be negative")
+	case c.Schema != "" && (len(c.Schema) > 63 || strings.ContainsRune(c.Schema, 0)):
+		return errors.New("schema must be a PostgreSQL identifier of at most 63 bytes")
+	}
+	return nil
+}
+
+// DB is a memgate store in one PostgreSQL database (one schema of it). It
+// is safe for concurrent use, by any number of processes.
+type DB struct {
+	pool       *pgxpool.Pool
+	cfg        Config
+	redacted   string // the URL, password masked, for errors
+	schema     string // current_schema() of every connection
+	lockSpace  uint64 // mixes schema into advisory lock keys
+	lowerColl  string // collation clause for case folding in text search
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	maxRetries int
+}
+
+// Open connects to the database at cfg.URL and brings the schema up to date
+// (under an advisory lock, so concurrent first starts migrate once). It
+// refuses a schema newer than this binary knows (ErrSchemaTooNew).
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	cfg = cfg.WithDefaults()
+	redacted := RedactURL(cfg.URL)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgconn redacts the password of the string it quotes.
+		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
+	}
+	if cfg.Schema != "" {
+		pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	if cfg.MinConns > 0 {
+		pcfg.MinConns = cfg.MinConns
+	}
+	if cfg.MaxConnLifetime > 0 {
+		pcfg.MaxConnLifetime = cfg.MaxConnLifetime
+	}
+	if cfg.MaxConnIdleTime > 0 {
+		pcfg.MaxConnIdleTime = cfg.MaxConnIdleTime
+	}
+	if cfg.ConnectTimeout > 0 {
+		pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	}
+	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		pcfg.ConnConfig.RuntimeParams["application_name"] = "memgate"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
+	}
+	db := &DB{pool: pool, cfg: cfg, redacted: redacted, maxRetries: max(cfg.MaxRetries, 0)}
+	if err := db.setUp(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
+	}
+	return db, nil
+}
+
+// setUp migrates, then reads what the queries need to know about the
+// connection: its schema and how it folds case.
+func (db *DB) setUp(ctx context.Context) error {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return err
+	}
+	if err := migrate(ctx, db.pool, db.cfg.Schema, ms); err != nil {
+		return err
+	}
+	var schema *string
+	if err := db.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("read current schema: %w", err)
+	}
+	if schema == nil {
+		return errors.New("no schema on the search_path exists")
+	}
+	db.schema = *schema
+	h := fnv.New64a()
+	io.WriteString(h, db.schema)
+	db.lockSpace = h.Sum64()
+	db.lowerColl, err = caseFolding(ctx, db.pool)
+	return err
+}
+
+// caseFolding returns the collation clause text search folds case with:
+// the database's own when its lower() folds beyond ASCII (a UTF-8 locale
+// such as C.UTF-8 or en_US.UTF-8), else ICU's root locale when the server
+// has ICU, else the database's (ASCII-only folding; documented in the
+// README).
+func caseFolding(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	const probe, want = "ÜΆ", "üά"
+	var got string
+	if err := pool.QueryRow(ctx, `SELECT lower($1::text)`, probe).Scan(&got); err != nil {
+		return "", fmt.Errorf("probe lower(): %w", err)
+	}
+	if got == want {
+		return "", nil
+	}
+	var icu bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')`).Scan(&icu); err != nil {
+		return "", fmt.Errorf("probe collations: %w", err)
+	}
+	if icu {
+		return ` COLLATE "und-x-icu"`, nil
+	}
+	return "", nil
+}
+
+// Schema returns the schema the tables live in.
+func (db *DB) Schema() string { return db.schema }
+
+// Close closes the pool. It is idempotent; every method called after Close
+// fails as unavailable.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		db.closed.Store(true)
+		db.pool.Close()
+	})
+	return nil
+}
+
+// RedactURL returns a connection string with its password masked, for
+// errors and logs.
+func RedactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	if strings.Contains(s, "://") {
+		// An unparsable URL: keep only what precedes the credentials.
+		scheme, _, _ := strings.Cut(s, "://")
+		return scheme + "://(unparsable URL)"
+	}
+	// key=value form: mask every password value.
+	fields := strings.Fields(s)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && (k == "password" || k == "sslpassword") {
+			fields[i] = k + "=xxxxx"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// The errors interpretError produces. Each call makes a new value, so no
+// caller can alter another's error.
+func errClosed() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is closed"}
+}
+
+func errBusy() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is busy, try again"}
+}
+
+func errUnreachable() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database cannot be reached, try again"}
+}
+
+func errDuplicateID() *memgate.Error {
+	return &memgate.Error{Code: memgate.ECONFLICT, Field: "id", Message: "is already used by another memory"}
+}
+
+func errKeyConflict() *memgate.Error {
+	return &memgate.Error{Code: memgate.ECONFLICT, Message: "a key with this id or secret already exists"}
+}
+
+func errBadText() *memgate.Error {
+	return &memgate.Error{Code: memgate.EINVALID, Message: "text must be valid UTF-8 without NUL bytes"}
+}
+
+func errInternal() *memgate.Error {
+	return &memgate.Error{Code: memgate.EINTERNAL, Message: "internal error"}
+}
+
+// interpretError is the one place a driver error becomes a memgate error.
+// Application errors pass unchanged, and so does the context's own error
+// when ctx is done (a cancelled request is not a database failure).
+// Otherwise the result wraps both a *memgate.Error, so ErrorCode and
+// ErrorMessage see a code and a caller-safe message, and the driver error
+// with op, for logs (pgx's errors name no password).
+//
+//   - unique violation: conflict (a key's constraint: the key conflict; a
+//     memory's: the id conflict)
+//   - deadlock, serialization failure (after the retries), lock or
+//     statement timeout, too many connections, server shutting down,
+//     connection failures, a closed pool: unavailable
+//   - a NUL byte or invalid UTF-8 in text: invalid_argument
+//   - anything else: internal
+func interpretError(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var appErr *memgate.Error
+	if errors.As(err, &appErr) {
+		return err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	code := errInternal()
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &pe):
+		switch {
+		case pe.Code == "23505":
+			code = errDuplicateID()
+			if pe.TableName == "keys" {
+				code = errKeyConflict()
+			}
+		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03", pe.Code == "57014":
+			code = errBusy()
+		case pe.Code == "22021", pe.Code == "22P05":
+			code = errBadText()
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "53"), strings.HasPrefix(pe.Code, "57P"):
+			code = errUnreachable()
+		}
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		pgconn.Timeout(err), pgconn.SafeToRetry(err):
+		code = errUnreachable()
+	case strings.Contains(err.Error(), "closed pool"):
+		// pgxpool has no exported error for a closed pool.
+		code = errClosed()
+	}
+	return fmt.Errorf("postgres %s: %w: %w", op, code, err)
+}
+
+// retryable reports a transaction that failed only because of another one
+// and may succeed if run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	return false
+}
+
+// write runs fn in a transaction and commits it if fn returns nil. A
+// deadlock or serialization failure re-runs it (fn must start from scratch
+// each time), up to the configured retries, with a short random backoff.
+// Errors go through interpretError.
+func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
+	if db.closed.Load() {
+		return errClosed()
+	}
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, db.pool, fn)
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) || attempt >= db.maxRetries || ctx.Err() != nil {
+			return interpretError(ctx, op, err)
+		}
+		backoff := time.Duration(1+rand.IntN(10<<attempt)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// reader returns the pool for a read, or unavailable once the DB is closed.
+func (db *DB) reader() (*pgxpool.Pool, error) {
+	if db.closed.Load() {
+		return nil, errClosed()
+	}
+	return db.pool, nil
+}
+
+// lockKey is the advisory lock key of a decision about parts (for example
+// a population: tenant, principal, kind), in this schema: distinct schemas
+// of one database never contend.
+func (db *DB) lockKey(parts ...string) int64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(db.lockSpace >> (8 * i))
+	}
+	h.Write(b[:])
+	for _, p := range parts {
+		io.WriteString(h, p)
+		h.Write([]byte{0}) // idents hold no NUL: parts cannot run together
+	}
+	return int64(h.Sum64())
+}

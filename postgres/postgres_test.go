@@ -1,0 +1,431 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/storetest"
+)
+
+// testURLEnv names the database the tests use; each test store lives in a
+// schema of its own, created for it and dropped after it.
+const testURLEnv = "MEMGATE_TEST_POSTGRES"
+
+// testURL returns the test database's URL, or skips the test when none is
+// set, unless MEMGATE_REQUIRE_POSTGRES=1 or CI is set: there a missing
+// PostgreSQL is a failure.
+func testURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(testURLEnv)
+	if u != "" {
+		return u
+	}
+	if os.Getenv("MEMGATE_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
+		t.Fatalf("%s is not set: in CI a missing PostgreSQL is a failure, not a skip (scripts/test starts one and sets it)", testURLEnv)
+	}
+	t.Skipf("%s is not set: the PostgreSQL tests need a database URL (scripts/test starts the local PostgreSQL and sets it)", testURLEnv)
+	return ""
+}
+
+var (
+	adminOnce sync.Once
+	adminPool *pgxpool.Pool
+	adminErr  error
+)
+
+// admin returns a pool on the test database for creating and dropping
+// schemas, shared by every test of the package.
+func admin(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	u := testURL(t)
+	adminOnce.Do(func() {
+		cfg, err := pgxpool.ParseConfig(u)
+		if err != nil {
+			adminErr = err
+			return
+		}
+		cfg.MaxConns = 2
+		adminPool, adminErr = pgxpool.NewWithConfig(context.Background(), cfg)
+	})
+	if adminErr != nil {
+		t.Fatalf("connect to %s: %v", RedactURL(u), adminErr)
+	}
+	return adminPool
+}
+
+// freshSchema returns the name of a schema that does not exist yet and is
+// dropped (with everything in it) when the test ends.
+func freshSchema(t testing.TB) string {
+	t.Helper()
+	pool := admin(t)
+	var b [8]byte
+	rand.Read(b[:])
+	name := "memgate_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		// context.Background: t.Context is already cancelled during cleanup.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// openTest opens a DB in schema that is closed when the test ends (before
+// the schema is dropped: cleanups run last-in first-out).
+func openTest(t testing.TB, schema string) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), Config{URL: testURL(t), Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	testURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		db := openTest(t, freshSchema(t))
+		// Runs before Close: the populations counters must equal the
+		// populations they count whatever the suite did.
+		t.Cleanup(func() { requirePopulationsExact(t, db) })
+		return db
+	})
+}
+
+// requirePopulationsExact fails unless every row of populations equals a
+// COUNT of the population it stands for, with the predicate eviction uses,
+// and no population is missing a row.
+func requirePopulationsExact(t testing.TB, db *DB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var bad int
+	err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM (
+		SELECT tenant, principal, kind, COUNT(*) AS n FROM memories WHERE status IN ('active', 'pending')
+		GROUP BY tenant, principal, kind) c
+		FULL JOIN populations p USING (tenant, principal, kind)
+		WHERE COALESCE(c.n, 0) <> COALESCE(p.n, 0)`).Scan(&bad)
+	if err != nil {
+		t.Errorf("check populations: %v", err)
+		return
+	}
+	if bad > 0 {
+		t.Errorf("%d populations counters differ from a COUNT of their population", bad)
+	}
+}
+
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	dbs := make([]*DB, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			dbs[i], errs[i] = Open(t.Context(), Config{URL: testURL(t), Schema: schema, MaxConns: 2})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d of %d at once: %v", i, n, err)
+		}
+		t.Cleanup(func() { dbs[i].Close() })
+	}
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows, distinct, maxVersion int
+	if err := dbs[0].pool.QueryRow(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT version), MAX(version) FROM schema_migrations`).Scan(&rows, &distinct, &maxVersion); err != nil {
+		t.Fatal(err)
+	}
+	if rows != len(ms) || distinct != len(ms) || maxVersion != ms[len(ms)-1].version {
+		t.Fatalf("schema_migrations: %d rows, %d versions, up to %d; want each of the %d migrations once", rows, distinct, maxVersion, len(ms))
+	}
+	// Every store works on the one schema: what one writes, another reads.
+	m := testMemory("m-001", "written by the first")
+	if err := dbs[0].Insert(t.Context(), []*memgate.Memory{m}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dbs[n-1].Get(t.Context(), alice, m.ID)
+	if err != nil || got.Content != m.Content {
+		t.Fatalf("Get through another store: %v, %+v", err, got)
+	}
+}
+
+func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t)
+	db := openTest(t, schema)
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "persisted")}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for i := range 2 {
+		db := openTest(t, schema)
+		m, err := db.Get(t.Context(), alice, "m-001")
+		if err != nil || m.Content != "persisted" {
+			t.Fatalf("reopen %d: Get: %v, %+v", i, err, m)
+		}
+		var rows int
+		if err := db.pool.QueryRow(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if ms, _ := loadMigrations(migrationFiles); rows != len(ms) {
+			t.Fatalf("reopen %d: schema_migrations has %d rows, want %d", i, rows, len(ms))
+		}
+		db.Close()
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t)
+	db := openTest(t, schema)
+	if _, err := db.pool.Exec(t.Context(), "INSERT INTO schema_migrations (version, name) VALUES (9999, 'from_the_future')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db2, err := Open(t.Context(), Config{URL: testURL(t), Schema: schema, MaxConns: 2})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		if db2 != nil {
+			db2.Close()
+		}
+		t.Fatalf("Open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestTenantLeadsEveryPrimaryKey holds the schema to what a Citus
+// deployment needs to distribute every table by tenant: each primary key
+// starts with tenant (schema_migrations, which describes the database, is
+// the one exception).
+func TestTenantLeadsEveryPrimaryKey(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	rows, err := db.pool.Query(t.Context(), `SELECT c.relname, a.attname
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+		WHERE i.indisprimary AND c.relnamespace = $1::regnamespace ORDER BY c.relname`, db.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var table, first string
+		if err := rows.Scan(&table, &first); err != nil {
+			t.Fatal(err)
+		}
+		got[table] = first
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 7 { // control: the tables are there
+		t.Fatalf("primary keys found: %v", got)
+	}
+	for table, first := range got {
+		if table != "schema_migrations" && first != "tenant" {
+			t.Errorf("table %s: primary key starts with %s, want tenant", table, first)
+		}
+	}
+}
+
+func TestAuditIsAppendOnly(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := t.Context()
+	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}
+	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"UPDATE audit_events SET action = 'nothing'",
+		"DELETE FROM audit_events",
+		"TRUNCATE audit_events CASCADE",
+		"UPDATE audit_refs SET memory_id = 'm-002'",
+		"DELETE FROM audit_refs",
+		"TRUNCATE audit_refs",
+		"INSERT INTO audit_events (tenant, seq, actor, action, at) VALUES ('acme', 1, 'x', 'y', now())",
+	} {
+		if _, err := db.pool.Exec(ctx, stmt); err == nil {
+			t.Errorf("%s: succeeded on the append-only log", stmt)
+		}
+	}
+	// Control: the event is still there, whole, and appending still works.
+	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.ListAudit(ctx, "acme", store.AuditFilter{MemoryID: "m-001"})
+	if err != nil || len(p.Events) != 2 || p.Events[1].Action != "recall" {
+		t.Fatalf("audit after the refused statements: %v, %+v", err, p)
+	}
+}
+
+func TestCloseIdempotentThenUnavailable(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	_, err := db.Get(t.Context(), alice, "m-001")
+	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+		t.Fatalf("Get after Close: %v, want unavailable", err)
+	}
+	err = db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "x")})
+	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+		t.Fatalf("Insert after Close: %v, want unavailable", err)
+	}
+}
+
+// TestUnreachableRedactsPassword: a server that cannot be reached fails Open
+// with an error that names the address but never the password.
+func TestUnreachableRedactsPassword(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-Pa55"
+	_, err := Open(t.Context(), Config{URL: "postgres://memgate:" + secret + "@127.0.0.1:1/memgate?sslmode=disable", ConnectTimeout: 2 * time.Second})
+	if err == nil {
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("error holds the password: %v", err)
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("error does not name the server: %v", err)
+	}
+	// A wrong password on the real server: refused, and not echoed.
+	u, err := url.Parse(testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), secret)
+	if _, err := Open(t.Context(), Config{URL: u.String()}); err == nil || strings.Contains(err.Error(), secret) {
+		t.Fatalf("Open with a wrong password: %v", err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"postgres://u:pw@h:5432/db?sslmode=disable", "postgres://u:xxxxx@h:5432/db?sslmode=disable"},
+		{"postgresql://u@h/db", "postgresql://u@h/db"},
+		{"postgres://u@h/db?password=pw&sslpassword=pw2", "postgres://u@h/db?password=xxxxx&sslpassword=xxxxx"},
+		{"host=h user=u password=pw dbname=db", "host=h user=u password=xxxxx dbname=db"},
+		{"postgres://u:p w%zz@h/db", "postgres://(unparsable URL)"},
+	} {
+		if got := RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestInterpretError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app := memgate.FieldError("x", "bad")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		code string
+		msg  string
+	}{
+		{"application error passes", ctx, app, memgate.EINVALID, "x: bad"},
+		{"duplicate memory id", ctx, &pgconn.PgError{Code: "23505", TableName: "memories"}, memgate.ECONFLICT, "id: is already used by another memory"},
+		{"duplicate key", ctx, &pgconn.PgError{Code: "23505", TableName: "keys"}, memgate.ECONFLICT, "a key with this id or secret already exists"},
+		{"deadlock", ctx, &pgconn.PgError{Code: "40P01"}, memgate.EUNAVAILABLE, "the database is busy, try again"},
+		{"serialization", ctx, &pgconn.PgError{Code: "40001"}, memgate.EUNAVAILABLE, "the database is busy, try again"},
+		{"statement timeout", ctx, &pgconn.PgError{Code: "57014"}, memgate.EUNAVAILABLE, "the database is busy, try again"},
+		{"too many connections", ctx, &pgconn.PgError{Code: "53300"}, memgate.EUNAVAILABLE, "the database cannot be reached, try again"},
+		{"admin shutdown", ctx, &pgconn.PgError{Code: "57P01"}, memgate.EUNAVAILABLE, "the database cannot be reached, try again"},
+		{"connection failure", ctx, &pgconn.PgError{Code: "08006"}, memgate.EUNAVAILABLE, "the database cannot be reached, try again"},
+		{"NUL in text", ctx, &pgconn.PgError{Code: "22021"}, memgate.EINVALID, "text must be valid UTF-8 without NUL bytes"},
+		{"unexpected EOF", ctx, io.ErrUnexpectedEOF, memgate.EUNAVAILABLE, "the database cannot be reached, try again"},
+		{"anything else", ctx, errors.New("boom"), memgate.EINTERNAL, "internal error"},
+		{"check violation is a bug", ctx, &pgconn.PgError{Code: "23514"}, memgate.EINTERNAL, "internal error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := interpretError(tc.ctx, "op", tc.err)
+			if memgate.ErrorCode(got) != tc.code || memgate.ErrorMessage(got) != tc.msg {
+				t.Fatalf("got %s %q, want %s %q", memgate.ErrorCode(got), memgate.ErrorMessage(got), tc.code, tc.msg)
+			}
+			if tc.err != app && !errors.Is(got, tc.err) {
+				t.Fatalf("the driver error is not wrapped for the log: %v", got)
+			}
+		})
+	}
+	if err := interpretError(cancelled, "op", errors.New("driver noise")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v, want context.Canceled", err)
+	}
+	if interpretError(ctx, "op", nil) != nil {
+		t.Fatal("nil error translated into something")
+	}
+}
+
+var alice = memgate.Scope{Tenant: "acme", Principal: "alice"}
+
+func testMemory(id, content string) *memgate.Memory {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
+	return &memgate.Memory{
+		ID: id, Tenant: "acme", Principal: "alice",
+		Kind: memgate.KindFact, Source: memgate.SourceUser, Sensitivity: memgate.SensitivityStandard,
+		Status: memgate.StatusActive, Content: content, ContentSHA256: memgate.ContentHash(content),
+		CreatedAt: at, UpdatedAt: at, Version: 1,
+	}
+}
+
+// TestConflictMessages: a unique violation is told apart by its table, so
+// a reused key and a reused memory id each get their own message.
+func TestConflictMessages(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := t.Context()
+	m := testMemory("m-001", "once")
+	if err := db.Insert(ctx, []*memgate.Memory{m}); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Insert(ctx, []*memgate.Memory{m})
+	if memgate.ErrorCode(err) != memgate.ECONFLICT || memgate.ErrorMessage(err) != "id: is already used by another memory" {
+		t.Fatalf("Insert of a used id: %v", err)
+	}
+	k := &memgate.Key{ID: "key_1", Tenant: "acme", Role: memgate.RoleAdmin, CreatedAt: m.CreatedAt, Hash: memgate.ContentHash("s")}
+	if err := db.CreateKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	other := *k
+	other.ID = "key_2" // same hash
+	for _, dup := range []*memgate.Key{k, &other} {
+		err := db.CreateKey(ctx, dup)
+		if memgate.ErrorCode(err) != memgate.ECONFLICT || memgate.ErrorMessage(err) != "a key with this id or secret already exists" {
+			t.Fatalf("CreateKey of %s again: %v", dup.ID, err)
+		}
+	}
+}

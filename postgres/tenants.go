@@ -1,0 +1,28 @@
+package postgres
+
+import "context"
+
+// Tenants returns every tenant that has a memory, an audit event or a key,
+// in byte order. It is not part of store.Store (the port has no way to
+// enumerate tenants): "memgate migrate" uses it to copy a whole database.
+func (db *DB) Tenants(ctx context.Context) ([]string, error) {
+	r, err := db.reader()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.Query(ctx, `SELECT tenant FROM (SELECT tenant FROM memories UNION SELECT tenant FROM audit_events
+		UNION SELECT tenant FROM keys) t ORDER BY tenant COLLATE "C"`)
+	if err != nil {
+		return nil, interpretError(ctx, "tenants", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, interpretError(ctx, "tenants", err)
+		}
+		out = append(out, t)
+	}
+	return out, interpretError(ctx, "tenants", rows.Err())
+}
