@@ -26,13 +26,17 @@ const (
 	OpExport   Op = "export"
 	OpKeys     Op = "keys"
 	OpWhoami   Op = "whoami" // describe the caller's own key (GrantOf)
+	// OpChat is a turn of the agent middleware (POST /v1/chat): recall,
+	// a model call, and the exchange remembered. It remembers, so it is
+	// granted to the roles that may remember.
+	OpChat Op = "chat"
 )
 
 // Ops lists every operation, in the order of the permission table.
 var Ops = []Op{
 	OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpApprove, OpReject,
 	OpFeedback, OpDelete, OpForget, OpAudit, OpStats, OpImport, OpExport, OpKeys,
-	OpWhoami,
+	OpWhoami, OpChat,
 }
 
 // permissions is the permission table, the only one. A role may perform an
@@ -57,6 +61,7 @@ var Ops = []Op{
 //	export       ✓
 //	keys         ✓
 //	whoami       ✓      ✓      ✓
+//	chat         ✓      ✓
 //
 // Every role acts within its key's tenant only, and within its binding
 // (ScopeFor): a user key reads, recalls, revokes, deletes, forgets, audits
@@ -65,9 +70,13 @@ var Ops = []Op{
 // an agent, as that agent only. Approving what the write gate held back is
 // an admin's decision, not the agent's whose memory was held. Every key may
 // ask what it is (whoami): the answer is its own record, without the hash.
+// Chat (a turn of the agent middleware) remembers the exchange and may
+// propose memories, so it is granted where remember is and not to a user
+// key, which may not remember: a person talks to an agent through the
+// agent's key, not their own.
 var permissions = map[memgate.Role]map[Op]bool{
 	memgate.RoleAdmin: set(Ops...),
-	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback, OpWhoami),
+	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback, OpWhoami, OpChat),
 	memgate.RoleUser:  set(OpRecall, OpList, OpGet, OpRevoke, OpDelete, OpForget, OpAudit, OpStats, OpWhoami),
 }
 

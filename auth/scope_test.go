@@ -32,6 +32,7 @@ func TestPermissionTable(t *testing.T) {
 		auth.OpExport:   "a",
 		auth.OpKeys:     "a",
 		auth.OpWhoami:   "agu",
+		auth.OpChat:     "ag",
 	}
 	if len(want) != len(auth.Ops) {
 		t.Fatalf("the test covers %d operations, auth.Ops lists %d", len(want), len(auth.Ops))

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
@@ -335,6 +336,31 @@ type RecallRequest struct {
 func (c *Client) Recall(ctx context.Context, r RecallRequest) (*engine.RecallResult, error) {
 	var out engine.RecallResult
 	if err := c.do(ctx, request{method: "POST", path: "/v1/recall", body: r}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ChatRequest is the body of POST /v1/chat.
+type ChatRequest struct {
+	Principal string `json:"principal,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	// Conversation is the conversation the exchange is remembered in;
+	// empty starts a new one (agent.Result.Conversation names it).
+	Conversation string `json:"conversation,omitempty"`
+	Message      string `json:"message"`
+}
+
+// Chat runs one turn of the server's agent (POST /v1/chat; admin and
+// agent keys): recall for the message, the server's model called with the
+// memories as delimited data, the exchange remembered and, when the server
+// extracts, facts proposed for approval. A server started without a model
+// answers unavailable. A slow model may need more than the default HTTP
+// client's 60 s: give the client one with a longer timeout (the server
+// allows a turn 5 minutes).
+func (c *Client) Chat(ctx context.Context, r ChatRequest) (*agent.Result, error) {
+	var out agent.Result
+	if err := c.do(ctx, request{method: "POST", path: "/v1/chat", body: r}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -275,6 +275,15 @@ func TestRequestShapes(t *testing.T) {
 			}
 			return err
 		}, "GET", "/v1/whoami", "", "", "", false},
+		{"chat", `{"conversation":"c_1","reply":"Hi.","model":{"provider":"ollama","model":"llama3.2"},"recall":{"recall_id":"r_3","results":[{"memory":{"id":"m_7"},"score":0.5}],"below_floor":0,"min_score":0.22},"remembered":[{"id":"m_8","kind":"message","source":"user","status":"active","deduplicated":false},{"kind":"message","source":"assistant","status":"refused","deduplicated":false,"error":{"code":"too_large","message":"content: is too long"}}],"extraction":{"proposed":1,"dropped":0,"malformed":0,"stored":1,"deduplicated":0,"refused":0,"pending_ids":["m_9"],"memories":[{"id":"m_9","kind":"fact","source":"assistant","status":"pending","deduplicated":false,"supersedes":"m_7","content":"Lives in Oslo."}]}}`, func() error {
+			res, err := c.Chat(ctx, client.ChatRequest{Principal: "alice", Message: "hello"})
+			if err == nil && (res.Conversation != "c_1" || res.Reply != "Hi." || res.Model.Model != "llama3.2" || res.Recall.Results[0].Memory.ID != "m_7" ||
+				len(res.Remembered) != 2 || res.Remembered[1].Error.Code != memgate.ETOOLARGE ||
+				res.Extraction.PendingIDs[0] != "m_9" || res.Extraction.Memories[0].Supersedes != "m_7") {
+				t.Errorf("Chat decoded %+v", res)
+			}
+			return err
+		}, "POST", "/v1/chat", "", `{"principal":"alice","message":"hello"}`, "", false},
 	}
 	for _, tc := range cases {
 		mu.Lock()

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 )
@@ -77,6 +78,12 @@ type Config struct {
 	// Now is the clock of the rate limiter and of the metrics refresh
 	// (default time.Now).
 	Now func() time.Time
+	// Agent answers POST /v1/chat (package agent: recall, a model call,
+	// the exchange remembered). Nil (a server without --llm) answers it
+	// 503 unavailable, saying how to start one with a model.
+	Agent *agent.Agent
+	// ChatTimeout bounds one POST /v1/chat (default DefaultChatTimeout).
+	ChatTimeout time.Duration
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -99,6 +106,9 @@ func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.ChatTimeout == 0 {
+		c.ChatTimeout = DefaultChatTimeout
+	}
 	return c
 }
 
@@ -119,6 +129,8 @@ func (c Config) Validate() error {
 		return errors.New("httpapi: rate limit burst must not be negative")
 	case c.RateLimit.PerSecond > 0 && c.RateLimit.Burst < 1:
 		return errors.New("httpapi: rate limit burst must be at least 1")
+	case c.ChatTimeout < 0:
+		return errors.New("httpapi: chat timeout must not be negative")
 	}
 	return nil
 }
@@ -185,6 +197,7 @@ func (s *server) routes() []route {
 		{method: "POST", path: "/v1/import", op: auth.OpImport, handle: s.importJSONL},
 		{method: "GET", path: "/v1/export", op: auth.OpExport, handle: s.export},
 		{method: "GET", path: "/v1/whoami", op: auth.OpWhoami, handle: s.whoami},
+		{method: "POST", path: "/v1/chat", op: auth.OpChat, handle: s.chat},
 		{method: "GET", path: "/healthz", public: s.healthz},
 		{method: "GET", path: "/openapi.json", public: s.openapi},
 	}

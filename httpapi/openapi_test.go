@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
@@ -175,6 +176,11 @@ func TestOpenAPISchemas(t *testing.T) {
 		"Stats":           reflect.TypeFor[statsResponse](),
 		"ImportResult":    reflect.TypeFor[engine.ImportResult](),
 		"Error":           reflect.TypeFor[errorBody](),
+		"ChatRequest":     reflect.TypeFor[chatInput](),
+		"ChatResult":      reflect.TypeFor[agent.Result](),
+		"ChatOutcome":     reflect.TypeFor[agent.Outcome](),
+		"ChatExtraction":  reflect.TypeFor[agent.Extraction](),
+		"ChatError":       reflect.TypeFor[agent.ErrorInfo](),
 	} {
 		sc, ok := d.Comps.Schemas[name]
 		if !ok {

@@ -1,6 +1,6 @@
 // Package server runs memgate's HTTP API as a process: it opens the
-// embedded database and the engine, creates the first admin key of an empty
-// database, runs the expiry sweeper, and serves package httpapi's handler
+// embedded database (or PostgreSQL, with Config.Postgres) and the engine,
+// creates the first admin key of an empty database, runs the expiry sweeper, and serves package httpapi's handler
 // (with package mcpserver's at /mcp) with timeouts and a graceful shutdown. cmd/memgate's serve command parses
 // flags into a Config and calls Run; tests call Run too, on 127.0.0.1:0.
 //
@@ -21,14 +21,16 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/policy"
+	"github.com/memgate/memgate/postgres"
 	"github.com/memgate/memgate/sqlite"
+	"github.com/memgate/memgate/store"
 )
 
 // Defaults for Config.
@@ -57,8 +59,24 @@ const (
 type Config struct {
 	Addr string // host:port; port 0 picks a free one (the address is printed)
 	DB   string // path of the SQLite database (created if missing)
+	// Postgres is a PostgreSQL URL: when set, the store is that database
+	// (package postgres) instead of the SQLite file, and DB must be empty.
+	// Several servers may share it. It may hold a password, which no log
+	// line or error shows.
+	Postgres string
 	// PolicyFile is a write-gate policy file ("" means policy.Default()).
 	PolicyFile string
+	// Embedder embeds memories and queries (nil: the built-in embedder).
+	// One that can probe itself (memgate.Prober: ollama, openai) is probed
+	// before the store is opened, so a wrong URL, model, key or dimension
+	// fails the start with a clear message.
+	Embedder memgate.Embedder
+	// LLM is the chat model of POST /v1/chat (package agent: recall, the
+	// model call, the exchange remembered); nil answers that route 503
+	// with a hint to start with --llm. Extract turns on fact extraction
+	// there (agent.Config.Extract).
+	LLM     agent.Model
+	Extract bool
 	// SweepEvery is how often expired memories are deleted (default
 	// DefaultSweepEvery; negative turns the sweeper off: reads exclude
 	// expired memories anyway). SweepGrace is how long after expiry they
@@ -92,7 +110,7 @@ func (c Config) WithDefaults() Config {
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
 	}
-	if c.DB == "" {
+	if c.DB == "" && c.Postgres == "" {
 		c.DB = DefaultDB
 	}
 	if c.SweepEvery == 0 {
@@ -123,6 +141,10 @@ func (c Config) WithDefaults() Config {
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
 	switch {
+	case c.DB != "" && c.Postgres != "":
+		return errors.New("use either a SQLite database (--db) or PostgreSQL (--postgres), not both")
+	case c.Extract && c.LLM == nil:
+		return errors.New("fact extraction (--extract) needs a chat model (--llm)")
 	case c.SweepGrace < 0:
 		return errors.New("sweep grace must not be negative")
 	case c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0 || c.ShutdownTimeout < 0:
@@ -149,6 +171,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
+	emb, err := startEmbedder(ctx, cfg.Embedder, log)
+	if err != nil {
+		return err
+	}
 	pol := policy.Default()
 	if cfg.PolicyFile != "" {
 		p, err := policy.Load(cfg.PolicyFile)
@@ -157,16 +183,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		}
 		pol = p
 	}
-	db, err := sqlite.Open(ctx, cfg.DB)
+	db, where, err := openStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", cfg.DB, err)
+		return err
 	}
 	defer func() {
 		if cerr := db.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New(), Policy: pol, Logger: log})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, Policy: pol, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -178,6 +204,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 
+	var chat *agent.Agent
+	if cfg.LLM != nil {
+		if chat, err = agent.New(agent.Config{Engine: eng, Model: cfg.LLM, Extract: cfg.Extract, Logger: log}); err != nil {
+			return err
+		}
+	}
 	authorizer := auth.New(db)
 	handler, err := httpapi.New(httpapi.Config{
 		Engine:       eng,
@@ -185,6 +217,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		RateLimit:    cfg.RateLimit,
+		Agent:        chat,
 	})
 	if err != nil {
 		return err
@@ -225,7 +258,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", addr, "db", cfg.DB, "sweep_every", cfg.SweepEvery.String())
+	log.Info("serving", "addr", addr, "db", where, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	fmt.Fprintf(stdout, "memgate: serving on http://%s\n", addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)
@@ -273,11 +306,30 @@ func routes(api, mcp http.Handler) http.Handler {
 	return mux
 }
 
+// openStore opens the store cfg names and returns it with a description
+// for the log: the SQLite path, or the PostgreSQL URL with its password
+// masked.
+func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
+	if cfg.Postgres != "" {
+		where := postgres.RedactURL(cfg.Postgres)
+		db, err := postgres.Open(ctx, postgres.Config{URL: cfg.Postgres})
+		if err != nil {
+			return nil, "", fmt.Errorf("open PostgreSQL: %w", err) // postgres.Open names the redacted URL
+		}
+		return db, where, nil
+	}
+	db, err := sqlite.Open(ctx, cfg.DB)
+	if err != nil {
+		return nil, "", fmt.Errorf("open database %s: %w", cfg.DB, err)
+	}
+	return db, cfg.DB, nil
+}
+
 // bootstrap creates an admin key for tenant when the database holds no key
 // at all, and writes its secret to stdout once, with a hint. A database
 // with keys, revoked ones included, is left alone: from then on keys are
 // managed with "memgate keys".
-func bootstrap(ctx context.Context, db *sqlite.DB, tenant string, stdout io.Writer, log *slog.Logger) error {
+func bootstrap(ctx context.Context, db store.Store, tenant string, stdout io.Writer, log *slog.Logger) error {
 	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: memgate.RoleAdmin, Name: "created by the first serve"})
 	if err != nil {
 		return err

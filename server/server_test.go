@@ -80,6 +80,7 @@ func TestConfigValidate(t *testing.T) {
 		"negative grace":   {SweepGrace: -time.Second},
 		"negative timeout": {ReadTimeout: -time.Second},
 		"bad tenant":       {BootstrapTenant: "a b"},
+		"extract, no llm":  {Extract: true},
 	} {
 		if err := c.WithDefaults().Validate(); err == nil {
 			t.Errorf("%s: no error", name)

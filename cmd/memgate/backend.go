@@ -59,6 +59,12 @@ type remoteBackend struct{ c *client.Client }
 const apiKeyEnv = "MEMGATE_API_KEY"
 
 func newRemote(server, tenant string) (*remoteBackend, error) {
+	return newRemoteTimeout(server, tenant, 60*time.Second)
+}
+
+// newRemoteTimeout is newRemote with the time limit of one request (a chat
+// turn waits on a model, longer than any other call).
+func newRemoteTimeout(server, tenant string, timeout time.Duration) (*remoteBackend, error) {
 	key := os.Getenv(apiKeyEnv)
 	if key == "" {
 		return nil, &memgate.Error{Code: memgate.EUNAUTHORIZED, Field: apiKeyEnv,
@@ -69,7 +75,7 @@ func newRemote(server, tenant string) (*remoteBackend, error) {
 		tr = tenantTransport{base: tr, tenant: tenant}
 	}
 	c, err := client.New(server, key, client.WithUserAgent("memgate-cli"),
-		client.WithHTTPClient(&http.Client{Timeout: 60 * time.Second, Transport: tr}))
+		client.WithHTTPClient(&http.Client{Timeout: timeout, Transport: tr}))
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +221,7 @@ func (l *lineCounter) Write(p []byte) (int, error) {
 // which takes the tenant from the key, refuses one that differs
 // (forbidden: tenant: is fixed by the key) instead of the CLI silently
 // acting in the key's tenant. The client does not send a tenant, so it is
-// added here: in the JSON body of the three endpoints that read it there,
+// added here: in the JSON body of the four endpoints that read it there,
 // and as the "tenant" query parameter everywhere else.
 type tenantTransport struct {
 	base   http.RoundTripper
@@ -225,7 +231,7 @@ type tenantTransport struct {
 func (t tenantTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	bodyTenant := req.Method == http.MethodPost &&
-		(req.URL.Path == "/v1/memories" || req.URL.Path == "/v1/recall" || req.URL.Path == "/v1/forget")
+		(req.URL.Path == "/v1/memories" || req.URL.Path == "/v1/recall" || req.URL.Path == "/v1/forget" || req.URL.Path == "/v1/chat")
 	if bodyTenant && req.Body != nil {
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()

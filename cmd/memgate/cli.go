@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
@@ -46,20 +45,34 @@ commands:
   bench      quality harness:           memgate bench locomo [--data DIR] [--json]
   keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A]
                                         memgate keys list --tenant T;  memgate keys revoke --tenant T ID
-  serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE]
+  serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE] [--postgres URL]
   mcp        MCP tools on stdio:        memgate mcp --tenant T --principal P [--agent A] [--allow-forget]
+  chat       talk with memory:          memgate chat --tenant T --principal P --llm ollama:MODEL [--extract]
+  reembed    vectors of a new embedder: memgate reembed --tenant T [--principal P] --embedder ollama:MODEL
+  migrate    copy a whole database:     memgate migrate --from sqlite:PATH --to postgres:URL [--into-nonempty]
+
+Embedder: --embedder builtin (default) | ollama:MODEL | openai:MODEL, with --embedder-url URL
+and --embedder-dim N (defaults from $MEMGATE_EMBEDDER, $MEMGATE_EMBEDDER_URL,
+$MEMGATE_EMBEDDER_DIM; an OpenAI-compatible key from $MEMGATE_EMBEDDER_API_KEY), on serve and
+every local command that embeds. Memories embedded by another model are recalled by text
+until "memgate reembed" gives them vectors of the current one.
+
+Chat model: --llm ollama:MODEL | openai:MODEL (any OpenAI-compatible server), with --llm-url
+URL (defaults from $MEMGATE_LLM and $MEMGATE_LLM_URL; an OpenAI-compatible key from
+$MEMGATE_LLM_API_KEY), on serve (POST /v1/chat) and chat; --extract has the model propose
+facts and preferences, which wait as pending for approval under the default policy.
 
 Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
 
 Remote: with --server URL (or $MEMGATE_SERVER), remember, recall, get, list, update,
 supersede, revoke, approve, reject, feedback, delete, forget, counts, audit, import,
-export and mcp call a memgate server instead of opening --db, with the API key in
+export, mcp and chat call a memgate server instead of opening --db, with the API key in
 $MEMGATE_API_KEY (there is no key flag, so the key stays out of shell history and the
 process list):
   MEMGATE_API_KEY=mgk_... memgate list --server http://127.0.0.1:7070 --principal alice
 The tenant is the key's: --tenant may be left out, and one that differs is refused.
 The server's policy applies (--db and --policy are refused with --server); import is
-sent whole and batched by the server (--batch is refused). sweep, keys, serve and
+sent whole and batched by the server (--batch is refused). sweep, keys, serve, reembed and
 bench work on the local database only.
 
 Run "memgate COMMAND -h" for a command's flags.
@@ -151,6 +164,9 @@ func init() {
 		"keys":      cmdKeys,
 		"serve":     cmdServe,
 		"mcp":       cmdMCP,
+		"chat":      cmdChat,
+		"reembed":   cmdReembed,
+		"migrate":   cmdMigrate,
 	}
 }
 
@@ -160,6 +176,7 @@ type common struct {
 	json   bool
 	policy string
 	server string
+	emb    embedderFlags
 	fs     *flag.FlagSet
 }
 
@@ -173,6 +190,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print JSON (the HTTP API's shapes)")
 	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
 	fs.StringVar(&c.server, "server", os.Getenv("MEMGATE_SERVER"), "URL of a memgate server to use instead of --db (key from $MEMGATE_API_KEY)")
+	c.emb.register(fs)
 }
 
 // explicit reports whether the flag name was given on the command line.
@@ -203,6 +221,9 @@ func (c *common) open(ctx context.Context) (backend, func(), error) {
 				return nil, nil, usageError{"--" + f + " applies to the local database; with --server the server's own applies"}
 			}
 		}
+		if set := c.emb.explicit(); len(set) > 0 {
+			return nil, nil, usageError{"--" + set[0] + " applies to the local database; with --server the server's own embedder applies"}
+		}
 		tenant := ""
 		if f := c.fs.Lookup("tenant"); f != nil {
 			tenant = f.Value.String()
@@ -230,11 +251,15 @@ func (c *common) openEngine(ctx context.Context) (*engine.Engine, func(), error)
 		}
 		pol = p
 	}
+	emb, err := c.emb.embedder()
+	if err != nil {
+		return nil, nil, err
+	}
 	db, err := sqlite.Open(ctx, c.db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
 	}
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New(), Policy: pol})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, Policy: pol})
 	if err != nil {
 		db.Close()
 		return nil, nil, err

@@ -42,6 +42,7 @@ func cmdMCP(e env, args []string) error {
 	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
 	fs.StringVar(&c.server, "server", os.Getenv("MEMGATE_SERVER"), "URL of a memgate server to use instead of --db (key from $MEMGATE_API_KEY)")
 	s.register(fs)
+	c.emb.register(fs)
 	fs.BoolVar(&allowForget, "allow-forget", false, "offer the forget_me tool, which lets the model erase every memory of the principal (off by default)")
 	fs.StringVar(&source, "source", string(mcpserver.DefaultSource),
 		"whom remembered memories are attributed to; the write gate's policy for that source applies (by default an assistant's facts and preferences are held as pending)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"time"
 
@@ -12,19 +13,25 @@ func cmdServe(e env, args []string) error {
 	var cfg server.Config
 	var rate float64
 	var burst int
-	fs := newFlagSet("serve", e.stderr, "[--addr 127.0.0.1:7070] [--db memgate.db] [--policy FILE] [flags]")
+	var emb embedderFlags
+	var llm llmFlags
+	fs := newFlagSet("serve", e.stderr, "[--addr 127.0.0.1:7070] [--db memgate.db | --postgres URL] [--policy FILE] [flags]")
 	def := os.Getenv("MEMGATE_DB")
 	if def == "" {
 		def = server.DefaultDB
 	}
 	fs.StringVar(&cfg.Addr, "addr", server.DefaultAddr, "address to listen on (port 0 picks a free port)")
 	fs.StringVar(&cfg.DB, "db", def, "path of the embedded database")
+	fs.StringVar(&cfg.Postgres, "postgres", os.Getenv(postgresURLEnv),
+		"PostgreSQL URL to use instead of --db (default $MEMGATE_POSTGRES_URL; prefer the variable: a password in a flag shows in the process list)")
 	fs.StringVar(&cfg.PolicyFile, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
 	fs.DurationVar(&cfg.SweepEvery, "sweep-every", server.DefaultSweepEvery, "how often expired memories are deleted (0 or less: never)")
 	fs.DurationVar(&cfg.SweepGrace, "sweep-grace", server.DefaultSweepGrace, "how long after expiry a memory is kept before the sweep deletes it")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest JSON request body")
 	fs.Float64Var(&rate, "rate", httpapi.DefaultRatePerSecond, "requests per second per key (token bucket; negative: no limit)")
 	fs.IntVar(&burst, "rate-burst", httpapi.DefaultRateBurst, "requests a key may send at once")
+	emb.register(fs)
+	llm.register(fs)
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -33,6 +40,12 @@ func cmdServe(e env, args []string) error {
 	if len(pos) > 0 {
 		return usageError{"serve takes no arguments"}
 	}
+	if cfg.Postgres != "" {
+		if explicitFlag(fs, "db") {
+			return usageError{"--db and --postgres (or $MEMGATE_POSTGRES_URL) name two databases: use one"}
+		}
+		cfg.DB = ""
+	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = -1
 	}
@@ -40,5 +53,19 @@ func cmdServe(e env, args []string) error {
 		cfg.ShutdownTimeout = time.Nanosecond // shut down at once
 	}
 	cfg.RateLimit = httpapi.RateLimit{PerSecond: rate, Burst: burst}
+	if cfg.Embedder, err = emb.embedder(); err != nil {
+		return err
+	}
+	if cfg.LLM, err = llm.model(); err != nil {
+		return err
+	}
+	cfg.Extract = llm.extract
 	return server.Run(e.ctx, cfg, e.stdout, e.stderr)
+}
+
+// explicitFlag reports whether the flag name was given on the command line.
+func explicitFlag(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
