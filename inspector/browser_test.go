@@ -67,7 +67,7 @@ type live struct {
 
 var keyRE = regexp.MustCompile(`mgk_[A-Za-z0-9_-]+`)
 
-func startServer(t testing.TB) *live {
+func startServer(t testing.TB, configure ...func(*server.Config)) *live {
 	t.Helper()
 	dir := t.TempDir()
 	l := &live{db: filepath.Join(dir, "memgate.db"), tenant: server.DefaultBootstrapTenant}
@@ -75,13 +75,15 @@ func startServer(t testing.TB) *live {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	var out lockedBuffer
-	go func() {
-		done <- server.Run(ctx, server.Config{
-			Addr: "127.0.0.1:0", DB: l.db, SweepEvery: -1,
-			RateLimit: httpapi.RateLimit{PerSecond: -1},
-			Ready:     func(addr string) { ready <- addr },
-		}, &out, io.Discard)
-	}()
+	cfg := server.Config{
+		Addr: "127.0.0.1:0", DB: l.db, SweepEvery: -1,
+		RateLimit: httpapi.RateLimit{PerSecond: -1},
+		Ready:     func(addr string) { ready <- addr },
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	go func() { done <- server.Run(ctx, cfg, &out, io.Discard) }()
 	select {
 	case addr := <-ready:
 		l.base = "http://" + addr

@@ -22,6 +22,7 @@ const state = {
   me: null, // GET /v1/whoami
   principals: null, // cached principal list of a tenant-wide key
   pages: new Map(), // list filter -> cursors of the pages before this one
+  chat: null, // the playground's conversation in this tab: {principal, agent, conversation, turns}
 };
 
 // ---------------------------------------------------------------- DOM
@@ -235,7 +236,7 @@ async function route() {
     if (a.dataset.view === (name === 'memory' ? 'memories' : name)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  const views = { overview: viewOverview, memories: viewMemories, memory: viewMemory, recall: viewRecall };
+  const views = { overview: viewOverview, memories: viewMemories, memory: viewMemory, recall: viewRecall, playground: viewPlayground };
   const view = views[name];
   const el = h('section', { class: 'view', 'data-view': name, 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
   main.replaceChildren(el);
@@ -263,6 +264,7 @@ async function route() {
 function showChrome(signedIn) {
   $('#nav').hidden = !signedIn;
   $('#who').hidden = !signedIn;
+  for (const a of document.querySelectorAll('#nav a[data-op]')) a.hidden = !signedIn || !can(a.dataset.op);
   if (signedIn && state.me) {
     const me = state.me;
     const parts = ['tenant ' + me.tenant, me.role];
@@ -278,6 +280,7 @@ function signOut(message) {
   state.me = null;
   state.principals = null;
   state.pages.clear();
+  state.chat = null;
   sessionStorage.removeItem(KEY_STORAGE);
   signOut.message = message || '';
   if (location.hash !== '#/signin') location.hash = '#/signin';
@@ -938,6 +941,118 @@ function hitTable(hits, id) {
         h('td', { class: 'num' }, num(c.feedback)),
         h('td', { class: 'content' }, h('a', { href: memoryHref(m), class: 'open', 'data-id': m.id }, h('code', {}, m.id)), ' ', m.kind, ' · ', m.source, h('div', { class: 'clamp' }, m.content)));
     })));
+}
+
+// ---------------------------------------------------------------- playground
+
+function newConversationID() {
+  const b = new Uint8Array(6);
+  crypto.getRandomValues(b);
+  return 'playground-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// The playground talks to the model through POST /v1/chat: memgate recalls
+// before the call and remembers the exchange after it. Beside each reply it
+// shows exactly which memories were injected, with their scores.
+async function viewPlayground(params) {
+  const out = [h('h1', {}, 'Playground'),
+    h('p', { class: 'muted' }, 'Talk to the model the server is configured with (serve --llm). Before each reply memgate recalls what matters for your message and injects it as data; after it, the exchange is remembered through the write gate. Beside each reply: the memories that were injected, with their scores.')];
+  const p = principalOf(params);
+  const agent = state.me.agent || params.get('agent') || '';
+  if (!state.chat || state.chat.principal !== p || state.chat.agent !== agent) {
+    state.chat = { principal: p, agent, conversation: params.get('conversation') || newConversationID(), turns: [] };
+  }
+  const chat = state.chat;
+  let pick;
+  if (state.me.principal) pick = h('span', { class: 'field' }, h('span', {}, 'Principal'), h('strong', { class: 'fixed' }, state.me.principal));
+  else {
+    const list = await principals();
+    const el = list
+      ? h('select', { name: 'principal', id: 'c-principal' }, h('option', { value: '' }, 'Choose…'), list.map((x) => h('option', { value: x, selected: x === p }, x)))
+      : h('input', { name: 'principal', id: 'c-principal', value: p, placeholder: 'principal id', spellcheck: 'false' });
+    el.addEventListener('change', () => {
+      const q = new URLSearchParams(params);
+      q.set('principal', el.value.trim());
+      go('/playground', q);
+    });
+    pick = h('label', { class: 'field' }, h('span', {}, 'Principal'), el);
+  }
+  const message = h('textarea', { id: 'c-message', rows: '2', placeholder: 'Say something to the agent', required: true });
+  const send = h('button', { type: 'submit', class: 'primary', id: 'send' }, 'Send');
+  const transcript = h('div', { id: 'transcript', class: 'transcript' }, chat.turns.map(turnView));
+  const status = h('p', { id: 'chat-status', class: 'muted', role: 'status' });
+  const form = h('form', { id: 'chat-form', class: 'filters', onsubmit: async (ev) => {
+    ev.preventDefault();
+    const text = message.value.trim();
+    if (!text || !chat.principal) {
+      status.textContent = chat.principal ? '' : 'Choose a principal first.';
+      return;
+    }
+    send.disabled = true;
+    status.textContent = 'Recalling, asking the model, remembering…';
+    const body = { principal: chat.principal, conversation: chat.conversation, message: text };
+    if (chat.agent) body.agent = chat.agent;
+    try {
+      const res = await api('POST', '/v1/chat', { body });
+      const turn = { message: text, res };
+      chat.turns.push(turn);
+      const view = turnView(turn);
+      transcript.append(view);
+      sizeBars(view);
+      message.value = '';
+      status.textContent = '';
+    } catch (err) {
+      status.replaceChildren(errorBox(err));
+    } finally {
+      send.disabled = false;
+      document.documentElement.dataset.chats = String(Number(document.documentElement.dataset.chats || 0) + 1);
+    }
+  } },
+  pick,
+  state.me.agent ? null : h('label', { class: 'field' }, h('span', {}, 'Agent'), h('input', { id: 'c-agent', value: agent, placeholder: 'any', spellcheck: 'false', onchange: (ev) => {
+    const q = new URLSearchParams(params);
+    q.set('agent', ev.target.value.trim());
+    go('/playground', q);
+  } })),
+  h('span', { class: 'field' }, h('span', {}, 'Conversation'), h('code', { id: 'c-conversation', class: 'fixed' }, chat.conversation)),
+  h('div', { class: 'field buttons' }, h('span', {}, '\u00a0'), h('button', { type: 'button', id: 'new-conversation', onclick: () => {
+    state.chat = { principal: chat.principal, agent: chat.agent, conversation: newConversationID(), turns: [] };
+    route();
+  } }, 'New conversation')),
+  h('label', { class: 'field wide' }, h('span', {}, 'Message'), message),
+  h('div', { class: 'field buttons' }, send));
+  out.push(form, status, transcript);
+  return out;
+}
+
+function turnView(turn) {
+  const res = turn.res;
+  const rec = res.recall || { results: [], below_floor: 0, min_score: 0 };
+  const hits = rec.results || [];
+  const injected = h('aside', { class: 'injected' },
+    h('h3', {}, hits.length ? `Injected: ${hits.length} memor${hits.length === 1 ? 'y' : 'ies'}` : 'Nothing injected'),
+    hits.length
+      ? h('ol', { class: 'hits-list' }, hits.map((hit) => h('li', { 'data-id': hit.memory.id },
+        bar(hit.score), ' ', h('a', { href: memoryHref(hit.memory), class: 'open', 'data-id': hit.memory.id }, h('code', {}, hit.memory.id)),
+        h('div', { class: 'clamp' }, hit.memory.content))))
+      : h('p', { class: 'muted' }, 'No memory cleared the floor for this message.'),
+    h('p', { class: 'muted small' }, `${rec.below_floor || 0} below the floor (${num(rec.min_score, 2)})`));
+  const extra = [];
+  const ex = res.extraction;
+  if (ex && (ex.pending_ids || []).length) {
+    extra.push(h('p', { class: 'notice small extraction' }, 'Proposed for your approval: ',
+      ex.pending_ids.map((id, i) => [i ? ', ' : '', h('a', { href: memoryHref({ id, principal: state.chat.principal }), 'data-id': id }, h('code', {}, id))])));
+  }
+  const refused = (res.remembered || []).filter((o) => o.status === 'refused' || o.status === 'failed');
+  if (refused.length) {
+    extra.push(h('p', { class: 'muted small' }, refused.map((o) => `The ${o.source} turn was not remembered: ${o.error ? o.error.message : o.status}. `)));
+  }
+  return h('div', { class: 'turn', 'data-recall-id': rec.recall_id || '' },
+    h('div', { class: 'bubbles' },
+      h('div', { class: 'bubble user' }, h('span', { class: 'who' }, 'You'), h('div', { class: 'text' }, turn.message)),
+      h('div', { class: 'bubble assistant' }, h('span', { class: 'who' }, 'Agent'), h('div', { class: 'text reply' }, res.reply)),
+      extra),
+    injected);
 }
 
 // ---------------------------------------------------------------- start
