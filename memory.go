@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -366,9 +367,45 @@ func CheckMetadata(md map[string]any, max int) error {
 	if len(b) > max {
 		return &Error{Code: ETOOLARGE, Field: "metadata", Message: "is " + itoa(len(b)) + " bytes of JSON, the limit is " + itoa(max)}
 	}
-	for k := range md {
+	for k, v := range md {
 		if k == "" || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
 			return FieldError("metadata", "keys must be non-empty UTF-8 without NUL")
+		}
+		if err := checkMetadataValue(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMetadataValue holds nested values to the rules of the top level:
+// strings and keys without NUL (which PostgreSQL's jsonb cannot hold, so
+// every backend refuses it alike), numbers finite (a json.Number such as
+// 1e999 serializes, but no float64 reader can decode it back).
+func checkMetadataValue(v any) error {
+	switch v := v.(type) {
+	case string:
+		if strings.IndexByte(v, 0) >= 0 {
+			return FieldError("metadata", "strings must not contain NUL bytes")
+		}
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return FieldError("metadata", "numbers must be finite")
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkMetadataValue(e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if k == "" || !utf8.ValidString(k) || strings.IndexByte(k, 0) >= 0 {
+				return FieldError("metadata", "keys must be non-empty UTF-8 without NUL")
+			}
+			if err := checkMetadataValue(e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

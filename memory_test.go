@@ -1,6 +1,7 @@
 package memgate_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,10 @@ func TestValidate(t *testing.T) {
 		{"content over limit", func(m *memgate.Memory) { m.Content = strings.Repeat("a", 8193) }, memgate.ETOOLARGE, "content"},
 		{"metadata over limit", func(m *memgate.Memory) { m.Metadata = map[string]any{"k": strings.Repeat("v", 4096)} }, memgate.ETOOLARGE, "metadata"},
 		{"metadata empty key", func(m *memgate.Memory) { m.Metadata = map[string]any{"": 1} }, memgate.EINVALID, "metadata"},
+		{"metadata NUL in a nested string", func(m *memgate.Memory) { m.Metadata = map[string]any{"a": []any{map[string]any{"b": "x\x00y"}}} }, memgate.EINVALID, "metadata"},
+		{"metadata NUL in a nested key", func(m *memgate.Memory) { m.Metadata = map[string]any{"a": map[string]any{"b\x00": 1}} }, memgate.EINVALID, "metadata"},
+		{"metadata number overflows float64", func(m *memgate.Memory) { m.Metadata = map[string]any{"n": json.Number("1e999")} }, memgate.EINVALID, "metadata"},
+		{"metadata exact big integer", func(m *memgate.Memory) { m.Metadata = map[string]any{"n": json.Number("12345678901234567890")} }, "", ""},
 		{"reason invalid UTF-8", func(m *memgate.Memory) { m.Reason = "\xc3" }, memgate.EINVALID, "reason"},
 		{"validity reversed", func(m *memgate.Memory) { m.ValidFrom, m.ValidUntil = &future, &past }, memgate.EINVALID, "valid_until"},
 		{"hash mismatch", func(m *memgate.Memory) { m.ContentSHA256 = memgate.ContentHash("other") }, memgate.EINVALID, "content_sha256"},

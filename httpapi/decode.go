@@ -72,7 +72,82 @@ func decodeStrict(b []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return memgate.FieldError("", "request body must hold a single JSON value")
 	}
-	return nil
+	return checkDuplicateKeys(b)
+}
+
+// checkDuplicateKeys refuses an object that names a member twice, at any
+// depth. encoding/json keeps the last one silently, and another reader of
+// the same bytes (a proxy, a WAF, an audit tap) may keep the first: a body
+// whose "principal" is "alice" to one and "bob" to the other must not be
+// stored. Outside metadata the objects are request structs, whose field
+// names encoding/json matches without regard to case, so there "kind" and
+// "Kind" are the same member too; metadata keys are compared exactly. It
+// runs on a body the decoder has accepted, so its syntax and depth are
+// already judged; the error names the member's path (metadata.a,
+// memories[1].kind) without echoing any value.
+func checkDuplicateKeys(b []byte) error {
+	type frame struct {
+		obj     bool
+		path    string
+		keys    map[string]bool
+		fold    bool // a request struct, not metadata
+		wantKey bool
+		n       int // next array index
+	}
+	var stack []*frame
+	// child is the path of the value about to start in top.
+	child := func(top *frame, key string) string {
+		switch {
+		case top == nil:
+			return ""
+		case top.obj && top.path == "":
+			return clip(key)
+		case top.obj:
+			return top.path + "." + clip(key)
+		}
+		p := top.path + "[" + strconv.Itoa(top.n) + "]"
+		top.n++
+		return p
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var key string
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or a syntax error decodeStrict has seen
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if s, ok := tok.(string); ok && top != nil && top.obj && top.wantKey {
+			k := s
+			if top.fold {
+				k = strings.ToLower(strings.ToUpper(s))
+			}
+			if top.keys[k] {
+				return memgate.FieldError(child(top, s), "is given more than once")
+			}
+			top.keys[k] = true
+			top.wantKey, key = false, s
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+			fold := top == nil || top.fold && !(top.obj && strings.EqualFold(key, "metadata"))
+			stack = append(stack, &frame{obj: d == '{', path: child(top, key), keys: map[string]bool{}, fold: fold, wantKey: d == '{'})
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+		} else if top != nil && !top.obj {
+			top.n++ // a scalar element of an array
+		}
+		// A value has ended: an enclosing object wants its next key.
+		if len(stack) > 0 && stack[len(stack)-1].obj {
+			stack[len(stack)-1].wantKey = true
+		}
+	}
 }
 
 // jsonError turns a decoding error into an invalid_argument naming the
