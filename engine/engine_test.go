@@ -476,6 +476,10 @@ func TestImportRejectsBadLineWithItsNumberAndWritesNothing(t *testing.T) {
 		{"unknown kind", good + "\n" + good + "\n" + `{"principal":"p","kind":"rumour","content":"x"}`, "line 3: kind"},
 		{"other tenant", `{"tenant":"evil","principal":"p","kind":"fact","content":"x"}`, "line 1: tenant"},
 		{"hash mismatch", `{"principal":"p","kind":"fact","content":"x","content_sha256":"00"}`, "line 1: content_sha256"},
+		// Found by FuzzImport: counters the store refuses used to pass the
+		// parser and fail in Insert, after earlier batches were stored.
+		{"negative seen count", good + "\n" + `{"principal":"p","kind":"fact","content":"x","seen_count":-1}`, "line 2: seen_count"},
+		{"feedback sum beyond count", good + "\n" + `{"principal":"p","kind":"fact","content":"x","feedback":{"count":1,"sum":2}}`, "line 2: feedback.sum"},
 		{"duplicate id", `{"id":"a","principal":"p","kind":"fact","content":"x"}` + "\n" + `{"id":"a","principal":"p","kind":"fact","content":"y"}`, "line 2: id"},
 	}
 	for _, tt := range tests {

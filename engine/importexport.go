@@ -143,6 +143,12 @@ func (e *Engine) parseImportLine(line []byte, tenant string, now time.Time) (*me
 	if err != nil {
 		return nil, err
 	}
+	// A line restores counters from an export; ones the store would refuse
+	// must fail here, naming the line, not in a later batch after earlier
+	// ones are stored.
+	if err := store.CheckCounters(m); err != nil {
+		return nil, err
+	}
 	// The write gate's content rules apply to imports too: a secret is
 	// refused, and what the policy holds for approval is pending unless the
 	// line restores a status from an export.

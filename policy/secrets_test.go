@@ -2,9 +2,12 @@ package policy
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/memgate/memgate"
 )
 
 // body returns n characters mixing upper case, lower case and digits, the
@@ -280,6 +283,30 @@ func FuzzDetectSecrets(f *testing.F) {
 	f.Add("key AKIA\u200bZ7QX3M4RK3R0PLQ2 é 4111 1111 1111 1111")
 	f.Add("password: \xff\xfe12345678")
 	f.Fuzz(func(t *testing.T, text string) {
-		checkFindings(t, text, DetectSecrets(text), false)
+		fs := DetectSecrets(text)
+		checkFindings(t, text, fs, false)
+		if again := DetectSecrets(text); !slices.Equal(fs, again) {
+			t.Fatalf("not deterministic: %+v then %+v", fs, again)
+		}
+		for _, f := range fs {
+			// The type is one of the named constants, so it can never
+			// carry the matched text.
+			if !slices.Contains(SecretTypes, f.Type) {
+				t.Fatalf("finding type %q is not in SecretTypes", f.Type)
+			}
+		}
+		// What the gate reports (reason, flags, error) names types and
+		// offsets, never the secret: no matched span of 8 bytes or more
+		// (shorter ones could occur by chance) shows in it.
+		d := Default().Decide(&memgate.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: text})
+		report := d.Reason + "\n" + strings.Join(d.Flags, "\n")
+		if d.Err != nil {
+			report += "\n" + d.Err.Error()
+		}
+		for _, f := range fs {
+			if span := text[f.Start:f.End]; len(span) >= 8 && strings.Contains(report, span) {
+				t.Fatalf("the decision reports the matched text %q: %q", span, report)
+			}
+		}
 	})
 }
