@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,29 +17,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"github.com/memgate/memgate/store"
 	"github.com/memgate/memgate/store/storetest"
 )
 
-// testURLEnv names the database the tests use; each test store lives in a
-// schema of its own, created for it and dropped after it.
-const testURLEnv = "MEMGATE_TEST_POSTGRES"
-
-// testURL returns the test database's URL, or skips the test when none is
-// set, unless MEMGATE_REQUIRE_POSTGRES=1 or CI is set: there a missing
-// PostgreSQL is a failure.
-func testURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(testURLEnv)
-	if u != "" {
-		return u
-	}
-	if os.Getenv("MEMGATE_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
-		t.Fatalf("%s is not set: in CI a missing PostgreSQL is a failure, not a skip (scripts/test starts one and sets it)", testURLEnv)
-	}
-	t.Skipf("%s is not set: the PostgreSQL tests need a database URL (scripts/test starts the local PostgreSQL and sets it)", testURLEnv)
-	return ""
-}
+// testURL returns the test database's URL, or ends the test without one
+// (pgtest decides: a skip on a developer's machine, a failure in CI).
+func testURL(t testing.TB) string { return pgtest.URL(t) }
 
 var (
 	adminOnce sync.Once

@@ -3,68 +3,18 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/memgate/memgate/server"
 )
-
-// postgresSchemaURL returns the URL of MEMGATE_TEST_POSTGRES with its
-// search_path set to a new schema, dropped when the test ends; it skips
-// without one (fails in CI or with MEMGATE_REQUIRE_POSTGRES=1).
-func postgresSchemaURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("MEMGATE_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("MEMGATE_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
-			t.Fatal("MEMGATE_TEST_POSTGRES is not set: in CI a missing PostgreSQL is a failure, not a skip")
-		}
-		t.Skip("MEMGATE_TEST_POSTGRES is not set: the PostgreSQL tests need a database URL (scripts/test sets it)")
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	schema := "memgate_test_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(t.Context(), base)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("connect: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // TestRunOnPostgres serves the API over PostgreSQL: the first start
 // creates the admin key, remember and recall work over HTTP, a second
@@ -72,7 +22,7 @@ func postgresSchemaURL(t *testing.T) string {
 // wrote, and no log line holds the password.
 func TestRunOnPostgres(t *testing.T) {
 	t.Parallel()
-	dbURL := postgresSchemaURL(t)
+	dbURL := pgtest.SchemaURL(t)
 	start := func(stdout, stderr *lockedBuffer) (addr string, stop func()) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(context.Background())

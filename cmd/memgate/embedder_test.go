@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -278,7 +279,7 @@ func TestReembedWhileServing(t *testing.T) {
 // migrated there), resumably, like the SQLite one.
 func TestReembedPostgres(t *testing.T) {
 	t.Parallel()
-	pg := postgresTestURL(t)
+	pg := pgtest.SchemaURL(t)
 	db := newDB(t)
 	for _, f := range walkFacts {
 		mustCLI(t, db, "remember", "--tenant", "acme", "--principal", "alice", f)

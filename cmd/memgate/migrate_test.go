@@ -3,19 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/sqlite"
@@ -27,50 +23,6 @@ func runMemgate(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// postgresTestURL returns MEMGATE_TEST_POSTGRES with its search_path set to
-// a new schema, dropped when the test ends; it skips without one (fails in
-// CI or with MEMGATE_REQUIRE_POSTGRES=1).
-func postgresTestURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("MEMGATE_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("MEMGATE_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
-			t.Fatal("MEMGATE_TEST_POSTGRES is not set: in CI a missing PostgreSQL is a failure, not a skip")
-		}
-		t.Skip("MEMGATE_TEST_POSTGRES is not set: the PostgreSQL tests need a database URL (scripts/test sets it)")
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	schema := pgx.Identifier{"memgate_test_" + hex.EncodeToString(b[:])}
-	exec := func(ctx context.Context, sql string) error {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := exec(t.Context(), "CREATE SCHEMA "+schema.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := exec(ctx, "DROP SCHEMA "+schema.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema[0])
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // seedSource writes a SQLite database holding every status, every field
@@ -201,7 +153,7 @@ var allTenants = []string{"acme", "auditonly", "globex", "keysonly"}
 // included) are the same, byte for byte.
 func TestMigrateRoundTripThroughPostgres(t *testing.T) {
 	t.Parallel()
-	pg := postgresTestURL(t)
+	pg := pgtest.SchemaURL(t)
 	dir := t.TempDir()
 	src, back := filepath.Join(dir, "src.db"), filepath.Join(dir, "back.db")
 	seedSource(t, src)
