@@ -27,6 +27,14 @@ var statusOf = map[string]int{
 	memgate.EINTERNAL:     http.StatusInternalServerError,
 }
 
+// Status returns the HTTP status the API answers error code with, and
+// whether the code is in its table (a code outside it is answered as
+// internal). The MCP endpoint answers with the same table.
+func Status(code string) (int, bool) {
+	status, ok := statusOf[code]
+	return status, ok
+}
+
 // errorBody is the shape of every error response.
 type errorBody struct {
 	Error errorDetail `json:"error"`

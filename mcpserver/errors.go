@@ -11,25 +11,9 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/httpapi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// statusOf is the REST API's table from error codes to HTTP statuses
-// (httpapi/errors.go): /mcp answers its own refusals (a missing key, a
-// tenant that is not the key's) with it, and a code outside it is internal,
-// for tools as for the REST API.
-var statusOf = map[string]int{
-	memgate.EINVALID:      http.StatusBadRequest,
-	memgate.EUNAUTHORIZED: http.StatusUnauthorized,
-	memgate.EFORBIDDEN:    http.StatusForbidden,
-	memgate.ENOTFOUND:     http.StatusNotFound,
-	memgate.ECONFLICT:     http.StatusConflict,
-	memgate.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	memgate.EPOLICY:       http.StatusUnprocessableEntity,
-	memgate.ERATELIMITED:  http.StatusTooManyRequests,
-	memgate.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	memgate.EINTERNAL:     http.StatusInternalServerError,
-}
 
 // errorBody is the REST API's error shape, which a failed tool call
 // carries as its text: {"error":{"code","message","field"}}.
@@ -49,7 +33,7 @@ type errorDetail struct {
 // set: its detail is for the log, never for the caller.
 func describe(err error) (d errorDetail, status int, internal bool) {
 	code := memgate.ErrorCode(err)
-	status, known := statusOf[code]
+	status, known := httpapi.Status(code) // the REST API's table
 	d = errorDetail{Code: code, Message: memgate.ErrorMessage(err), Field: memgate.ErrorField(err)}
 	if !known || code == memgate.EINTERNAL {
 		return errorDetail{Code: memgate.EINTERNAL, Message: "internal error"}, http.StatusInternalServerError, true
