@@ -274,6 +274,21 @@ func CheckIdent(field, s string) error {
 	return nil
 }
 
+// MaxIdempotencyKeyBytes bounds an idempotency key.
+const MaxIdempotencyKeyBytes = 160
+
+var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:@#/+=-]{1,160}$`)
+
+// CheckIdempotencyKey validates a client's idempotency key (a UUID, a
+// random token, a client id with a counter): 1 to MaxIdempotencyKeyBytes
+// of [A-Za-z0-9._:@#/+=-]. The error names field and never quotes the key.
+func CheckIdempotencyKey(field, key string) error {
+	if !idempotencyKeyRE.MatchString(key) {
+		return FieldError(field, "must be 1 to %d characters of [A-Za-z0-9._:@#/+=-]", MaxIdempotencyKeyBytes)
+	}
+	return nil
+}
+
 // checkOptionalIdent validates an identifier that may be empty.
 func checkOptionalIdent(field, s string) error {
 	if s == "" {

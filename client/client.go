@@ -272,11 +272,15 @@ func ttlString(d time.Duration) string {
 // Remember stores one memory (POST /v1/memories). The result says whether
 // it was deduplicated into an existing memory, and its status (pending,
 // with the reason, when the write gate holds it for approval).
-func (c *Client) Remember(ctx context.Context, m Memory) (*engine.Remembered, error) {
+//
+// With IdempotencyKey, a retry of the same call (after a timeout or an
+// unavailable server) stores nothing twice: the server answers with the
+// memory the first call stored, Replayed set.
+func (c *Client) Remember(ctx context.Context, m Memory, opts ...RememberOption) (*engine.Remembered, error) {
 	var out struct {
 		Memories []*engine.Remembered `json:"memories"`
 	}
-	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: m}, &out); err != nil {
+	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: m, header: rememberHeader(opts)}, &out); err != nil {
 		return nil, err
 	}
 	if len(out.Memories) != 1 {
@@ -287,7 +291,7 @@ func (c *Client) Remember(ctx context.Context, m Memory) (*engine.Remembered, er
 
 // RememberBatch stores memories atomically, all or none (POST /v1/memories
 // with {"memories":[…]}); results are in input order.
-func (c *Client) RememberBatch(ctx context.Context, ms []Memory) ([]*engine.Remembered, error) {
+func (c *Client) RememberBatch(ctx context.Context, ms []Memory, opts ...RememberOption) ([]*engine.Remembered, error) {
 	if ms == nil {
 		ms = []Memory{}
 	}
@@ -297,13 +301,35 @@ func (c *Client) RememberBatch(ctx context.Context, ms []Memory) ([]*engine.Reme
 	var out struct {
 		Memories []*engine.Remembered `json:"memories"`
 	}
-	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: in}, &out); err != nil {
+	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: in, header: rememberHeader(opts)}, &out); err != nil {
 		return nil, err
 	}
 	if len(out.Memories) != len(ms) {
 		return nil, fmt.Errorf("POST /v1/memories: the server returned %d memories for %d", len(out.Memories), len(ms))
 	}
 	return out.Memories, nil
+}
+
+// RememberOption changes how Remember and RememberBatch send.
+type RememberOption func(http.Header)
+
+// IdempotencyKey sends key as the Idempotency-Key header: the server stores
+// a call's memories once however often it is sent with the same key and
+// body (within a day). Use a new key (a UUID, or a client id and a counter)
+// for each new call, and the same one for its retries.
+func IdempotencyKey(key string) RememberOption {
+	return func(h http.Header) { h.Set("Idempotency-Key", key) }
+}
+
+func rememberHeader(opts []RememberOption) http.Header {
+	if len(opts) == 0 {
+		return nil
+	}
+	h := http.Header{}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // RecallRequest is the body of POST /v1/recall.

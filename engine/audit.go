@@ -314,7 +314,8 @@ func bucketName(b time.Duration) string {
 // Sweep deletes memories that expired more than grace ago, in batches, and
 // returns how many. Reads exclude expired memories already; the sweep only
 // reclaims space. It then prunes the records of deletions older than
-// Config.ChangeRetention (see store.Store.PruneChanges).
+// Config.ChangeRetention (see store.Store.PruneChanges) and the
+// idempotency keys older than Config.IdempotencyWindow.
 func (e *Engine) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	if grace < 0 {
 		return 0, memgate.FieldError("grace", "must not be negative")
@@ -323,23 +324,25 @@ func (e *Engine) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	return n, e.pruneChanges(ctx)
+	if err := e.prune(ctx, "prune changes", e.store.PruneChanges, e.now().Add(-e.cfg.ChangeRetention)); err != nil {
+		return n, err
+	}
+	return n, e.prune(ctx, "prune idempotency keys", e.store.PruneIdempotency, e.now().Add(-e.cfg.IdempotencyWindow))
 }
 
-// pruneChanges prunes the records of deletions older than the retention,
-// 500 at a time so the writer is never held long.
-func (e *Engine) pruneChanges(ctx context.Context) error {
-	before := e.now().Add(-e.cfg.ChangeRetention)
+// prune calls a store's prune method for records older than before, 500 at
+// a time so the writer is never held long.
+func (e *Engine) prune(ctx context.Context, what string, prune func(context.Context, time.Time, int) (int64, error), before time.Time) error {
 	var total int64
 	for {
-		n, err := e.store.PruneChanges(ctx, before, 500)
+		n, err := prune(ctx, before, 500)
 		if err != nil {
 			return err
 		}
 		total += n
 		if n < 500 {
 			if total > 0 {
-				e.log.InfoContext(ctx, "prune changes", "pruned", total)
+				e.log.InfoContext(ctx, what, "pruned", total)
 			}
 			return nil
 		}

@@ -42,6 +42,10 @@ type Config struct {
 	// older ones; default DefaultChangeRetention). A process whose index
 	// partition is older reloads it on its next recall of it.
 	ChangeRetention time.Duration
+	// IdempotencyWindow is how long a remember's idempotency key is kept:
+	// a retry within it replays, a later one is stored again (Sweep prunes
+	// older keys; default DefaultIdempotencyWindow).
+	IdempotencyWindow time.Duration
 	// Now is the clock (default time.Now); tests set it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -55,6 +59,10 @@ const DefaultMaxBatch = 500
 // index partition a day behind is cheaper to reload than to catch up.
 const DefaultChangeRetention = 24 * time.Hour
 
+// DefaultIdempotencyWindow is the default Config.IdempotencyWindow: a day
+// covers any client's retries, and a record is a few ids and a hash.
+const DefaultIdempotencyWindow = 24 * time.Hour
+
 // WithDefaults returns c with defaults applied.
 func (c Config) WithDefaults() Config {
 	c.Policy = c.Policy.WithDefaults()
@@ -67,6 +75,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ChangeRetention <= 0 {
 		c.ChangeRetention = DefaultChangeRetention
+	}
+	if c.IdempotencyWindow <= 0 {
+		c.IdempotencyWindow = DefaultIdempotencyWindow
 	}
 	if c.Now == nil {
 		c.Now = time.Now

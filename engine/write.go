@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,10 +22,41 @@ import (
 // one (same tenant and principal), atomically; when the write gate holds
 // the memory as pending, it is stored with the link and the supersession
 // happens when it is approved.
+//
+// IdempotencyKey, when set, makes a retry safe: a second request with the
+// same key in the same partition (tenant, principal, agent, conversation)
+// and the same fields stores nothing and returns the memory the first one
+// stored, with Replayed set; the same key with other fields is a conflict
+// naming "idempotency_key". Keys are kept for Config.IdempotencyWindow. A key is
+// not accepted with Supersedes (a retried supersession already fails as a
+// conflict: its old memory is no longer active).
 type RememberRequest struct {
-	Memory     memgate.Memory
-	TTL        time.Duration
-	Supersedes string
+	Memory         memgate.Memory
+	TTL            time.Duration
+	Supersedes     string
+	IdempotencyKey string
+}
+
+// requestSHA256 is the hash that tells a retry of r from another request
+// with the same key: every field the caller chose, before any default.
+func (r RememberRequest) requestSHA256() string {
+	m := r.Memory
+	b, err := json.Marshal(struct {
+		Tenant, Principal, Agent, Conversation string
+		Kind, Source, Sensitivity              string
+		Content, Reason                        string
+		Metadata                               map[string]any
+		ExpiresAt, ValidFrom, ValidUntil       *time.Time
+		TTL                                    time.Duration
+	}{m.Tenant, m.Principal, m.Agent, m.Conversation, string(m.Kind), string(m.Source), string(m.Sensitivity),
+		m.Content, m.Reason, m.Metadata, m.ExpiresAt, m.ValidFrom, m.ValidUntil, r.TTL})
+	if err != nil {
+		// Metadata was checked before: this cannot happen. Hash what
+		// can be hashed; a mismatch then only costs a conflict.
+		b = []byte(m.Content)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Remembered is the outcome of one remember: the memory that stands for
@@ -32,11 +66,17 @@ type RememberRequest struct {
 type Remembered struct {
 	*memgate.Memory
 	Deduplicated bool `json:"deduplicated"`
+	// Replayed: an earlier request with the same idempotency key stored
+	// this memory; this one stored nothing.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Remember passes one memory through the write gate and stores it.
 func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*Remembered, error) {
 	if r.Supersedes != "" {
+		if r.IdempotencyKey != "" {
+			return nil, memgate.FieldError("idempotency_key", "is not accepted with supersedes (a retried supersession fails as a conflict and stores nothing)")
+		}
 		_, next, err := e.Supersede(ctx, r.Memory.Scope(), r.Supersedes, RememberRequest{Memory: r.Memory, TTL: r.TTL})
 		if err != nil {
 			return nil, err
@@ -77,6 +117,22 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 	start := time.Now()
 	now := e.now()
 	ms := make([]*memgate.Memory, len(rs))
+	var keys []store.IdempotencyKey
+	for i, r := range rs {
+		if r.IdempotencyKey == "" {
+			continue
+		}
+		if keys == nil {
+			keys = make([]store.IdempotencyKey, len(rs))
+		}
+		if err := memgate.CheckIdempotencyKey("idempotency_key", r.IdempotencyKey); err != nil {
+			if batch {
+				err = itemError(i, err)
+			}
+			return nil, err
+		}
+		keys[i] = store.IdempotencyKey{Key: r.IdempotencyKey, RequestSHA256: r.requestSHA256()}
+	}
 	for i, r := range rs {
 		m, err := e.prepare(r, now, false)
 		if err == nil {
@@ -119,7 +175,7 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 			caps[k] = c
 		}
 	}
-	res, err := e.store.Remember(ctx, ms, caps)
+	res, err := e.store.Remember(ctx, ms, caps, keys...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +183,14 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		return nil, err
 	}
 	out := make([]*Remembered, len(ms))
-	var stored, folded, pending []string
+	var stored, folded, pending, replayed []string
 	for i, m := range res.Memories {
-		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i]}
+		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i], Replayed: res.Replayed[i]}
 		e.derive(m, now)
 		switch {
+		case res.Replayed[i]:
+			replayed = append(replayed, m.ID)
+			continue // stored, indexed and audited by the first request
 		case res.Deduplicated[i]:
 			folded = append(folded, m.ID)
 		case m.Status == memgate.StatusPending:
@@ -150,8 +209,9 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 	first := ms[0]
 	e.auditLater(ctx, store.AuditEvent{
 		Tenant: first.Tenant, Principal: first.Principal, Agent: first.Agent, Action: ActionRemember,
-		MemoryIDs: append(stored, folded...),
-		Counts:    map[string]int64{"stored": int64(len(stored)), "deduplicated": int64(len(folded)), "pending": int64(len(pending)), "evicted": int64(len(res.Evicted))},
+		MemoryIDs: append(append(stored, folded...), replayed...),
+		Counts: map[string]int64{"stored": int64(len(stored)), "deduplicated": int64(len(folded)), "pending": int64(len(pending)),
+			"replayed": int64(len(replayed)), "evicted": int64(len(res.Evicted))},
 	})
 	if len(res.Evicted) > 0 {
 		ids := make([]string, len(res.Evicted))
@@ -161,9 +221,9 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: first.Principal, Action: ActionEvict, MemoryIDs: ids, Reason: "retention_cap"})
 	}
 	if len(ms) == 1 {
-		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "took", time.Since(start))
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
 	} else {
-		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "deduplicated", len(folded), "pending", len(pending), "evicted", len(res.Evicted), "took", time.Since(start))
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "deduplicated", len(folded), "pending", len(pending), "replayed", len(replayed), "evicted", len(res.Evicted), "took", time.Since(start))
 	}
 	return out, nil
 }
@@ -177,7 +237,7 @@ func (e *Engine) embedMissed(ctx context.Context, res *store.WriteResult, dups [
 		return nil
 	}
 	for i, m := range res.Memories {
-		if dups[i] == "" || res.Deduplicated[i] || m.Embedding != nil {
+		if dups[i] == "" || res.Deduplicated[i] || res.Replayed[i] || m.Embedding != nil {
 			continue
 		}
 		if err := e.embed(ctx, []*memgate.Memory{m}); err != nil {

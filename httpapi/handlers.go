@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -81,7 +83,16 @@ func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
 // remember stores one memory or an atomic batch (up to the engine's
 // MaxBatch): 201 {"memories":[…]}, each item with its status and whether it
 // was deduplicated.
+//
+// An Idempotency-Key header makes a retry safe: the same key and body again
+// store nothing and answer 200 with the same memories, each marked
+// "replayed" (a batch's item i is keyed KEY#i). The same key with another
+// body is a 409 naming Idempotency-Key.
 func (s *server) remember(c *call) error {
+	key, err := idempotencyKey(c.r)
+	if err != nil {
+		return err
+	}
 	b, err := readBody(c.w, c.r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		return err
@@ -110,9 +121,12 @@ func (s *server) remember(c *call) error {
 			if reqs[i], err = c.request(m); err != nil {
 				return itemError(i, err)
 			}
+			if key != "" {
+				reqs[i].IdempotencyKey = key + "#" + strconv.Itoa(i)
+			}
 		}
 		if out, err = s.eng.RememberBatch(c.ctx, reqs); err != nil {
-			return err
+			return headerField(err)
 		}
 	} else {
 		var in memoryInput
@@ -123,14 +137,54 @@ func (s *server) remember(c *call) error {
 		if err != nil {
 			return err
 		}
+		req.IdempotencyKey = key
 		r, err := s.eng.Remember(c.ctx, req)
 		if err != nil {
-			return err
+			return headerField(err)
 		}
 		out = []*engine.Remembered{r}
 	}
-	writeJSON(c.w, http.StatusCreated, rememberedList{Memories: out})
+	status := http.StatusOK // every memory replayed: nothing was created
+	for _, r := range out {
+		if !r.Replayed {
+			status = http.StatusCreated
+		}
+	}
+	writeJSON(c.w, status, rememberedList{Memories: out})
 	return nil
+}
+
+// maxIdempotencyHeaderBytes leaves room for a batch item's "#i" suffix.
+const maxIdempotencyHeaderBytes = 128
+
+// idempotencyKey is the request's Idempotency-Key header ("" when absent),
+// checked: one value of at most maxIdempotencyHeaderBytes.
+func idempotencyKey(r *http.Request) (string, error) {
+	vs := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(vs) == 0:
+		return "", nil
+	case len(vs) > 1:
+		return "", memgate.FieldError("Idempotency-Key", "must be given once")
+	case len(vs[0]) > maxIdempotencyHeaderBytes:
+		return "", &memgate.Error{Code: memgate.ETOOLARGE, Field: "Idempotency-Key", Message: fmt.Sprintf("is longer than %d bytes", maxIdempotencyHeaderBytes)}
+	}
+	if err := memgate.CheckIdempotencyKey("Idempotency-Key", vs[0]); err != nil {
+		return "", err
+	}
+	return vs[0], nil
+}
+
+// headerField names the Idempotency-Key header in an error the engine
+// reports about a single remember's idempotency_key.
+func headerField(err error) error {
+	var me *memgate.Error
+	if errors.As(err, &me) && me.Field == "idempotency_key" {
+		c := *me
+		c.Field = "Idempotency-Key"
+		return &c
+	}
+	return err
 }
 
 // itemError names the batch item an error is about.

@@ -242,6 +242,7 @@ type remembered struct {
 	Memories []struct {
 		memgate.Memory
 		Deduplicated bool `json:"deduplicated"`
+		Replayed     bool `json:"replayed"`
 	} `json:"memories"`
 }
 

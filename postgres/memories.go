@@ -328,7 +328,11 @@ func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, erro
 	var n int64
 	err := db.write(ctx, "forget", func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM memories WHERE tenant = $1 AND principal = $2", tenant, principal)
+		if err != nil {
+			return err
+		}
 		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE tenant = $1 AND principal = $2", tenant, principal)
 		return err
 	})
 	if err != nil {

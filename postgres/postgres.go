@@ -355,8 +355,11 @@ func interpretError(ctx context.Context, op string, err error) error {
 		switch {
 		case pe.Code == "23505":
 			code = errDuplicateID()
-			if pe.TableName == "keys" {
+			switch pe.TableName {
+			case "keys":
 				code = errKeyConflict()
+			case "idempotency_keys":
+				return store.IdempotencyConflict(0, 1, store.IdempotencyOtherRequest)
 			}
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03", pe.Code == "57014":
 			code = errBusy()

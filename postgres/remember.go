@@ -125,7 +125,7 @@ type population struct {
 // (a copy; the inputs are not modified), so it carries the stored
 // seen_count and defaults; a memory evicted by the same call is reported
 // as it stood before the eviction.
-func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int) (*store.WriteResult, error) {
+func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
 		if err := store.CheckNew(m); err != nil {
@@ -137,8 +137,11 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		}
 		rows[i] = args
 	}
+	if err := store.CheckIdempotencyKeys(ms, keys); err != nil {
+		return nil, err
+	}
 	if len(ms) == 0 {
-		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Evicted: []store.Ref{}}, nil
+		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Replayed: []bool{}, Evicted: []store.Ref{}}, nil
 	}
 	var pops []population
 	for _, m := range ms {
@@ -159,6 +162,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		res = &store.WriteResult{
 			Memories:     make([]*memgate.Memory, len(ms)),
 			Deduplicated: make([]bool, len(ms)),
+			Replayed:     make([]bool, len(ms)),
 			Evicted:      []store.Ref{},
 		}
 		// unnest yields the sorted keys in order, one lock after another.
@@ -168,6 +172,24 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		tenants, ids := make([]string, len(ms)), make([]string, len(ms))
 		for i, m := range ms {
 			tenants[i], ids[i] = m.Tenant, m.ID
+			key := store.IdempotencyKey{}
+			if len(keys) > 0 {
+				key = keys[i]
+			}
+			if key.Key != "" {
+				// A retry of the same request writes the same population,
+				// whose lock is held: the earlier call has committed or
+				// rolled back by now, and this statement sees which.
+				id, err := replay(ctx, tx, m, key, i, len(ms))
+				if err != nil {
+					return err
+				}
+				if id != "" {
+					ids[i], res.Replayed[i] = id, true
+					continue
+				}
+			}
+			folded := false
 			if m.DedupKey != "" {
 				var id string
 				err := tx.QueryRow(ctx, dedupSQL, dedupArgs(m)...).Scan(&id)
@@ -176,14 +198,24 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 					if _, err := tx.Exec(ctx, foldSQL, ts(m.UpdatedAt), m.Tenant, id); err != nil {
 						return err
 					}
-					ids[i], res.Deduplicated[i] = id, true
-					continue
+					ids[i], res.Deduplicated[i], folded = id, true, true
 				case !errors.Is(err, pgx.ErrNoRows):
 					return err
 				}
 			}
-			if _, err := tx.Exec(ctx, insertMemory, rows[i]...); err != nil {
-				return err
+			if !folded {
+				if _, err := tx.Exec(ctx, insertMemory, rows[i]...); err != nil {
+					return err
+				}
+			}
+			if key.Key != "" {
+				// Another request with the same key in another population
+				// may race this one: the primary key refuses the second
+				// (interpretError makes it this conflict).
+				if _, err := tx.Exec(ctx, recordIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation,
+					key.Key, key.RequestSHA256, ids[i]); err != nil {
+					return err
+				}
 			}
 		}
 
@@ -234,6 +266,55 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		return nil, err
 	}
 	return res, nil
+}
+
+const (
+	lookupIdempotencySQL = `SELECT k.request_sha256, k.memory_id, m.id IS NOT NULL FROM idempotency_keys k
+		LEFT JOIN memories m ON m.tenant = k.tenant AND m.id = k.memory_id
+		WHERE k.tenant = $1 AND k.principal = $2 AND k.agent = $3 AND k.conversation = $4 AND k.key = $5`
+	recordIdempotencySQL = `INSERT INTO idempotency_keys
+		(tenant, principal, agent, conversation, key, request_sha256, memory_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	pruneIdempotencySQL = `DELETE FROM idempotency_keys WHERE (tenant, principal, agent, conversation, key) IN (
+		SELECT tenant, principal, agent, conversation, key FROM idempotency_keys
+		WHERE created_at < $1 ORDER BY created_at LIMIT $2)`
+)
+
+// replay looks up the record of key in m's partition: the id of the memory
+// an earlier call stored for the same request, "" when there is none, or
+// the conflict of input i of n (another request, or a deleted memory).
+func replay(ctx context.Context, tx pgx.Tx, m *memgate.Memory, key store.IdempotencyKey, i, n int) (string, error) {
+	var hash, id string
+	var exists bool
+	err := tx.QueryRow(ctx, lookupIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation, key.Key).Scan(&hash, &id, &exists)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", err
+	case hash != key.RequestSHA256:
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
+	case !exists:
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyDeleted)
+	}
+	return id, nil
+}
+
+// PruneIdempotency implements store.Store: the oldest records first.
+func (db *DB) PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int64
+	err := db.write(ctx, "prune idempotency", func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, pruneIdempotencySQL, ts(before), limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // evict deletes the oldest memories of p until at most limit remain, and

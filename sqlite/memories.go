@@ -385,7 +385,10 @@ func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, erro
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM idempotency_keys WHERE tenant = ? AND principal = ?", tenant, principal)
 		return err
 	})
 	if err != nil {

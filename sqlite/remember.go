@@ -45,7 +45,7 @@ type population struct {
 // transaction after the writes (a copy; the inputs are not modified), so it
 // carries the stored seen_count and defaults; a memory evicted by the same
 // call is reported as it stood before the eviction.
-func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int) (*store.WriteResult, error) {
+func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
 		if err := store.CheckNew(m); err != nil {
@@ -57,8 +57,11 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		}
 		rows[i] = args
 	}
+	if err := store.CheckIdempotencyKeys(ms, keys); err != nil {
+		return nil, err
+	}
 	if len(ms) == 0 {
-		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Evicted: []store.Ref{}}, nil
+		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Replayed: []bool{}, Evicted: []store.Ref{}}, nil
 	}
 
 	var res *store.WriteResult
@@ -66,6 +69,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		res = &store.WriteResult{
 			Memories:     make([]*memgate.Memory, len(ms)),
 			Deduplicated: make([]bool, len(ms)),
+			Replayed:     make([]bool, len(ms)),
 			Evicted:      []store.Ref{},
 		}
 		ins, err := db.txStmt(ctx, tx, insertMemory)
@@ -91,6 +95,17 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 			if p := (population{m.Tenant, m.Principal, m.Kind}); !slices.Contains(pops, p) {
 				pops = append(pops, p)
 			}
+			key := idempotencyKeyOf(keys, i)
+			if key.Key != "" {
+				id, err := db.replay(ctx, tx, m, key)
+				if err != nil {
+					return replayError(err, i, len(ms))
+				}
+				if id != "" {
+					standing[i], res.Replayed[i] = id, true
+					continue
+				}
+			}
 			if m.DedupKey != "" {
 				var seq int64
 				var id string
@@ -101,15 +116,23 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 						return err
 					}
 					standing[i], res.Deduplicated[i] = id, true
-					continue
 				case !errors.Is(err, sql.ErrNoRows):
 					return err
 				}
 			}
-			if _, err := ins.ExecContext(ctx, rows[i]...); err != nil {
-				return err
+			if standing[i] == "" {
+				if _, err := ins.ExecContext(ctx, rows[i]...); err != nil {
+					return err
+				}
+				standing[i] = m.ID
 			}
-			standing[i] = m.ID
+			if key.Key != "" {
+				// SQLite has one writer: nobody took the key since replay.
+				if _, err := tx.ExecContext(ctx, recordIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation,
+					key.Key, key.RequestSHA256, standing[i], micros(time.Now())); err != nil {
+					return err
+				}
+			}
 		}
 
 		// Read back before evicting: eviction only deletes, so what is read
@@ -137,6 +160,84 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		return nil, err
 	}
 	return res, nil
+}
+
+const (
+	lookupIdempotencySQL = `SELECT request_sha256, memory_id FROM idempotency_keys
+		WHERE tenant = ? AND principal = ? AND agent = ? AND conversation = ? AND key = ?`
+	recordIdempotencySQL = `INSERT INTO idempotency_keys
+		(tenant, principal, agent, conversation, key, request_sha256, memory_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	pruneIdempotencySQL = `DELETE FROM idempotency_keys WHERE (tenant, principal, agent, conversation, key) IN (
+		SELECT tenant, principal, agent, conversation, key FROM idempotency_keys
+		WHERE created_at < ? ORDER BY created_at LIMIT ?)`
+)
+
+// idempotencyKeyOf is input i's key, or none.
+func idempotencyKeyOf(keys []store.IdempotencyKey, i int) store.IdempotencyKey {
+	if len(keys) == 0 {
+		return store.IdempotencyKey{}
+	}
+	return keys[i]
+}
+
+// errReplay* are replay's outcomes that fail the call; replayError names
+// the input.
+var (
+	errReplayOther   = errors.New("other request")
+	errReplayDeleted = errors.New("deleted")
+)
+
+func replayError(err error, i, n int) error {
+	switch {
+	case errors.Is(err, errReplayOther):
+		return store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
+	case errors.Is(err, errReplayDeleted):
+		return store.IdempotencyConflict(i, n, store.IdempotencyDeleted)
+	}
+	return err
+}
+
+// replay looks up m's partition's record of key: the id of the memory an
+// earlier call stored for the same request, "" when there is no record, or
+// errReplayOther / errReplayDeleted.
+func (db *DB) replay(ctx context.Context, tx *sql.Tx, m *memgate.Memory, key store.IdempotencyKey) (string, error) {
+	var hash, id string
+	err := tx.QueryRowContext(ctx, lookupIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation, key.Key).Scan(&hash, &id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", err
+	case hash != key.RequestSHA256:
+		return "", errReplayOther
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM memories WHERE tenant = ? AND id = ?`, m.Tenant, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", errReplayDeleted
+	}
+	return id, err
+}
+
+// PruneIdempotency implements store.Store: the oldest records first.
+func (db *DB) PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int64
+	err := db.write(ctx, "prune idempotency", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, pruneIdempotencySQL, micros(before), limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // evict deletes the oldest memories of p until at most limit remain, and

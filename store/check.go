@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/memgate/memgate"
@@ -173,3 +174,54 @@ func isSHA256Hex(s string) bool {
 	}
 	return true
 }
+
+// CheckIdempotencyKeys checks Remember's keys before any I/O: none, or one
+// per memory; each non-empty Key well-formed with a lower-case hex SHA-256
+// of its request; and no two inputs asking for the same Key in the same
+// partition. Errors name the input's index.
+func CheckIdempotencyKeys(ms []*memgate.Memory, keys []IdempotencyKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if len(keys) != len(ms) {
+		return memgate.FieldError("idempotency_key", "%d keys for %d memories: give one per memory or none", len(keys), len(ms))
+	}
+	type slot struct{ tenant, principal, agent, conversation, key string }
+	seen := map[slot]bool{}
+	for i, k := range keys {
+		if k.Key == "" {
+			continue
+		}
+		if err := memgate.CheckIdempotencyKey(fmt.Sprintf("memories[%d].idempotency_key", i), k.Key); err != nil {
+			return err
+		}
+		if !isSHA256Hex(k.RequestSHA256) {
+			return memgate.FieldError(fmt.Sprintf("memories[%d].idempotency_key", i), "needs the lower-case hex SHA-256 of its request")
+		}
+		m := ms[i]
+		s := slot{m.Tenant, m.Principal, m.Agent, m.Conversation, k.Key}
+		if seen[s] {
+			return memgate.FieldError(fmt.Sprintf("memories[%d].idempotency_key", i), "is given twice in one call for the same partition")
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// IdempotencyConflict is Remember's conflict for input i of n whose key
+// was used for another request, or whose memory was since deleted (why).
+// The field is "idempotency_key", or "memories[i].idempotency_key" in a
+// call with several inputs.
+func IdempotencyConflict(i, n int, why string) *memgate.Error {
+	field := "idempotency_key"
+	if n > 1 {
+		field = fmt.Sprintf("memories[%d].idempotency_key", i)
+	}
+	return &memgate.Error{Code: memgate.ECONFLICT, Field: field, Message: why}
+}
+
+// Messages of IdempotencyConflict.
+const (
+	IdempotencyOtherRequest = "was already used for a different request; use a new key for a new request"
+	IdempotencyDeleted      = "was used for a memory that has since been deleted"
+)

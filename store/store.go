@@ -105,8 +105,9 @@ type Store interface {
 	Delete(ctx context.Context, s memgate.Scope, id string) error
 
 	// Forget removes every memory of (tenant, principal), in every agent and
-	// conversation, and returns how many it removed. No other principal's
-	// memory is touched.
+	// conversation, and returns how many it removed, with the principal's
+	// idempotency records (see Remember). No other principal's memory or
+	// record is touched.
 	Forget(ctx context.Context, tenant, principal string) (int64, error)
 
 	// Counts returns the number of memories per (principal, kind, status) in
@@ -210,11 +211,35 @@ type Store interface {
 	//     and reported in Evicted. The count and the eviction use one
 	//     predicate: no kind is evicted for another's overflow, and revoked
 	//     or superseded memories neither count nor get evicted.
+	//   - Idempotency: keys, when given, has one entry per memory (else
+	//     invalid_argument, before any I/O); an entry with an empty Key
+	//     asks for nothing. For an entry with a Key, first of all: if the
+	//     memory's partition (tenant, principal, agent, conversation)
+	//     already holds a record of that Key, nothing is inserted or
+	//     folded for it: the memory the record names is returned in its
+	//     place, as it stands now (whatever its status), with Replayed
+	//     set. A record whose RequestSHA256 differs is a conflict naming
+	//     "idempotency_key" (the key was used for another request), and so
+	//     is a record whose memory has since been deleted; either fails
+	//     the call. Otherwise, once the memory is inserted or folded, a
+	//     record of (partition, Key) → the id that stands for it is
+	//     written in the same transaction, so a write is acknowledged
+	//     together with its record or not at all. Two inputs of one call
+	//     with the same partition and Key: invalid_argument. Records are
+	//     never read outside their partition, live until PruneIdempotency
+	//     removes them, and Forget deletes the principal's.
 	// Memories must be new (version 1, ids unused in their tenant); a
 	// SeenCount of 0 is stored as 1. Memories[i] is read back as stored
 	// after the writes (a memory evicted by the same call as it stood
 	// before); the inputs are not modified.
-	Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int) (*WriteResult, error)
+	Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...IdempotencyKey) (*WriteResult, error)
+
+	// PruneIdempotency deletes, across every tenant, at most limit of the
+	// idempotency records Remember wrote before before (the store stamps
+	// each with its own clock), oldest first, and returns how many it
+	// deleted; a limit of 0 or less deletes nothing. A retry after its
+	// record is pruned is stored again. The sweeper calls it.
+	PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error)
 
 	// FindDuplicates returns, for each memory, the id of the active or
 	// pending memory Remember would fold it into right now ("" when none, or
@@ -309,7 +334,18 @@ func ErrKeyNotFound() *memgate.Error {
 type WriteResult struct {
 	Memories     []*memgate.Memory
 	Deduplicated []bool
+	Replayed     []bool // the memory was stored by an earlier call with the same idempotency key
 	Evicted      []Ref
+}
+
+// IdempotencyKey lets a client retry a remember without storing twice (see
+// Store.Remember). Key is the client's, checked by memgate.CheckIdempotencyKey;
+// RequestSHA256 is the lower-case hex SHA-256 of the request as the client
+// sent it, so that a key reused for another request is told apart from a
+// retry.
+type IdempotencyKey struct {
+	Key           string
+	RequestSHA256 string
 }
 
 // Changes is what ChangesSince returns; see there. Memories and Deleted

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Concurrency", concurrencyTests},
 		{"Recall", recallTests},
 		{"Remember", rememberTests},
+		{"Idempotency", idempotencyTests},
 		{"Retention", retentionTests},
 		{"Feedback", feedbackTests},
 		{"DeleteExpired", deleteExpiredTests},
