@@ -366,3 +366,36 @@ func TestInspectorCallsAgainstTheServer(t *testing.T) {
 		t.Fatalf("AuditHistogram of two years names %q", memgate.ErrorField(err))
 	}
 }
+
+// TestRememberRetriedWithIdempotencyKey: a retry with the same key stores
+// nothing twice, in one call and in a batch; another key stores.
+func TestRememberRetriedWithIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	ctx := t.Context()
+	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice"})
+	m := client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Alice has a cat named Miso."}
+	first, err := agent.Remember(ctx, m, client.IdempotencyKey("k-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := agent.Remember(ctx, m, client.IdempotencyKey("k-1"))
+	if err != nil || !again.Replayed || again.ID != first.ID {
+		t.Fatalf("retry: %+v, %v; want a replay of %s", again, err, first.ID)
+	}
+	ms := []client.Memory{{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "One."}, {Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Two."}}
+	b1, err := agent.RememberBatch(ctx, ms, client.IdempotencyKey("b-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := agent.RememberBatch(ctx, ms, client.IdempotencyKey("b-1"))
+	if err != nil || !b2[0].Replayed || !b2[1].Replayed || b2[1].ID != b1[1].ID {
+		t.Fatalf("batch retry: %+v, %v; want replays of %s and %s", b2, err, b1[0].ID, b1[1].ID)
+	}
+	_, err = agent.Remember(ctx, client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Another."}, client.IdempotencyKey("k-1"))
+	requireCode(t, "the same key for another memory", err, memgate.ECONFLICT)
+	// Control: a new key stores.
+	if other, err := agent.Remember(ctx, m, client.IdempotencyKey("k-2")); err != nil || other.Replayed {
+		t.Fatalf("a new key: %+v, %v; want it stored (or folded)", other, err)
+	}
+}
