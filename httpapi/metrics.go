@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime"
+	rtmetrics "runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -203,6 +206,73 @@ func (m *metrics) write(w *bufio.Writer, memories map[string]int64) {
 	for _, st := range statuses {
 		fmt.Fprintf(w, "memgate_memories{status=%s} %d\n", label(st), memories[st])
 	}
+	writeProcess(w)
+}
+
+// heapSamples are the runtime/metrics whose sum is MemStats.HeapInuse (as
+// the Prometheus Go client computes it): read without the stop-the-world
+// pause of runtime.ReadMemStats.
+var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/unused:bytes"}
+
+// writeProcess writes the process gauges Prometheus users expect of a Go
+// server. The two read from /proc are left out where there is no /proc
+// (not Linux), rather than written as zero.
+func writeProcess(w *bufio.Writer) {
+	gauge := func(name, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("go_goroutines", "Goroutines that currently exist.", int64(runtime.NumGoroutine()))
+	samples := make([]rtmetrics.Sample, len(heapSamples))
+	for i, n := range heapSamples {
+		samples[i].Name = n
+	}
+	rtmetrics.Read(samples)
+	var heap int64
+	for _, s := range samples {
+		if s.Value.Kind() == rtmetrics.KindUint64 {
+			heap += int64(s.Value.Uint64())
+		}
+	}
+	gauge("go_memstats_heap_inuse_bytes", "Bytes in in-use heap spans (MemStats.HeapInuse).", heap)
+	if n, ok := openFDs(); ok {
+		gauge("process_open_fds", "Open file descriptors.", n)
+	}
+	if n, ok := residentBytes(); ok {
+		gauge("process_resident_memory_bytes", "Resident memory size in bytes.", n)
+	}
+}
+
+// openFDs counts the entries of /proc/self/fd, the descriptor that reads
+// the directory included.
+func openFDs() (int64, bool) {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return 0, false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return 0, false
+	}
+	return int64(len(names)), true
+}
+
+// residentBytes is the second field of /proc/self/statm (resident pages)
+// times the page size.
+func residentBytes() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
 }
 
 func writeHistogram(w *bufio.Writer, name, labels string, h *histogram) {

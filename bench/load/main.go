@@ -1,7 +1,12 @@
 // Command load is a load generator for memgate's HTTP API on loopback: it
 // seeds partitions of synthetic conversation memories, then measures recall
 // and single-remember throughput and latency under concurrent workers, and
-// soaks the server with a recall/remember mix while sampling its RSS.
+// soaks the server with a mix of remember, recall, list and revoke
+// (soak.go) while sampling its RSS, open descriptors and goroutines and
+// each request type's latency per interval: the curve. The soak is judged:
+// no failed request, each type's p99 stable, RSS, goroutines and
+// descriptors flat (RELIABILITY.md, "Soak"); a target not met fails the
+// run. With -soak-only it seeds and soaks, nothing else.
 //
 // By default it builds cmd/memgate into a temporary directory and runs
 // "memgate serve --addr 127.0.0.1:0 --db TMP --rate -1" as a child process
@@ -9,7 +14,7 @@
 // token bucket; a policy file caps message retention per principal so the
 // soak reaches a steady data size), reads the admin key and address from its
 // stdout, and stops it with SIGTERM at the end. With -server and -key it
-// targets a running server instead (no RSS or CPU figures then).
+// targets a running server instead (no RSS, descriptor or CPU figures then).
 //
 // Every request is timed from send to the last byte of the response;
 // latency percentiles are over successful requests, throughput counts
@@ -24,8 +29,9 @@
 // at once on another). A memory never recalled on the other replica fails
 // the run like a failed request.
 //
-//	cd bench && go run ./load              # the full run (about two minutes)
-//	cd bench && go run ./load -quick       # 5 s phases, a smoke run
+//	cd bench && go run ./load              # the full run (about two and a half minutes)
+//	cd bench && go run ./load -quick       # 5 s phases and a 10 s soak, a smoke run
+//	cd bench && go run ./load -soak-only -soak 10m -rss-every 10s   # the soak of RELIABILITY.md
 //	cd bench && go run ./load -json        # JSON instead of a table
 //	cd bench && go run ./load -replicas 2 -postgres 'postgres://USER:PASS@127.0.0.1:5432/postgres?sslmode=disable'
 package main
@@ -81,25 +87,24 @@ type Phase struct {
 	StealPct float64 `json:"machine_steal_pct"`
 }
 
-// RSSSample is the server's VmRSS at a time into the soak.
-type RSSSample struct {
-	At     float64 `json:"at_s"`
-	RSSMiB float64 `json:"rss_mib"`
-}
-
 // Report is the whole run.
 type Report struct {
-	Server    string      `json:"server"`
-	Notes     []string    `json:"notes"`
-	CPUs      int         `json:"cpus"`
-	Phases    []Phase     `json:"phases"`
-	RSS       []RSSSample `json:"soak_rss,omitempty"`
-	RSSFirst  float64     `json:"rss_first_mib,omitempty"`
-	RSSWarm   float64     `json:"rss_after_warmup_mib,omitempty"`
-	RSSLast   float64     `json:"rss_last_mib,omitempty"`
-	RSSMax    float64     `json:"rss_max_mib,omitempty"`
-	RSSFlat   *bool       `json:"rss_flat,omitempty"`
-	ClientRSS float64     `json:"client_peak_rss_mib"`
+	Server string   `json:"server"`
+	Notes  []string `json:"notes"`
+	CPUs   int      `json:"cpus"`
+	Phases []Phase  `json:"phases"`
+	// The soak (soak.go): the curve, a sample every SoakEvery seconds, the
+	// warm-up sample's time, and each request type's p99 stability.
+	SoakEvery  float64        `json:"soak_every_s,omitempty"`
+	Soak       []SoakSample   `json:"soak_curve,omitempty"`
+	SoakWarmAt float64        `json:"soak_warmup_s,omitempty"`
+	SoakP99    []P99Stability `json:"soak_p99_stability,omitempty"`
+	RSSFirst   float64        `json:"rss_first_mib,omitempty"`
+	RSSWarm    float64        `json:"rss_after_warmup_mib,omitempty"`
+	RSSLast    float64        `json:"rss_last_mib,omitempty"`
+	RSSMax     float64        `json:"rss_max_mib,omitempty"`
+	RSSFlat    *bool          `json:"rss_flat,omitempty"`
+	ClientRSS  float64        `json:"client_peak_rss_mib"`
 	// Postgres is set by -postgres: the servers are replicas over one
 	// PostgreSQL database (see runPostgres).
 	Postgres    bool       `json:"postgres,omitempty"`
@@ -121,7 +126,10 @@ type options struct {
 	principals, perPrincipal, batch int
 	workers                         int
 	dur, soak, rssEvery             time.Duration
-	mix                             float64
+	soakOnly                        bool // seed, then only the soak
+	// The soak's mix: fractions of its requests; recall is the rest.
+	mixRemember, mixList, mixRevoke float64
+	listLimit                       int // limit of the soak's lists
 	retention                       int
 	seed                            uint64
 	k                               int
@@ -141,7 +149,7 @@ func main() {
 	var (
 		server = flag.String("server", "", "URL of a running server (default: start one as a child process)")
 		key    = flag.String("key", os.Getenv("MEMGATE_API_KEY"), "admin API key for -server")
-		quick  = flag.Bool("quick", false, "5 s phases and a 5 s soak (a smoke run)")
+		quick  = flag.Bool("quick", false, "5 s phases and a 10 s soak sampled every 1 s, unless -d, -soak or -rss-every say otherwise (a smoke run)")
 		asJSON = flag.Bool("json", false, "print JSON instead of a table")
 	)
 	flag.IntVar(&o.principals, "principals", 4, "partitions (principals) to seed")
@@ -150,8 +158,12 @@ func main() {
 	flag.IntVar(&o.workers, "c", 8, "concurrent workers in the load phases (with -postgres: of the freshness phase)")
 	flag.DurationVar(&o.dur, "d", 20*time.Second, "length of the recall and remember phases")
 	flag.DurationVar(&o.soak, "soak", 60*time.Second, "length of the mixed soak")
-	flag.DurationVar(&o.rssEvery, "rss-every", 5*time.Second, "how often the soak samples the server's RSS")
-	flag.Float64Var(&o.mix, "mix", 0.2, "fraction of soak requests that are remembers (the rest recall)")
+	flag.DurationVar(&o.rssEvery, "rss-every", 5*time.Second, "how often the soak samples the server (RSS, open descriptors, goroutines) and closes an interval of its latency curve")
+	flag.BoolVar(&o.soakOnly, "soak-only", false, "seed, then run only the soak (no recall or remember throughput phase)")
+	flag.Float64Var(&o.mixRemember, "soak-remember", 0.2, "fraction of soak requests that remember a new memory")
+	flag.Float64Var(&o.mixList, "soak-list", 0.1, "fraction of soak requests that list a principal's memories (one page of -list-limit)")
+	flag.Float64Var(&o.mixRevoke, "soak-revoke", 0.1, "fraction of soak requests that revoke a memory the soak remembered (a remember when none is left); recall is the rest")
+	flag.IntVar(&o.listLimit, "list-limit", 20, "limit of the soak's lists")
 	flag.IntVar(&o.retention, "retention", 2000, "message retention per principal of the child server (0: the server's default; with -postgres: 0 unless given)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the synthetic data")
 	flag.IntVar(&o.k, "k", 5, "k of each recall")
@@ -166,7 +178,15 @@ func main() {
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
-		o.dur, o.soak = 5*time.Second, 5*time.Second
+		if !set["d"] {
+			o.dur = 5 * time.Second
+		}
+		if !set["soak"] {
+			o.soak = 10 * time.Second
+		}
+		if !set["rss-every"] {
+			o.rssEvery = time.Second
+		}
 	}
 	if o.postgres != "" {
 		// The replica benchmark's partitions hold 10,000 memories, and the
@@ -186,8 +206,16 @@ func main() {
 		}
 		o.throughputWorkers = append(o.throughputWorkers, n)
 	}
-	if o.workers < 1 || o.principals < 1 || o.perPrincipal < 1 || o.batch < 1 || o.mix < 0 || o.mix > 1 || o.latencyWorkers < 1 || o.replicas < 1 {
-		fmt.Fprintln(os.Stderr, "load: -c, -latency-c, -replicas, -principals, -per-principal and -batch must be positive, -mix in [0, 1]")
+	if o.workers < 1 || o.principals < 1 || o.perPrincipal < 1 || o.batch < 1 || o.latencyWorkers < 1 || o.replicas < 1 || o.listLimit < 1 {
+		fmt.Fprintln(os.Stderr, "load: -c, -latency-c, -replicas, -principals, -per-principal, -batch and -list-limit must be positive")
+		os.Exit(2)
+	}
+	if o.soak <= 0 || o.rssEvery <= 0 {
+		fmt.Fprintln(os.Stderr, "load: -soak and -rss-every must be positive")
+		os.Exit(2)
+	}
+	if f := []float64{o.mixRemember, o.mixList, o.mixRevoke}; slices.Min(f) < 0 || f[0]+f[1]+f[2] > 1 {
+		fmt.Fprintln(os.Stderr, "load: -soak-remember, -soak-list and -soak-revoke must be fractions adding up to at most 1 (recall is the rest)")
 		os.Exit(2)
 	}
 	switch {
@@ -196,6 +224,9 @@ func main() {
 		os.Exit(2)
 	case o.postgres == "" && o.replicas > 1:
 		fmt.Fprintln(os.Stderr, "load: -replicas above 1 needs -postgres")
+		os.Exit(2)
+	case o.postgres != "" && o.soakOnly:
+		fmt.Fprintln(os.Stderr, "load: -postgres runs no soak: drop -soak-only")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -230,6 +261,23 @@ func main() {
 		fmt.Fprintf(os.Stderr, "load: %d memories remembered on one replica were not recalled on another within %s\n", rep.Fresh.Lost, freshRetryFor)
 		os.Exit(1)
 	}
+	// The soak's targets are pass or fail; the throughput targets are
+	// figures of the machine and only reported.
+	if missed := rep.soakMissed(); len(missed) > 0 {
+		fmt.Fprintf(os.Stderr, "load: soak targets not met: %s\n", strings.Join(missed, "; "))
+		os.Exit(1)
+	}
+}
+
+// soakMissed are the soak's targets not met.
+func (r *Report) soakMissed() []string {
+	var out []string
+	for _, t := range r.Targets {
+		if strings.HasPrefix(t.Goal, "soak: ") && t.Verdict == "NOT met" {
+			out = append(out, t.Goal)
+		}
+	}
+	return out
 }
 
 func run(ctx context.Context, o options, serverURL, key string) (*Report, error) {
@@ -266,11 +314,15 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 	} else if key == "" {
 		return nil, errors.New("-server needs -key (or MEMGATE_API_KEY)")
 	} else {
-		rep.Notes = append(rep.Notes, "external server: its rate limit applies (429s count as errors); no server RSS/CPU")
+		rep.Notes = append(rep.Notes, "external server: its rate limit applies (429s count as errors); no server RSS, descriptors or CPU")
 	}
 	rep.Server = serverURL
-	rep.Notes = append(rep.Notes, fmt.Sprintf("%d principals x %d memories seeded, %d workers, recall k=%d, soak mix %.0f%% remember",
-		o.principals, o.perPrincipal, o.workers, o.k, 100*o.mix))
+	rep.Notes = append(rep.Notes, fmt.Sprintf("%d principals x %d memories seeded, %d workers, recall k=%d", o.principals, o.perPrincipal, o.workers, o.k),
+		fmt.Sprintf("soak %s: %.0f%% remember, %.0f%% recall, %.0f%% list (limit %d), %.0f%% revoke (of the soak's own newest memories)",
+			o.soak, 100*o.mixRemember, 100*o.share(opRecall), 100*o.mixList, o.listLimit, 100*o.mixRevoke))
+	if o.soakOnly {
+		rep.Notes = append(rep.Notes, "-soak-only: no recall or remember throughput phase")
+	}
 
 	l := newLoader(o, key, o.workers)
 	l.add(serverURL, pid)
@@ -279,7 +331,10 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 		return rep, err
 	}
 
-	steps := []func(context.Context) (Phase, error){l.seedPhase, l.recallPhase, l.rememberPhase}
+	steps := []func(context.Context) (Phase, error){l.seedPhase}
+	if !o.soakOnly {
+		steps = append(steps, l.recallPhase, l.rememberPhase)
+	}
 	for _, step := range steps {
 		p, err := step(ctx)
 		rep.Phases = append(rep.Phases, p)
@@ -288,11 +343,11 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 			return rep, err
 		}
 	}
-	rec, rem, samples, err := l.soakPhase(ctx)
-	rep.Phases = append(rep.Phases, rec, rem)
-	rep.RSS = samples
-	rep.judgeRSS(o)
+	soak, err := l.soakPhase(ctx)
+	rep.Phases = append(rep.Phases, soak.phases...)
 	rep.finish(l)
+	rep.SoakEvery = o.rssEvery.Seconds()
+	rep.judgeSoak(o, soak)
 	return rep, err
 }
 
@@ -321,29 +376,6 @@ func (r *Report) judgeSQLite() {
 				fmt.Sprintf("%.0f/s", p.PerSec), met(p.PerSec >= 1500)})
 		}
 	}
-}
-
-// judgeRSS summarizes the soak's RSS: flat when the last sample is at most
-// 1.2 times the one taken after warm-up (the first at or past min(10 s,
-// half the soak)).
-func (r *Report) judgeRSS(o options) {
-	if len(r.RSS) == 0 {
-		return
-	}
-	r.RSSFirst, r.RSSLast = r.RSS[0].RSSMiB, r.RSS[len(r.RSS)-1].RSSMiB
-	warmAt := min(10*time.Second, o.soak/2).Seconds()
-	r.RSSWarm = r.RSSLast
-	for _, s := range r.RSS {
-		r.RSSMax = max(r.RSSMax, s.RSSMiB)
-	}
-	for _, s := range r.RSS {
-		if s.At >= warmAt {
-			r.RSSWarm = s.RSSMiB
-			break
-		}
-	}
-	flat := r.RSSLast <= 1.2*r.RSSWarm
-	r.RSSFlat = &flat
 }
 
 // child is a server started by the load generator.
@@ -555,17 +587,29 @@ func (l *loader) post(ctx context.Context, path string, body []byte, keep bool) 
 
 // postTo is post to the server at base.
 func (l *loader) postTo(ctx context.Context, base, path string, body []byte, keep bool) ([]byte, bool) {
-	req, err := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(body))
+	return l.send(ctx, "POST", base, path, "POST "+path, body, keep)
+}
+
+// send is postTo with any method and a body (nil: none); failures are
+// counted under what, which names the request without its ids.
+func (l *loader) send(ctx context.Context, method, base, path, what string, body []byte, keep bool) ([]byte, bool) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		l.fail(err.Error())
 		return nil, false
 	}
 	req.Header.Set("Authorization", l.key)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := l.hc.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.fail("POST " + path + ": " + err.Error())
+			l.fail(what + ": " + err.Error())
 		}
 		return nil, false
 	}
@@ -579,12 +623,12 @@ func (l *loader) postTo(ctx context.Context, base, path string, body []byte, kee
 	}
 	switch {
 	case err != nil && ctx.Err() == nil:
-		l.fail("POST " + path + ": reading the response: " + err.Error())
+		l.fail(what + ": reading the response: " + err.Error())
 		return nil, false
 	case err != nil:
 		return nil, false
 	case !ok:
-		l.fail(fmt.Sprintf("POST %s: HTTP %d %.200s", path, resp.StatusCode, bytes.TrimSpace(out)))
+		l.fail(fmt.Sprintf("%s: HTTP %d %.200s", what, resp.StatusCode, bytes.TrimSpace(out)))
 		return nil, false
 	}
 	return out, true
@@ -799,15 +843,21 @@ func (l *loader) recallOp(bodies [][]byte) func(context.Context, int, *rand.Rand
 	}
 }
 
-// rememberOp sends one new memory (unique content, so never deduplicated).
+// rememberOp sends one new memory.
 func (l *loader) rememberOp(ctx context.Context, _ int, rng *rand.Rand, _ *tally) bool {
+	body, _ := json.Marshal(l.liveMemory(rng))
+	_, ok := l.post(ctx, "/v1/memories", body, false)
+	return ok
+}
+
+// liveMemory is a new memory of a random principal, its content unique
+// (so never deduplicated).
+func (l *loader) liveMemory(rng *rand.Rand) memoryIn {
 	seq := l.wseq.Add(1)
 	m := l.data.seedMemory(rng.IntN(l.o.principals), 0)
 	m.Content = l.data.sentence(rng) + " (note " + suffix(seq) + ")"
 	m.Conversation = "live"
-	body, _ := json.Marshal(m)
-	_, ok := l.post(ctx, "/v1/memories", body, false)
-	return ok
+	return m
 }
 
 func (l *loader) recallPhase(ctx context.Context) (Phase, error) {
@@ -818,81 +868,6 @@ func (l *loader) recallPhase(ctx context.Context) (Phase, error) {
 func (l *loader) rememberPhase(ctx context.Context) (Phase, error) {
 	p := l.timed(ctx, "remember (single)", l.o.dur, l.o.workers, l.rememberOp)
 	return p, ctx.Err()
-}
-
-// soakPhase runs the recall/remember mix for -soak, sampling the server's
-// RSS at the start and every -rss-every.
-func (l *loader) soakPhase(ctx context.Context) (Phase, Phase, []RSSSample, error) {
-	var samples []RSSSample
-	start := time.Now()
-	last := start
-	sample := func() {
-		last = time.Now()
-		if l.pids[0] != 0 {
-			samples = append(samples, RSSSample{round(time.Since(start).Seconds(), 1), procStatusMiB(strconv.Itoa(l.pids[0]), "VmRSS")})
-		}
-	}
-	sample()
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tk := time.NewTicker(l.o.rssEvery)
-		defer tk.Stop()
-		for {
-			select {
-			case <-tk.C:
-				sample()
-			case <-stopSampling:
-				if time.Since(last) > time.Second {
-					sample() // the end of the soak, unless a tick just sampled it
-				}
-				return
-			}
-		}
-	}()
-	recall := l.recallOp(l.recallBodies(4096))
-	// One run of workers; each call is a recall or a remember. The two are
-	// tallied apart, per worker, so each gets its own latency figures.
-	w := l.o.workers
-	rem := make([]tally, w)
-	ctxS, cancel := context.WithTimeout(ctx, l.o.soak)
-	defer cancel()
-	cpu0, scpu0, m0 := cpuSeconds("self"), l.serverCPU(), machineTicks()
-	dcpu0 := l.dbCPUSeconds()
-	rec := make([]tally, w)
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for i := range w {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(l.o.seed, uint64(5000+i)))
-			for ctxS.Err() == nil {
-				t, op := &rec[i], recall
-				if rng.Float64() < l.o.mix {
-					t, op = &rem[i], l.rememberOp
-				}
-				s := time.Now()
-				ok := op(ctxS, i, rng, t)
-				if ctxS.Err() != nil && !ok {
-					break
-				}
-				t.n++
-				if ok {
-					t.lat = append(t.lat, time.Since(s))
-				} else {
-					t.bad++
-				}
-			}
-		})
-	}
-	wg.Wait()
-	el := time.Since(t0)
-	close(stopSampling)
-	<-sampled
-	// CPU is for the whole mix; both rows show it.
-	pr := l.summarize("soak: recall", w, el, rec, cpu0, scpu0, dcpu0, m0)
-	pw := l.summarize("soak: remember", w, el, rem, cpu0, scpu0, dcpu0, m0)
-	return pr, pw, samples, ctx.Err()
 }
 
 // ---- synthetic data ----
@@ -1100,15 +1075,7 @@ func printTable(r *Report) {
 			fmt.Printf("\nseed: %d memories written, %.0f memories/s\n", p.Memories, float64(p.Memories)/p.Seconds)
 		}
 	}
-	if len(r.RSS) > 0 {
-		var b strings.Builder
-		for _, s := range r.RSS {
-			fmt.Fprintf(&b, " %.0fs:%.1f", s.At, s.RSSMiB)
-		}
-		fmt.Printf("\nserver RSS during the soak (MiB):%s\n", b.String())
-		fmt.Printf("server RSS: first %.1f MiB, after warm-up %.1f, last %.1f, max %.1f -> flat (last <= 1.2 x after warm-up): %v\n",
-			r.RSSFirst, r.RSSWarm, r.RSSLast, r.RSSMax, *r.RSSFlat)
-	}
+	printCurve(r)
 	if f := r.Fresh; f != nil {
 		fmt.Printf("\nfreshness: %d pairs (remember on one replica, then at once recall it on the next), %d first recalls without the new memory, %d still without it after %s\n",
 			f.Pairs, f.Stale, f.Lost, freshRetryFor)
