@@ -25,6 +25,14 @@
 // failures are retried a few times before they surface as unavailable.
 // Migrations run under an advisory lock, so replicas starting together on
 // a new database apply them once.
+//
+// Faults: a server that restarts, refuses or drops connections, or does
+// not answer a connect within the connect timeout makes the operation
+// unavailable (the transaction is rolled back by the server; one cut
+// during COMMIT may have committed, which the caller cannot know). The
+// pool discards a connection that failed and dials anew on the next
+// acquire, so the store recovers on its own when the server returns:
+// nothing reconnects by hand.
 package postgres
 
 import (
@@ -329,7 +337,8 @@ func errInternal() *memgate.Error {
 //     memory's: the id conflict)
 //   - deadlock, serialization failure (after the retries), lock or
 //     statement timeout, too many connections, server shutting down,
-//     connection failures, a closed pool: unavailable
+//     connection failures (a connect timeout included), a closed pool:
+//     unavailable
 //   - a NUL byte or invalid UTF-8 in text: invalid_argument
 //   - anything else: internal
 func interpretError(ctx context.Context, op string, err error) error {
@@ -343,7 +352,10 @@ func interpretError(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	// A deadline the caller's ctx did not set is the driver's own (the
+	// connect timeout: a server that does not answer), so it falls
+	// through to unavailable rather than passing as the caller's.
+	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	code := errInternal()

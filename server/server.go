@@ -59,6 +59,11 @@ const (
 type Config struct {
 	Addr string // host:port; port 0 picks a free one (the address is printed)
 	DB   string // path of the SQLite database (created if missing)
+	// MaxDBBytes caps the size of the SQLite database (sqlite.WithMaxBytes;
+	// 0: no cap). A write that would pass it answers 503 unavailable and
+	// stores nothing, while reads go on; deleting memories or restarting
+	// with a larger cap makes room. It does not apply to PostgreSQL.
+	MaxDBBytes int64
 	// Postgres is a PostgreSQL URL: when set, the store is that database
 	// (package postgres) instead of the SQLite file, and DB must be empty.
 	// Several servers may share it. It may hold a password, which no log
@@ -143,6 +148,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.DB != "" && c.Postgres != "":
 		return errors.New("use either a SQLite database (--db) or PostgreSQL (--postgres), not both")
+	case c.MaxDBBytes < 0:
+		return errors.New("the database size cap (--max-db-bytes) must not be negative")
+	case c.MaxDBBytes > 0 && c.Postgres != "":
+		return errors.New("the database size cap (--max-db-bytes) applies to the embedded database, not to PostgreSQL")
 	case c.Extract && c.LLM == nil:
 		return errors.New("fact extraction (--extract) needs a chat model (--llm)")
 	case c.SweepGrace < 0:
@@ -258,7 +267,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", addr, "db", where, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	log.Info("serving", "addr", addr, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	fmt.Fprintf(stdout, "memgate: serving on http://%s\n", addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)
@@ -318,7 +327,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 		}
 		return db, where, nil
 	}
-	db, err := sqlite.Open(ctx, cfg.DB)
+	db, err := sqlite.Open(ctx, cfg.DB, sqlite.WithMaxBytes(cfg.MaxDBBytes))
 	if err != nil {
 		return nil, "", fmt.Errorf("open database %s: %w", cfg.DB, err)
 	}

@@ -11,6 +11,13 @@
 // DELETE of it, whoever issues it. Validation, gating, IDs and timestamps
 // are the engine's job, not this one's.
 //
+// Faults: a full disk, a size cap reached (Config.MaxBytes), an I/O error,
+// a file that cannot be opened or has become read-only are unavailable, with
+// a message naming the condition. A write that meets one is rolled back
+// (by SQLite, or by the Rollback that follows any failed write), so nothing
+// of it is committed; the read connections keep answering, and writes
+// succeed again once the condition is gone: nothing needs reopening.
+//
 // Concurrency: one writer connection (every write is a BEGIN IMMEDIATE
 // transaction on it, so writers queue in Go instead of meeting SQLITE_BUSY
 // lock-upgrade deadlocks) and a separate pool of read-only connections, which
@@ -20,6 +27,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -51,6 +59,15 @@ const (
 type Config struct {
 	BusyTimeout time.Duration // default DefaultBusyTimeout
 	MaxReaders  int           // default DefaultMaxReaders
+	// MaxBytes caps the size of the database file: every connection runs
+	// PRAGMA max_page_count with MaxBytes divided by the page size, so a
+	// write that would grow the database past it fails as unavailable
+	// ("the database is full") and stores nothing; deleting memories frees
+	// pages for new ones, and reopening with a larger cap raises it. The
+	// WAL file beside the database is not counted (it is reset at
+	// checkpoints). A database already larger than the cap opens, and
+	// cannot grow. 0 means no cap; negative is refused.
+	MaxBytes int64
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -72,6 +89,9 @@ func WithBusyTimeout(d time.Duration) Option { return func(c *Config) { c.BusyTi
 
 // WithMaxReaders sets Config.MaxReaders.
 func WithMaxReaders(n int) Option { return func(c *Config) { c.MaxReaders = n } }
+
+// WithMaxBytes sets Config.MaxBytes.
+func WithMaxBytes(n int64) Option { return func(c *Config) { c.MaxBytes = n } }
 
 // DB is a memgate store in one SQLite file. It is safe for concurrent use.
 type DB struct {
@@ -108,6 +128,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: open %q: need a plain file path (no in-memory database, no URI)", path)
 	}
+	if cfg.MaxBytes < 0 {
+		return nil, fmt.Errorf("sqlite: open %s: the size cap must not be negative", path)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -117,8 +140,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
 
 	db := &DB{path: path, cfg: cfg}
-	db.w, err = sql.Open("sqlite", uri+"?"+busy+
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate")
+	db.w, err = openPool(uri+"?"+busy+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate", cfg.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -141,8 +164,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// Readers open after the writer has switched the file to WAL.
 	// Readers map the file (no read syscall per page) and keep a larger
 	// page cache: recall reads a few rows at random on every call.
-	db.r, err = sql.Open("sqlite", uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)")
+	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
+		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)", cfg.MaxBytes)
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -155,6 +178,70 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// openPool returns a connection pool for dsn whose every connection, when
+// maxBytes > 0, has the size cap set (capConnector).
+func openPool(dsn string, maxBytes int64) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if maxBytes > 0 {
+		c = capConnector{Connector: c, maxBytes: maxBytes}
+	}
+	return sql.OpenDB(c), nil
+}
+
+// capConnector sets PRAGMA max_page_count on each connection it opens.
+// The pragma lasts as long as its connection and counts pages, whose size
+// only the open file knows, so it is set here, on every connection
+// database/sql opens (a replaced connection included), rather than once.
+type capConnector struct {
+	driver.Connector
+	maxBytes int64
+}
+
+func (c capConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := setMaxPageCount(ctx, conn, c.maxBytes); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("set the size cap: %w", err)
+	}
+	return conn, nil
+}
+
+func setMaxPageCount(ctx context.Context, conn driver.Conn, maxBytes int64) error {
+	q, ok := conn.(driver.QueryerContext)
+	if !ok {
+		return errors.New("the driver's connection cannot query")
+	}
+	one := func(query string) (int64, error) {
+		rows, err := q.QueryContext(ctx, query, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		v := make([]driver.Value, len(rows.Columns()))
+		if err := rows.Next(v); err != nil {
+			return 0, err
+		}
+		n, ok := v[0].(int64)
+		if !ok {
+			return 0, fmt.Errorf("%s: got %T", query, v[0])
+		}
+		return n, nil
+	}
+	pageSize, err := one("PRAGMA page_size")
+	if err != nil {
+		return err
+	}
+	// SQLite keeps the cap at the current size when it is asked for less.
+	_, err = one(fmt.Sprintf("PRAGMA max_page_count = %d", max(maxBytes/pageSize, 1)))
+	return err
 }
 
 // setUp checks the writer's journal mode and applies pending migrations.
@@ -197,6 +284,23 @@ func errBusy() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is busy, try again"}
 }
 
+func errFull() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE,
+		Message: "the database is full: its disk has no space left or it reached its size cap; free space and try again"}
+}
+
+func errIO() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database had an I/O error on its disk, try again"}
+}
+
+func errCantOpen() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database file cannot be opened"}
+}
+
+func errReadOnly() *memgate.Error {
+	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database file is read-only"}
+}
+
 func errDuplicateID() *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Field: "id", Message: "is already used by another memory"}
 }
@@ -210,6 +314,21 @@ func errInternal() *memgate.Error {
 // ctx is done (a cancelled request is not a database failure). Otherwise the
 // result wraps both a *memgate.Error, so ErrorCode and ErrorMessage see a
 // code and a caller-safe message, and the driver error with op, for logs.
+//
+//   - unique or primary key violation: conflict (the id)
+//   - busy or locked (after the busy timeout): unavailable
+//   - disk full or size cap reached (SQLITE_FULL), any I/O error
+//     (SQLITE_IOERR and its extended codes: a failed read, write, fsync or
+//     truncate, a file size limit), a file that cannot be opened
+//     (SQLITE_CANTOPEN) or written (SQLITE_READONLY: opened read-only by
+//     the file system, or moved or deleted under the process; a write on
+//     a query_only reader would show the same, and no code path makes
+//     one): unavailable, each with its own message
+//   - a closed database: unavailable
+//   - anything else: internal
+//
+// No message holds a path or anything the driver said: the driver's error
+// is kept for the log line only.
 func interpretError(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -235,6 +354,14 @@ func interpretError(ctx context.Context, op string, err error) error {
 			switch se.Code() & 0xff {
 			case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 				code = errBusy()
+			case sqlite3.SQLITE_FULL:
+				code = errFull()
+			case sqlite3.SQLITE_IOERR:
+				code = errIO()
+			case sqlite3.SQLITE_CANTOPEN:
+				code = errCantOpen()
+			case sqlite3.SQLITE_READONLY:
+				code = errReadOnly()
 			}
 		}
 	case errors.Is(err, sql.ErrConnDone), strings.Contains(err.Error(), "sql: database is closed"):

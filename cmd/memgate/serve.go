@@ -22,6 +22,8 @@ func cmdServe(e env, args []string) error {
 	}
 	fs.StringVar(&cfg.Addr, "addr", server.DefaultAddr, "address to listen on (port 0 picks a free port)")
 	fs.StringVar(&cfg.DB, "db", def, "path of the embedded database")
+	fs.Int64Var(&cfg.MaxDBBytes, "max-db-bytes", 0,
+		"largest size of the embedded database in bytes: a write past it answers 503 and stores nothing, reads go on (0: no cap)")
 	fs.StringVar(&cfg.Postgres, "postgres", os.Getenv(postgresURLEnv),
 		"PostgreSQL URL to use instead of --db (default $MEMGATE_POSTGRES_URL; prefer the variable: a password in a flag shows in the process list)")
 	fs.StringVar(&cfg.PolicyFile, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")

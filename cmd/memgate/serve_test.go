@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,47 @@ func TestServeRefusesABadAddress(t *testing.T) {
 	code, _, errs := cli(t, newDB(t), "", "serve", "--addr", "127.0.0.1:notaport")
 	if code != 1 || !strings.Contains(errs, "listen") {
 		t.Fatalf("serve on a bad address: exit %d, %q", code, errs)
+	}
+}
+
+// TestServeMaxDBBytes: --max-db-bytes caps the database, so that remembers
+// end in 503 unavailable once it is full (the control: the first ones are
+// stored); a negative cap and a cap with --postgres are refused.
+func TestServeMaxDBBytes(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, newDB(t), "--max-db-bytes", "1000000", "--rate", "-1")
+	key := secretRE.FindString(s.stdout.String())
+	filler := strings.Repeat("Alice waters the tomatoes by the south fence every second evening. ", 40)
+	stored := 0
+	for i := 0; ; i++ {
+		if i == 500 {
+			t.Fatalf("no 503 after %d remembers (%d stored): the cap does not hold", i, stored)
+		}
+		body := `{"principal":"alice","kind":"fact","source":"user","reason":"test","content":"note ` + strconv.Itoa(i) + " " + filler + `"}`
+		req, _ := http.NewRequest("POST", s.url+"/v1/memories", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusCreated {
+			stored++
+			continue
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"code":"unavailable"`) || !strings.Contains(string(b), "full") || stored == 0 {
+			t.Fatalf("remember %d (%d stored): %d %s, want 503 unavailable (full) after some 201s", i, stored, resp.StatusCode, b)
+		}
+		break
+	}
+	for _, args := range [][]string{
+		{"serve", "--addr", "127.0.0.1:0", "--max-db-bytes", "-1"},
+		{"serve", "--addr", "127.0.0.1:0", "--max-db-bytes", "1000000", "--postgres", "postgres://u@127.0.0.1:1/db"},
+	} {
+		var out, errs bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errs); code == 0 || !strings.Contains(errs.String(), "--max-db-bytes") {
+			t.Errorf("%v: exit %d, %q; want a refusal naming --max-db-bytes", args, code, errs.String())
+		}
 	}
 }
