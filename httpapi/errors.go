@@ -60,6 +60,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if info := infoOf(r.Context()); info != nil {
 		info.errCode = d.Code
+		if d.Code == memgate.EUNAVAILABLE {
+			// Which fault (a full disk, an unreachable database, a down
+			// embedder) is what an operator needs from the log; the
+			// message is the one the caller sees, which never holds content.
+			info.cause = d.Message
+		}
 		if d.Code == memgate.EINTERNAL && info.internal == nil {
 			info.internal = err
 		}

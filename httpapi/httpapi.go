@@ -260,7 +260,8 @@ type reqInfo struct {
 	route    string
 	keyID    string
 	errCode  string
-	internal error // logged, never echoed
+	cause    string // an unavailable answer's message (the store's own words: no content), for the log
+	internal error  // logged, never echoed
 }
 
 type infoKey struct{}
@@ -328,6 +329,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		level := slog.LevelInfo
 		if info.errCode != "" {
 			attrs = append(attrs, slog.String("code", info.errCode))
+		}
+		if info.cause != "" {
+			attrs = append(attrs, slog.String("cause", info.cause))
 		}
 		if info.internal != nil {
 			level = slog.LevelError
