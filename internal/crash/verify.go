@@ -1,0 +1,443 @@
+package crash
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/memgate/memgate"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", for the file check
+)
+
+// listed is the part of a listed memory the checks read.
+type listed struct {
+	ID            string `json:"id"`
+	Content       string `json:"content"`
+	ContentSHA256 string `json:"content_sha256"`
+}
+
+// findings is what a check found wrong, by memory id, with a note on each
+// id (request number, item, hashes: never content).
+type findings struct {
+	lost, corrupt, dups, strays []string
+	notes                       map[string]string
+}
+
+func (f *findings) add(list *[]string, id, format string, args ...any) {
+	*list = append(*list, id)
+	if f.notes == nil {
+		f.notes = map[string]string{}
+	}
+	f.notes[id] = fmt.Sprintf(format, args...)
+}
+
+// check compares stored memories with the acknowledged ones expected among
+// them. lookup finds any request by number (for a copy of a request
+// acknowledged earlier); confirm is asked about an expected id the listing
+// did not return (it may have been listed elsewhere) and answers whether it
+// is stored, and as what.
+//
+//   - an expected id neither listed nor confirmed is lost;
+//   - a listed or confirmed memory whose content or content hash is not
+//     the one sent is corrupt (as is one whose content_sha256 is not the
+//     hash of its content);
+//   - a listed memory carrying the token of an acknowledged item under
+//     another id is a duplicate;
+//   - a listed memory of no acknowledged request is a stray.
+func check(stored []listed, expected map[string]ref, lookup func(seq int) *request,
+	confirm func(id string, q *request) (*listed, error)) (findings, error) {
+	var f findings
+	found := map[string]bool{}
+	intact := func(m *listed, q *request, item int) bool {
+		return m.Content == q.contents[item] && m.ContentSHA256 == q.hashes[item] &&
+			memgate.ContentHash(m.Content) == m.ContentSHA256
+	}
+	for i := range stored {
+		m := &stored[i]
+		if e, ok := expected[m.ID]; ok {
+			found[m.ID] = true
+			if !intact(m, e.q, e.item) {
+				f.add(&f.corrupt, m.ID, "request %d item %d: stored with content_sha256 %s (hash of the stored content %s), sent %s",
+					e.q.seq, e.item, m.ContentSHA256, memgate.ContentHash(m.Content), e.q.hashes[e.item])
+			}
+			continue
+		}
+		seq, item, ok := parseToken(m.Content)
+		var q *request
+		if ok {
+			q = lookup(seq)
+		}
+		switch {
+		case !ok:
+			f.add(&f.strays, m.ID, "a content the harness did not write")
+		case q == nil || q.ids == nil || item >= len(q.ids):
+			f.add(&f.strays, m.ID, "request %d item %d, never acknowledged", seq, item)
+		case q.ids[item] != m.ID:
+			f.add(&f.dups, m.ID, "a second copy of request %d item %d (key %s), acknowledged as %s", seq, item, q.key, q.ids[item])
+		}
+		// Else: an acknowledged memory the caller did not expect in this
+		// listing (an earlier round's); the round that expected it checked it.
+	}
+	for id, e := range expected {
+		if found[id] {
+			continue
+		}
+		m, err := confirm(id, e.q)
+		if err != nil {
+			return f, err
+		}
+		switch {
+		case m == nil:
+			f.add(&f.lost, id, "request %d item %d (key %s), acknowledged in round %d, not found", e.q.seq, e.item, e.q.key, e.q.round)
+		case !intact(m, e.q, e.item):
+			f.add(&f.corrupt, id, "request %d item %d: stored with content_sha256 %s (hash of the stored content %s), sent %s",
+				e.q.seq, e.item, m.ContentSHA256, memgate.ContentHash(m.Content), e.q.hashes[e.item])
+		}
+	}
+	return f, nil
+}
+
+// record adds what a check found to the run's sets and problems.
+func (r *run) record(when string, f findings) {
+	for _, x := range []struct {
+		ids  []string
+		set  map[string]bool
+		what string
+	}{
+		{f.lost, r.lost, "lost"},
+		{f.corrupt, r.corrupt, "corrupt"},
+		{f.dups, r.dups, "duplicate"},
+		{f.strays, r.strays, "stray"},
+	} {
+		for _, id := range x.ids {
+			if r.mark(x.set, id) {
+				r.problem("%s: %s %s: %s", when, x.what, id, f.notes[id])
+			}
+		}
+	}
+	r.mu.Lock()
+	r.rep.Lost, r.rep.Corrupt, r.rep.Duplicates, r.rep.Strays = len(r.lost), len(r.corrupt), len(r.dups), len(r.strays)
+	r.mu.Unlock()
+}
+
+// mark adds id to set and reports whether it is new there.
+func (r *run) mark(set map[string]bool, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if set[id] {
+		return false
+	}
+	set[id] = true
+	return true
+}
+
+// verifyRound checks round k with the writers paused: the memories stored
+// since the previous round (the newest, listed until one a previous round
+// saw) against those acknowledged in the round. Every request sent was
+// acknowledged before the pause, and the previous round's memories were
+// all stored before this one's started, so insertion order separates the
+// rounds.
+func (r *run) verifyRound(ctx context.Context, k int) error {
+	expected := r.led.roundIDs()
+	var fresh []listed
+	cursor := ""
+	// The first page fits the round's memories and a few more (what the
+	// round stored without acknowledging would be more): the page after
+	// it is only read when the round stored more than expected.
+	limit := len(expected) + 20
+	for done := false; !done; limit = 500 {
+		page, next, err := r.list(ctx, cursor, limit)
+		if err != nil {
+			return fmt.Errorf("crash: list after kill %d: %w", k, err)
+		}
+		for _, m := range page {
+			if r.seen[m.ID] {
+				done = true
+				break
+			}
+			fresh = append(fresh, m)
+		}
+		if next == "" {
+			done = true
+		}
+		cursor = next
+	}
+	for _, m := range fresh {
+		r.seen[m.ID] = true
+	}
+	f, err := check(fresh, expected, r.led.request, r.confirm(ctx))
+	if err != nil {
+		return fmt.Errorf("crash: check after kill %d: %w", k, err)
+	}
+	r.record(fmt.Sprintf("after kill %d", k), f)
+	return nil
+}
+
+// verifyAll checks every memory stored against every one acknowledged,
+// and the count the API and (PostgreSQL) the database give.
+func (r *run) verifyAll(ctx context.Context) error {
+	all, err := r.listAll(ctx)
+	if err != nil {
+		return fmt.Errorf("crash: final list: %w", err)
+	}
+	f, err := check(all, r.led.allIDs(), r.led.request, r.confirm(ctx))
+	if err != nil {
+		return fmt.Errorf("crash: final check: %w", err)
+	}
+	r.record("final check", f)
+	r.mu.Lock()
+	r.rep.StoredAtEnd = len(all)
+	r.mu.Unlock()
+	n, err := r.storedCount(ctx)
+	if err != nil {
+		return err
+	}
+	if n != len(all) {
+		r.mismatch("final check: /v1/stats counts %d memories, the listing returned %d", n, len(all))
+	}
+	if r.cfg.Postgres != "" {
+		n, err := pgCount(ctx, r.cfg.Postgres)
+		if err != nil {
+			return err
+		}
+		if n != len(all) {
+			r.mismatch("final check: SELECT count(*) FROM memories says %d, the listing returned %d", n, len(all))
+		}
+	}
+	return nil
+}
+
+// listAll returns every memory of the tenant.
+func (r *run) listAll(ctx context.Context) ([]listed, error) {
+	var all []listed
+	cursor := ""
+	for {
+		page, next, err := r.list(ctx, cursor, 500)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+}
+
+// mismatch records two counts that disagree.
+func (r *run) mismatch(format string, args ...any) {
+	r.mu.Lock()
+	r.rep.CountMismatches++
+	r.mu.Unlock()
+	r.problem(format, args...)
+}
+
+// list returns one page of the tenant's memories (at most limit, 500 at
+// most), newest first, and the next page's cursor ("" on the last page).
+func (r *run) list(ctx context.Context, cursor string, limit int) ([]listed, string, error) {
+	q := url.Values{"limit": {strconv.Itoa(min(limit, 500))}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	var out struct {
+		Memories   []listed `json:"memories"`
+		NextCursor string   `json:"next_cursor"`
+	}
+	if err := r.getJSON(ctx, "/v1/memories?"+q.Encode(), &out); err != nil {
+		return nil, "", err
+	}
+	return out.Memories, out.NextCursor, nil
+}
+
+// confirm returns check's confirm: a GET of the memory in its request's
+// principal.
+func (r *run) confirm(ctx context.Context) func(string, *request) (*listed, error) {
+	return func(id string, q *request) (*listed, error) { return r.get(ctx, id, q.principal) }
+}
+
+// get returns the memory id of principal, or nil when the API answers 404.
+func (r *run) get(ctx context.Context, id, principal string) (*listed, error) {
+	var m listed
+	err := r.getJSON(ctx, "/v1/memories/"+url.PathEscape(id)+"?"+url.Values{"principal": {principal}}.Encode(), &m)
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// storedCount is the tenant's memory count by /v1/stats.
+func (r *run) storedCount(ctx context.Context) (int, error) {
+	var out struct {
+		Total int `json:"total"`
+	}
+	if err := r.getJSON(ctx, "/v1/stats", &out); err != nil {
+		return 0, fmt.Errorf("crash: stats: %w", err)
+	}
+	return out.Total, nil
+}
+
+var errNotFound = errors.New("not found")
+
+// getJSON GETs path from a replica that is up, with the admin key.
+func (r *run) getJSON(ctx context.Context, path string, out any) error {
+	i, base, _, ok := r.tg.pick(-1)
+	if !ok {
+		return errors.New("no replica is up")
+	}
+	defer r.tg.done(i)
+	req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", r.key)
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return errNotFound
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("GET %s: HTTP %d %s", strings.SplitN(path, "?", 2)[0], resp.StatusCode, errorCode(b))
+	}
+	return json.Unmarshal(b, out)
+}
+
+// checkFile runs PRAGMA integrity_check and PRAGMA foreign_key_check on the
+// SQLite file while no child has it open, and records a failure.
+func (r *run) checkFile(ctx context.Context, when string) {
+	start := time.Now()
+	var err error
+	if r.cfg.FileChecker != "" {
+		err = runChecker(ctx, r.cfg.FileChecker, r.cfg.SQLite)
+	} else {
+		err = CheckSQLite(ctx, r.cfg.SQLite)
+	}
+	r.mu.Lock()
+	r.checks = append(r.checks, time.Since(start))
+	r.rep.IntegrityChecks++
+	if err != nil {
+		r.rep.IntegrityFailures++
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.problem("%s: %v", when, err)
+	}
+}
+
+// runChecker runs "prog path" and returns nil when it exits 0, else an
+// error with what it printed.
+func runChecker(ctx context.Context, prog, path string) error {
+	out, err := exec.CommandContext(ctx, prog, path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %s (%w)", filepath.Base(prog), strings.TrimSpace(string(out)), err)
+	}
+	return nil
+}
+
+// CheckSQLite checks the SQLite file at path as the harness does after
+// every kill, while no process has it open. It opens the database
+// read-only, so that the check neither recovers nor checkpoints the
+// write-ahead log (the next server must do that itself, as after a real
+// crash), and runs PRAGMA integrity_check (which must answer the one row
+// "ok") and PRAGMA foreign_key_check (which must answer no row).
+func CheckSQLite(ctx context.Context, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	// A file: URI (as package sqlite opens it) keeps a path with '?' or
+	// '#' from being read as parameters.
+	uri := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(10000)"
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return fmt.Errorf("integrity check: open: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	var msgs []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return fmt.Errorf("integrity check: %w", err)
+		}
+		msgs = append(msgs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	if len(msgs) != 1 || msgs[0] != "ok" {
+		if len(msgs) > 5 {
+			msgs = append(msgs[:5], fmt.Sprintf("(%d more)", len(msgs)-5))
+		}
+		return fmt.Errorf("PRAGMA integrity_check: %s", strings.Join(msgs, "; "))
+	}
+	rows, err = db.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return fmt.Errorf("foreign key check: %w", err)
+	}
+	n := 0
+	var first string
+	for rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			rows.Close()
+			return fmt.Errorf("foreign key check: %w", err)
+		}
+		if n == 0 {
+			first = fmt.Sprintf("%s row %d references a missing %s", table, rowid.Int64, parent)
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("foreign key check: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("PRAGMA foreign_key_check: %d violations, first: %s", n, first)
+	}
+	return nil
+}
+
+// pgCount counts the memories table with SQL, beside the API's count.
+func pgCount(ctx context.Context, dbURL string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return 0, fmt.Errorf("crash: connect to PostgreSQL: %w", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM memories").Scan(&n); err != nil {
+		return 0, fmt.Errorf("crash: count memories: %w", err)
+	}
+	return n, nil
+}
