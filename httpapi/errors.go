@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/memgate/memgate"
@@ -51,6 +54,11 @@ type errorDetail struct {
 // the table does not know) is answered "internal error" and its detail is
 // kept for the request's log line, with the request id.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		// The request's own deadline (Config.RequestTimeout), not a
+		// driver's: the store or the embedder did not answer in time.
+		err = &memgate.Error{Code: memgate.EUNAVAILABLE, Message: fmt.Sprintf("the request did not finish within %s (a database or embedder not answering); try again", s.cfg.RequestTimeout)}
+	}
 	code := memgate.ErrorCode(err)
 	status, known := statusOf[code]
 	d := errorDetail{Code: code, Message: memgate.ErrorMessage(err), Field: memgate.ErrorField(err)}

@@ -84,7 +84,17 @@ type Config struct {
 	Agent *agent.Agent
 	// ChatTimeout bounds one POST /v1/chat (default DefaultChatTimeout).
 	ChatTimeout time.Duration
+	// RequestTimeout bounds every other /v1 call but import and export
+	// (default DefaultRequestTimeout; negative: no bound). A call still
+	// running then is abandoned and answered 503 unavailable: a database
+	// that stops answering without closing its connections holds a
+	// request no longer than this.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is the default Config.RequestTimeout: far above
+// any call's normal time (milliseconds), below the server's write timeout.
+const DefaultRequestTimeout = 60 * time.Second
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
@@ -108,6 +118,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ChatTimeout == 0 {
 		c.ChatTimeout = DefaultChatTimeout
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	return c
 }
@@ -382,6 +395,17 @@ type call struct {
 // the route's handler and writes its error, if any.
 func (s *server) serveAPI(w http.ResponseWriter, r *http.Request, rt route) {
 	w.Header().Set("Cache-Control", "no-store")
+	switch rt.op {
+	case auth.OpChat, auth.OpImport, auth.OpExport:
+		// Chat has its own bound; bulk transfers are bounded by the
+		// server's read and write timeouts.
+	default:
+		if d := s.cfg.RequestTimeout; d > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+	}
 	key, err := s.authenticate(r)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="memgate"`)

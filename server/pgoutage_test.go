@@ -27,6 +27,8 @@ type tcpProxy struct {
 	target string
 	addr   string
 
+	frozen atomic.Bool // bytes are held, connections stay open (Freeze)
+
 	mu    sync.Mutex
 	ln    net.Listener
 	conns map[net.Conn]struct{}
@@ -43,6 +45,7 @@ func newProxy(t *testing.T, target string) *tcpProxy {
 	p.addr = ln.Addr().String()
 	p.start(ln)
 	t.Cleanup(func() {
+		p.frozen.Store(false)
 		p.Cut()
 		p.wg.Wait()
 	})
@@ -98,10 +101,35 @@ func (p *tcpProxy) pipe(client net.Conn) {
 		})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { io.Copy(server, client); closeBoth() })
-	wg.Go(func() { io.Copy(client, server); closeBoth() })
+	wg.Go(func() { p.copy(server, client); closeBoth() })
+	wg.Go(func() { p.copy(client, server); closeBoth() })
 	wg.Wait()
 }
+
+// copy forwards src to dst, holding what it read while the proxy is
+// frozen.
+func (p *tcpProxy) copy(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.frozen.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Freeze stops forwarding without closing anything: a database that stops
+// answering (hung, or a network that drops packets). Thaw resumes.
+func (p *tcpProxy) Freeze() { p.frozen.Store(true) }
+func (p *tcpProxy) Thaw()   { p.frozen.Store(false) }
 
 // Cut closes the listener and every open connection.
 func (p *tcpProxy) Cut() {
@@ -411,4 +439,61 @@ func TestPostgresOutage(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged writes all stored; %d failed writes stored whole (cut during COMMIT), none partly", acked, ambiguous)
+}
+
+// TestPostgresStopsAnswering: a PostgreSQL that stops answering without
+// closing its connections holds a request no longer than the request
+// timeout, which answers 503 unavailable; once it answers again, so does
+// the server, with nothing restarted.
+func TestPostgresStopsAnswering(t *testing.T) {
+	dbURL := pgtest.SchemaURL(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newProxy(t, u.Host)
+	u.Host = proxy.addr
+	const timeout = 2 * time.Second
+	s := startServer(t, server.Config{Postgres: u.String(), SweepEvery: -1, RequestTimeout: timeout}, "")
+	a := newAPI(t, s.base, s.key)
+	a.ok(http.StatusCreated, "POST", "/v1/memories", batchJSON("seed", 2))
+	recall := `{"principal":"alice","query":"When do the tomatoes by the south fence want water?"}`
+	// Control: answered at once while the database answers.
+	start := time.Now()
+	a.ok(http.StatusOK, "POST", "/v1/recall", recall)
+	if took := time.Since(start); took > timeout {
+		t.Fatalf("control recall took %s", took)
+	}
+
+	proxy.Freeze()
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/recall", recall},
+		{"POST", "/v1/memories", memoryJSON("frozen")},
+		{"GET", "/v1/memories?principal=alice", ""},
+	} {
+		start := time.Now()
+		status, body := a.do(c.method, c.path, c.body)
+		took := time.Since(start)
+		code, msg := errorOf(body)
+		if status != http.StatusServiceUnavailable || code != "unavailable" || !strings.Contains(msg, "did not finish within 2s") {
+			t.Fatalf("%s %s with the database not answering: %d %s %q after %s; want 503 unavailable naming the timeout", c.method, c.path, status, code, msg, took)
+		}
+		if took < timeout || took > timeout+3*time.Second {
+			t.Fatalf("%s %s answered after %s; want about the %s timeout", c.method, c.path, took, timeout)
+		}
+	}
+	proxy.Thaw()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		status, _ := a.do("POST", "/v1/recall", recall)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not recover within 15 s of the database answering again (last status %d)", status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The frozen remember stored nothing it acknowledged; a new one works.
+	a.ok(http.StatusCreated, "POST", "/v1/memories", memoryJSON("after"))
 }

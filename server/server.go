@@ -99,9 +99,12 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
-	IdleTimeout       time.Duration
-	MaxHeaderBytes    int
-	ShutdownTimeout   time.Duration
+	// RequestTimeout bounds one /v1 call (httpapi.Config.RequestTimeout;
+	// 0: its default, negative: none).
+	RequestTimeout  time.Duration
+	IdleTimeout     time.Duration
+	MaxHeaderBytes  int
+	ShutdownTimeout time.Duration
 
 	// LogLevel is the minimum level of the JSON log (default info).
 	LogLevel slog.Level
@@ -221,12 +224,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	authorizer := auth.New(db)
 	handler, err := httpapi.New(httpapi.Config{
-		Engine:       eng,
-		Auth:         authorizer,
-		Logger:       log,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		RateLimit:    cfg.RateLimit,
-		Agent:        chat,
+		Engine:         eng,
+		Auth:           authorizer,
+		Logger:         log,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		RateLimit:      cfg.RateLimit,
+		Agent:          chat,
+		RequestTimeout: cfg.RequestTimeout,
 	})
 	if err != nil {
 		return err

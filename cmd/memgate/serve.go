@@ -34,6 +34,8 @@ func cmdServe(e env, args []string) error {
 	fs.IntVar(&burst, "rate-burst", httpapi.DefaultRateBurst, "requests a key may send at once")
 	emb.register(fs)
 	llm.register(fs)
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", httpapi.DefaultRequestTimeout,
+		"longest a /v1 call may take (not chat, import or export) before it answers 503 unavailable (0 or less: no bound)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -50,6 +52,9 @@ func cmdServe(e env, args []string) error {
 	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = -1
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = -1
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = time.Nanosecond // shut down at once
