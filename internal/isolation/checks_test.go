@@ -1,0 +1,636 @@
+package isolation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate"
+)
+
+// The operations: each makes its request, calls the driver, judges the
+// answer, and returns the effect its changes to the store must fit.
+
+func (r *run) unexpected(what string, err error) {
+	r.t.Helper()
+	r.fail("%s in binding failed: %v", what, err)
+}
+
+// Idempotency keys come from a small pool shared by every caller, so the
+// same key is used in many partitions: its records are kept per partition
+// (tenant, principal, agent, conversation), and one partition's record
+// must never replay, or conflict with, a remember in another.
+var idemKeys = []string{"retry-1", "retry-2", "retry-3"}
+
+type idemKey struct {
+	o   owner
+	key string
+}
+
+// idemRecord is the first remember with a key in a partition.
+type idemRecord struct {
+	in rememberIn
+	id string
+}
+
+func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	in := rememberIn{Kind: pick(r, rememberKinds), Source: pick(r, r.surf.sources), Content: r.content(s)}
+	if r.surf.restricted && r.rng.IntN(8) == 0 {
+		in.Sensitivity = memgate.SensitivityRestricted
+	}
+	var snap map[ref]string
+	ik := idemKey{owner{s.Tenant, s.Principal, s.Agent, s.Conversation}, ""}
+	var rec *idemRecord
+	if r.surf.idempotency && r.rng.IntN(10) < 4 {
+		ik.key = pick(r, idemKeys)
+		rec = r.idem[ik]
+		if rec != nil && r.rng.IntN(2) == 0 {
+			in = rec.in // a late retry
+		}
+		in.IdempotencyKey = ik.key
+		r.desc += fmt.Sprintf(" idempotency key %s (partition record: %v)", ik.key, rec != nil)
+	} else if r.rng.IntN(3) == 0 {
+		in.Supersedes = r.pickTarget(s, 35, hasStatus(memgate.StatusActive))
+		snap = r.snapshot(s.Tenant, in.Supersedes)
+		r.desc += " superseding " + in.Supersedes
+	}
+	r.desc += fmt.Sprintf(" kind=%s source=%s", in.Kind, in.Source)
+	m, err := r.drv.remember(c, q, in)
+	if code != "" {
+		r.refused(err, code)
+		r.unchanged(snap, ref{})
+		return effect{}
+	}
+	if in.Supersedes != "" {
+		if r.reachable(s, in.Supersedes) == nil {
+			r.crossKind("remember", s, in.Supersedes)
+			r.notFoundLikeMissing(err, func(g string) error {
+				in2 := in
+				in2.Supersedes = g
+				_, err := r.drv.remember(c, q, in2)
+				return err
+			})
+			r.unchanged(snap, ref{})
+			return effect{}
+		}
+		r.unchanged(snap, ref{s.Tenant, in.Supersedes})
+		if codeOf(err) == memgate.ECONFLICT {
+			r.count("remember.conflict") // the memory to supersede is not active
+			return effect{}
+		}
+	}
+	if code == "" && rec != nil {
+		// This partition holds a record of the key: the same request is
+		// answered with the memory it names, if that still exists, and
+		// stores nothing; anything else is a conflict.
+		if e := r.w.reg.get(s.Tenant, rec.id); in == rec.in && e != nil && e.alive() {
+			switch {
+			case err != nil:
+				r.fail("a retry with the same idempotency key and request failed: %v", err)
+			case m.ID != rec.id:
+				r.fail("a retry with the same idempotency key answered %s; the first remember stored %s", m.ID, rec.id)
+			default:
+				r.count("remember.replayed")
+			}
+			return effect{post: func() {
+				if err == nil {
+					r.shown("remember (replayed)", m, s)
+				}
+			}}
+		}
+		if codeOf(err) != memgate.ECONFLICT {
+			r.fail("a remember reusing an idempotency key of its partition for another request (or a deleted memory) was answered %v, want conflict", orOK(err))
+		}
+		r.count("remember.keyconflict")
+		return effect{}
+	}
+	if err != nil {
+		r.unexpected("remember", err)
+		return effect{}
+	}
+	r.count("remember.ok")
+	if in.IdempotencyKey != "" {
+		// The key is new in this partition, whatever other partitions
+		// hold: it was stored, and a retry now replays it.
+		r.idem[ik] = &idemRecord{in: in, id: m.ID}
+		if r.rng.IntN(10) < 6 {
+			switch m2, err := r.drv.remember(c, q, in); {
+			case err != nil:
+				r.fail("an immediate retry with the same idempotency key and request failed: %v", err)
+			case m2.ID != m.ID:
+				r.fail("an immediate retry with the same idempotency key answered %s; the first remember stored %s", m2.ID, m.ID)
+			default:
+				r.count("remember.replayed")
+			}
+		}
+	}
+	home := partition{s.Tenant, s.Principal}
+	return effect{
+		what: fmt.Sprintf("memories of %s visible from %+v", home, s),
+		part: func(p partition) bool { return p == home },
+		row: func(n *memgate.Memory, isNew bool) string {
+			switch {
+			case !visible(s, ownerOf(n)):
+				return "remember changed a memory outside its scope"
+			case isNew && n.ID != m.ID:
+				return "remember stored a memory other than the one it answered"
+			case isNew && s.Agent != "" && n.Agent != s.Agent:
+				return "remember stored a memory outside the scope's agent"
+			case isNew && s.Conversation != "" && n.Conversation != s.Conversation:
+				return "remember stored a memory outside the scope's conversation"
+			}
+			return ""
+		},
+		del: func(e *entry) string {
+			if e.owner.principal == s.Principal && e.mem.Kind == in.Kind {
+				return "" // a retention cap evicts from the (tenant, principal, kind) written
+			}
+			return "remember deleted a memory"
+		},
+		post: func() { r.shown("remember", m, s) },
+	}
+}
+
+func (r *run) recall(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	in := recallIn{Query: r.query(s), K: 1 + r.rng.IntN(10)}
+	if r.surf.recallKinds && r.rng.IntN(10) < 3 {
+		in.Kinds = []memgate.Kind{pick(r, kinds), pick(r, kinds)}
+	}
+	if r.surf.restricted && c.key.Role != memgate.RoleAgent && r.rng.IntN(10) < 3 {
+		in.IncludeRestricted = true
+	}
+	r.desc += fmt.Sprintf(" k=%d kinds=%v restricted=%v", in.K, in.Kinds, in.IncludeRestricted)
+	ms, err := r.drv.recall(c, q, in)
+	if code != "" {
+		r.refused(err, code)
+		return effect{}
+	}
+	if err != nil {
+		r.unexpected("recall", err)
+		return effect{}
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m.ID] {
+			r.fail("recall returned %s twice", m.ID)
+		}
+		seen[m.ID] = true
+		e := r.shown("recall", m, s)
+		if e == nil {
+			continue
+		}
+		switch {
+		case e.mem.Status != memgate.StatusActive:
+			r.fail("recall returned %s, which is %s", m.ID, e.mem.Status)
+		case len(in.Kinds) > 0 && !slices.Contains(in.Kinds, e.mem.Kind):
+			r.fail("recall for kinds %v returned %s of kind %s", in.Kinds, m.ID, e.mem.Kind)
+		case e.mem.Sensitivity == memgate.SensitivityRestricted && !in.IncludeRestricted:
+			r.fail("recall without include_restricted returned the restricted %s", m.ID)
+		}
+	}
+	if len(ms) > 0 {
+		r.count("recall.nonempty")
+	}
+	return effect{}
+}
+
+// matches reports whether a memory passes a list's filters.
+func (in listIn) matches(m *memgate.Memory, status memgate.Status) bool {
+	if len(in.Kinds) > 0 && !slices.Contains(in.Kinds, m.Kind) {
+		return false
+	}
+	if status != "" && m.Status != status {
+		return false
+	}
+	return in.Text == "" || strings.Contains(strings.ToLower(m.Content), strings.ToLower(in.Text))
+}
+
+// sameSet checks that a listing shows exactly the memories want: none
+// outside it (checked by shown and the filters) and, the populated
+// control, none of it left out.
+func (r *run) sameSet(what string, got []*memgate.Memory, want []*entry) {
+	ids := map[string]bool{}
+	for _, m := range got {
+		if ids[m.ID] {
+			r.fail("%s showed %s twice", what, m.ID)
+		}
+		ids[m.ID] = true
+	}
+	for _, e := range want {
+		if !ids[e.id] {
+			r.fail("%s left out %s (owner %+v, %s), which the caller may see", what, e.id, e.owner, e.mem.Status)
+		}
+	}
+	if len(got) > len(want) {
+		r.fail("%s showed %d memories, %d expected", what, len(got), len(want))
+	}
+}
+
+func (r *run) list(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	var in listIn
+	if r.rng.IntN(10) < 3 {
+		in.Kinds = []memgate.Kind{pick(r, kinds)}
+	}
+	if r.rng.IntN(10) < 4 {
+		in.Status = pick(r, statuses)
+	}
+	if r.rng.IntN(10) < 2 {
+		in.Text = pick(r, listWords)
+	}
+	r.desc += fmt.Sprintf(" filter=%+v", in)
+	ms, err := r.drv.list(c, q, in)
+	if code != "" {
+		r.refused(err, code)
+		return effect{}
+	}
+	if err != nil {
+		r.unexpected("list", err)
+		return effect{}
+	}
+	status := in.Status
+	if status == "" && r.surf.listActive {
+		status = memgate.StatusActive
+	}
+	for _, m := range ms {
+		if e := r.shown("list", m, s); e != nil && !in.matches(e.mem, status) {
+			r.fail("list with filter %+v (status %q) showed %s: %s %s", in, status, m.ID, e.mem.Kind, e.mem.Status)
+		}
+	}
+	r.sameSet("list", ms, r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) && in.matches(e.mem, status) }))
+	if len(ms) > 0 {
+		r.count("list.nonempty")
+	}
+	return effect{}
+}
+
+func (r *run) export(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	ms, lines, err := r.drv.export(c, q)
+	if code != "" {
+		r.refused(err, code)
+		return effect{}
+	}
+	if err != nil {
+		r.unexpected("export", err)
+		return effect{}
+	}
+	for _, m := range ms {
+		if e := r.shown("export", m, s); e != nil && m.ContentSHA256 != e.mem.ContentSHA256 {
+			r.fail("export wrote %s with hash %s, stored %s", m.ID, m.ContentSHA256, e.mem.ContentSHA256)
+		}
+	}
+	r.sameSet("export", ms, r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) }))
+	if len(ms) > 0 {
+		r.count("export.nonempty")
+		r.exports[s.Tenant] = lines
+	}
+	return effect{}
+}
+
+// idOp performs get, update, revoke, approve or delete on a picked id.
+func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	name := opInfo[op].name
+	var prefer func(*memgate.Memory) bool
+	switch op {
+	case opApprove:
+		prefer = hasStatus(memgate.StatusPending)
+	case opUpdate, opRevoke:
+		prefer = hasStatus(memgate.StatusActive, memgate.StatusPending)
+	}
+	inScope := 50
+	if op == opApprove {
+		inScope = 60 // pending memories in scope are rarer than others
+	}
+	id := r.pickTarget(s, inScope, prefer)
+	// An update names the version it is based on: the target's, or the
+	// version of that id in another tenant (what a caller who learned it
+	// would send), or now and then a stale one.
+	version := int64(1)
+	if e := r.w.reg.get(s.Tenant, id); e != nil && e.alive() {
+		version = e.mem.Version
+	} else {
+		for _, o := range r.w.reg.byID[id] {
+			if o.alive() {
+				version = o.mem.Version
+			}
+		}
+	}
+	stale := op == opUpdate && r.rng.IntN(10) == 0
+	if stale {
+		version++
+	}
+	upd := updateIn{Reason: "noted on " + pick(r, objects)}
+	if r.rng.IntN(2) == 0 {
+		upd = updateIn{Content: r.sentence()}
+	}
+	call := func(id string) (*memgate.Memory, error) {
+		switch op {
+		case opGet:
+			return r.drv.get(c, q, id)
+		case opUpdate:
+			return r.drv.update(c, q, id, version, upd)
+		case opRevoke:
+			return r.drv.revoke(c, q, id)
+		case opApprove:
+			return r.drv.approve(c, q, id)
+		}
+		return nil, r.drv.delete(c, q, id)
+	}
+	r.desc += " id " + id
+	if op == opUpdate {
+		r.desc += fmt.Sprintf(" version %d", version)
+	}
+	snap := r.snapshot(s.Tenant, id)
+	m, err := call(id)
+	if code != "" {
+		r.refused(err, code)
+		r.unchanged(snap, ref{})
+		return effect{}
+	}
+	e := r.reachable(s, id)
+	if e == nil {
+		r.crossKind(name, s, id)
+		r.notFoundLikeMissing(err, func(g string) error { _, err := call(g); return err })
+		r.unchanged(snap, ref{})
+		return effect{}
+	}
+	r.unchanged(snap, e.ref)
+	if codeOf(err) == memgate.ENOTFOUND {
+		r.fail("%s of %s, in scope %+v, answered not_found", name, id, s)
+		return effect{}
+	}
+	was := e.mem
+	r.desc += fmt.Sprintf(" (in scope, %s v%d)", was.Status, was.Version)
+	ok := func(want ...memgate.Status) bool { return slices.Contains(want, was.Status) }
+	switch op {
+	case opGet:
+		if err != nil {
+			r.unexpected("get", err)
+			return effect{}
+		}
+		if m.ID != id || (!r.surf.partial && fingerprint(m) != fingerprint(was)) {
+			r.fail("get of %s answered %s %s; stored: %s", id, m.ID, fingerprint(m), fingerprint(was))
+		}
+		r.count("get.ok")
+		return effect{post: func() { r.shown("get", m, s) }}
+	case opUpdate:
+		can := ok(memgate.StatusActive, memgate.StatusPending) && !stale
+		switch got := codeOf(err); {
+		case err == nil && !can:
+			r.fail("update of a %s memory at a stale=%v version succeeded", was.Status, stale)
+		case got == memgate.ECONFLICT && can:
+			r.fail("update at the current version was a conflict: %v", err)
+			return effect{}
+		case got == memgate.ECONFLICT, got == memgate.EPOLICY:
+			r.count("update.refused")
+			return effect{}
+		case err != nil:
+			r.unexpected("update", err)
+			return effect{}
+		}
+		r.count("update.ok")
+		eff := onlyEntries("memory "+id, e)
+		eff.post = func() {
+			if n := r.shown("update", m, s); n != nil && m.Version != was.Version+1 {
+				r.fail("update of %s answered version %d, was %d", id, m.Version, was.Version)
+			}
+		}
+		return eff
+	case opRevoke:
+		switch {
+		case ok(memgate.StatusSuperseded) && codeOf(err) == memgate.ECONFLICT:
+			r.count("revoke.refused")
+			return effect{}
+		case err != nil:
+			r.unexpected("revoke", err)
+			return effect{}
+		case m.Status != memgate.StatusRevoked:
+			r.fail("revoke of %s answered status %s", id, m.Status)
+		}
+		r.count("revoke.ok")
+		eff := onlyEntries("memory "+id, e)
+		eff.post = func() { r.shown("revoke", m, s) }
+		return eff
+	case opApprove:
+		switch {
+		case ok(memgate.StatusRevoked, memgate.StatusSuperseded) && codeOf(err) == memgate.ECONFLICT:
+			r.count("approve.refused")
+			return effect{}
+		case err != nil:
+			r.unexpected("approve", err)
+			return effect{}
+		case m.Status != memgate.StatusActive:
+			r.fail("approve of %s answered status %s", id, m.Status)
+		}
+		if was.Status == memgate.StatusPending {
+			r.count("approve.ok")
+		} else {
+			r.count("approve.noop")
+		}
+		// Approving a pending memory that was remembered to supersede
+		// another marks that one superseded: the link was made within
+		// the same tenant and principal, in any agent or conversation
+		// (store.Promote), and that is the only other memory it may touch.
+		es := []*entry{e}
+		if o := r.w.reg.get(e.tenant, was.Supersedes); was.Supersedes != "" && o != nil && o.alive() && o.owner.principal == e.owner.principal {
+			es = append(es, o)
+		}
+		eff := onlyEntries("memory "+id+" and the one it supersedes", es...)
+		eff.post = func() { r.shown("approve", m, s) }
+		return eff
+	default: // delete
+		if err != nil {
+			r.unexpected("delete", err)
+			return effect{}
+		}
+		r.count("delete.ok")
+		eff := onlyEntries("memory "+id, e)
+		eff.row = func(*memgate.Memory, bool) string { return "delete changed a memory" }
+		eff.del = func(d *entry) string {
+			if d != e {
+				return "delete removed another memory"
+			}
+			return ""
+		}
+		return eff
+	}
+}
+
+func (r *run) forget(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	before := r.w.counts()
+	n, err := r.drv.forget(c, q)
+	if code != "" {
+		r.refused(err, code)
+		return effect{}
+	}
+	if err != nil {
+		r.unexpected("forget", err)
+		return effect{}
+	}
+	home := partition{s.Tenant, s.Principal}
+	if n != before[home] {
+		r.fail("forget of %s erased %d memories; it held %d", home, n, before[home])
+	}
+	after := r.w.counts()
+	for p, was := range before {
+		if p != home && after[p] != was {
+			r.fail("forget of %s changed the count of %s: %d → %d", home, p, was, after[p])
+		}
+	}
+	for p, now := range after {
+		if p == home && now != 0 {
+			r.fail("after forget, %s still holds %d memories", home, now)
+		} else if _, ok := before[p]; !ok && p != home {
+			r.fail("forget of %s made %d memories appear in %s", home, now, p)
+		}
+	}
+	if n > 0 {
+		r.count("forget.erased")
+	}
+	for k := range r.idem {
+		if k.o.tenant == home.tenant && k.o.principal == home.principal {
+			delete(r.idem, k) // forget drops the principal's idempotency records
+		}
+	}
+	return effect{
+		what: "the memories of " + home.String(),
+		part: func(p partition) bool { return p == home },
+		row:  func(*memgate.Memory, bool) string { return "forget changed a memory instead of erasing it" },
+		del: func(e *entry) string {
+			if e.tenant != home.tenant || e.owner.principal != home.principal {
+				return "forget erased another principal's memory"
+			}
+			return ""
+		},
+	}
+}
+
+// importLines imports a few JSONL lines: fresh ones, or lines of an
+// earlier export (of this tenant or another, the tenant member removed,
+// rewritten to the importer's, or left naming the other tenant, which
+// must refuse the whole import).
+func (r *run) importLines(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	tenant := c.key.Tenant
+	var lines []map[string]any
+	var srcs []string
+	for _, t := range tenants {
+		if len(r.exports[t]) > 0 {
+			srcs = append(srcs, t)
+		}
+	}
+	from := ""
+	if len(srcs) > 0 && r.rng.IntN(2) == 0 {
+		from = pick(r, srcs)
+		exp := r.exports[from]
+		for _, i := range r.rng.Perm(len(exp))[:1+r.rng.IntN(min(6, len(exp)))] {
+			var l map[string]any
+			dec := json.NewDecoder(bytes.NewReader(exp[i]))
+			dec.UseNumber()
+			if err := dec.Decode(&l); err != nil {
+				r.w.fatalf("%v", err)
+			}
+			if from != tenant {
+				if r.rng.IntN(2) == 0 {
+					delete(l, "tenant")
+				} else {
+					l["tenant"] = tenant
+				}
+			}
+			lines = append(lines, l)
+		}
+	} else {
+		for range 1 + r.rng.IntN(6) {
+			l := map[string]any{"id": memgate.NewID(time.Now()), "principal": pick(r, principals), "kind": string(pick(r, kinds)), "content": r.sentence()}
+			if r.rng.IntN(2) == 0 {
+				l["agent"] = pick(r, agents)
+			}
+			if r.rng.IntN(2) == 0 {
+				l["conversation"] = pick(r, conversations)
+			}
+			if r.rng.IntN(4) == 0 {
+				l["status"] = "pending"
+			}
+			if r.rng.IntN(5) == 0 {
+				l["tenant"] = tenant
+			}
+			lines = append(lines, l)
+		}
+	}
+	foreign := r.rng.IntN(5) < 2
+	if foreign {
+		lines[r.rng.IntN(len(lines))]["tenant"] = pick(r, others(tenants, tenant))
+	}
+	var body bytes.Buffer
+	owners := map[string]owner{}
+	conflict := false
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			r.w.fatalf("%v", err)
+		}
+		body.Write(b)
+		body.WriteByte('\n')
+		str := func(k string) string { v, _ := l[k].(string); return v }
+		id := str("id")
+		owners[id] = owner{tenant, str("principal"), str("agent"), str("conversation")}
+		if e := r.w.reg.get(tenant, id); e != nil && e.alive() {
+			conflict = true
+		}
+	}
+	r.desc += fmt.Sprintf(" %d lines (from %q, naming another tenant: %v, an id in use: %v)", len(lines), from, foreign, conflict)
+	n, err := r.drv.importJSONL(c, q, body.Bytes())
+	switch {
+	case code != "":
+		r.refused(err, code)
+		return effect{}
+	case foreign:
+		if codeOf(err) != memgate.EINVALID {
+			r.fail("an import with a line naming another tenant was answered %v, want invalid_argument", orOK(err))
+		}
+		r.count("import.refused")
+		return effect{}
+	case conflict:
+		if codeOf(err) != memgate.ECONFLICT {
+			r.fail("an import reusing an id of the tenant was answered %v, want conflict", orOK(err))
+		}
+		r.count("import.conflict")
+		return effect{}
+	case err != nil:
+		r.unexpected("import", err)
+		return effect{}
+	case n != len(lines):
+		r.fail("import of %d lines imported %d", len(lines), n)
+	}
+	r.count("import.ok")
+	return effect{
+		what: fmt.Sprintf("the %d imported memories, in %s", len(lines), tenant),
+		part: func(p partition) bool {
+			for _, o := range owners {
+				if p == (partition{o.tenant, o.principal}) {
+					return true
+				}
+			}
+			return false
+		},
+		row: func(m *memgate.Memory, isNew bool) string {
+			o, ok := owners[m.ID]
+			switch {
+			case !ok || !isNew:
+				return "import changed a memory it did not import"
+			case ownerOf(m) != o:
+				return fmt.Sprintf("import stored a line meant for %+v", o)
+			}
+			return ""
+		},
+		del: func(*entry) string { return "import deleted a memory" },
+		post: func() {
+			for id, o := range owners {
+				if e := r.w.reg.get(tenant, id); e == nil || !e.alive() || e.owner != o {
+					r.fail("imported line %s is not stored for %+v", id, o)
+				}
+			}
+		},
+	}
+}
