@@ -302,19 +302,7 @@ func replay(ctx context.Context, tx pgx.Tx, m *memgate.Memory, key store.Idempot
 
 // PruneIdempotency implements store.Store: the oldest records first.
 func (db *DB) PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	var n int64
-	err := db.write(ctx, "prune idempotency", func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, pruneIdempotencySQL, ts(before), limit)
-		n = tag.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
+	return db.prune(ctx, "prune idempotency", pruneIdempotencySQL, before, limit)
 }
 
 // evict deletes the oldest memories of p until at most limit remain, and

@@ -191,12 +191,19 @@ func lastOccurrences(ids []string) []string {
 // memory_tombstones_deleted_at. A trigger raises each partition's pruned
 // mark as they go.
 func (db *DB) PruneChanges(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return db.prune(ctx, "prune changes", pruneSQL, before, limit)
+}
+
+// prune runs a pruning DELETE whose arguments are a time (records made
+// before it go) and a limit, in a write transaction, and returns how many
+// rows it deleted; a limit of 0 or less deletes nothing.
+func (db *DB) prune(ctx context.Context, op, query string, before time.Time, limit int) (int64, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int64
-	err := db.write(ctx, "prune changes", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, pruneSQL, micros(before), limit)
+	err := db.write(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, micros(before), limit)
 		if err != nil {
 			return err
 		}

@@ -222,22 +222,7 @@ func (db *DB) replay(ctx context.Context, tx *sql.Tx, m *memgate.Memory, key sto
 
 // PruneIdempotency implements store.Store: the oldest records first.
 func (db *DB) PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	var n int64
-	err := db.write(ctx, "prune idempotency", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, pruneIdempotencySQL, micros(before), limit)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
+	return db.prune(ctx, "prune idempotency", pruneIdempotencySQL, before, limit)
 }
 
 // evict deletes the oldest memories of p until at most limit remain, and
