@@ -463,6 +463,9 @@ func (r *Report) judgeSoak(o options, s soakRun) {
 			continue
 		}
 		st := p99Stable(opNames[op], s.lat[op], warm)
+		if !o.judgeP99 {
+			st.Verdict = "not judged (-judge-p99=false)"
+		}
 		r.SoakP99 = append(r.SoakP99, st)
 		r.Targets = append(r.Targets, Target{
 			fmt.Sprintf("soak: %s p99 stable (last third of intervals after warm-up <= max(%.1f x, +%d ms) first third)", st.Op, p99Growth, p99Slack.Milliseconds()),
