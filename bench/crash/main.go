@@ -24,15 +24,14 @@ import (
 	mrand "math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/memgate/memgate/bench/internal/memgatebin"
 	"github.com/memgate/memgate/internal/crash"
 )
 
@@ -111,7 +110,7 @@ func run(ctx context.Context, cfg crash.Config, pgURL, bin string, keep bool) (r
 		}()
 	}
 	if bin == "" {
-		if bin, err = buildMemgate(ctx, cfg.Dir); err != nil {
+		if bin, err = memgatebin.Build(ctx, cfg.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -145,23 +144,6 @@ func randomHex() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// buildMemgate builds cmd/memgate of the main module (where this module's
-// replace points) into dir, without -race.
-func buildMemgate(ctx context.Context, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/memgate/memgate").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the memgate module: %w", err)
-	}
-	bin := filepath.Join(dir, "memgate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/memgate")
-	build.Dir = strings.TrimSpace(string(out))
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build memgate: %w", err)
-	}
-	return bin, nil
 }
 
 // createSchema creates a new schema in the database at base and returns

@@ -52,6 +52,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite"
+
+	"github.com/memgate/memgate/bench/internal/memgatebin"
 )
 
 type options struct {
@@ -183,7 +185,7 @@ func runPGRestart(ctx context.Context, o options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildMemgate(ctx, dir)
+	bin, err := memgatebin.Build(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +268,7 @@ func runFullDisk(ctx context.Context, o options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildMemgate(ctx, dir)
+	bin, err := memgatebin.Build(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -768,22 +770,6 @@ func (c *child) stop() {
 		_ = c.cmd.Process.Kill()
 		<-c.done
 	}
-}
-
-// buildMemgate builds cmd/memgate of the main module into dir.
-func buildMemgate(ctx context.Context, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/memgate/memgate").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the memgate module: %w", err)
-	}
-	bin := filepath.Join(dir, "memgate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/memgate")
-	build.Dir = strings.TrimSpace(string(out))
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build memgate: %w", err)
-	}
-	return bin, nil
 }
 
 // childEnv is this environment without MEMGATE_POSTGRES_URL, serve's

@@ -61,6 +61,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/memgate/memgate/bench/internal/memgatebin"
 )
 
 // Phase is one phase's measurement.
@@ -291,7 +293,7 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 			return nil, err
 		}
 		defer os.RemoveAll(dir) // after the child stopped (deferred below)
-		bin, err := buildMemgate(ctx, dir)
+		bin, err := memgatebin.Build(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -385,26 +387,6 @@ type child struct {
 	cmd      *exec.Cmd
 	url, key string
 	done     chan error
-}
-
-// buildMemgate builds cmd/memgate into dir and returns the binary's path.
-// It builds in the main module's directory (where the bench module's
-// replace points), with the main module's go.mod and go.sum: the binary is
-// the one memgate ships, and this module need not list the server's
-// dependencies.
-func buildMemgate(ctx context.Context, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/memgate/memgate").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the memgate module: %w", err)
-	}
-	bin := filepath.Join(dir, "memgate")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/memgate")
-	build.Dir = strings.TrimSpace(string(out))
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("build memgate: %w", err)
-	}
-	return bin, nil
 }
 
 // writePolicy writes a policy file capping message retention per

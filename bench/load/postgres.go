@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/memgate/memgate/bench/internal/memgatebin"
 )
 
 // freshRetryFor is how long a stale freshness pair keeps recalling (every
@@ -86,7 +88,7 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir) // after the replicas stopped (deferred below)
-	bin, err := buildMemgate(ctx, dir)
+	bin, err := memgatebin.Build(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
