@@ -172,10 +172,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		tenants, ids := make([]string, len(ms)), make([]string, len(ms))
 		for i, m := range ms {
 			tenants[i], ids[i] = m.Tenant, m.ID
-			key := store.IdempotencyKey{}
-			if len(keys) > 0 {
-				key = keys[i]
-			}
+			key := store.IdempotencyKeyAt(keys, i)
 			if key.Key != "" {
 				// A retry of the same request writes the same population,
 				// whose lock is held: the earlier call has committed or

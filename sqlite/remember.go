@@ -95,11 +95,11 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 			if p := (population{m.Tenant, m.Principal, m.Kind}); !slices.Contains(pops, p) {
 				pops = append(pops, p)
 			}
-			key := idempotencyKeyOf(keys, i)
+			key := store.IdempotencyKeyAt(keys, i)
 			if key.Key != "" {
-				id, err := db.replay(ctx, tx, m, key)
+				id, err := replay(ctx, tx, m, key, i, len(ms))
 				if err != nil {
-					return replayError(err, i, len(ms))
+					return err
 				}
 				if id != "" {
 					standing[i], res.Replayed[i] = id, true
@@ -163,8 +163,6 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 }
 
 const (
-	lookupIdempotencySQL = `SELECT request_sha256, memory_id FROM idempotency_keys
-		WHERE tenant = ? AND principal = ? AND agent = ? AND conversation = ? AND key = ?`
 	recordIdempotencySQL = `INSERT INTO idempotency_keys
 		(tenant, principal, agent, conversation, key, request_sha256, memory_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
@@ -173,51 +171,30 @@ const (
 		WHERE created_at < ? ORDER BY created_at LIMIT ?)`
 )
 
-// idempotencyKeyOf is input i's key, or none.
-func idempotencyKeyOf(keys []store.IdempotencyKey, i int) store.IdempotencyKey {
-	if len(keys) == 0 {
-		return store.IdempotencyKey{}
-	}
-	return keys[i]
-}
+// lookupIdempotencySQL reads a partition's record of a key, and whether its
+// memory still exists.
+const lookupIdempotencySQL = `SELECT k.request_sha256, k.memory_id, m.id IS NOT NULL FROM idempotency_keys k
+	LEFT JOIN memories m ON m.tenant = k.tenant AND m.id = k.memory_id
+	WHERE k.tenant = ? AND k.principal = ? AND k.agent = ? AND k.conversation = ? AND k.key = ?`
 
-// errReplay* are replay's outcomes that fail the call; replayError names
-// the input.
-var (
-	errReplayOther   = errors.New("other request")
-	errReplayDeleted = errors.New("deleted")
-)
-
-func replayError(err error, i, n int) error {
-	switch {
-	case errors.Is(err, errReplayOther):
-		return store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
-	case errors.Is(err, errReplayDeleted):
-		return store.IdempotencyConflict(i, n, store.IdempotencyDeleted)
-	}
-	return err
-}
-
-// replay looks up m's partition's record of key: the id of the memory an
-// earlier call stored for the same request, "" when there is no record, or
-// errReplayOther / errReplayDeleted.
-func (db *DB) replay(ctx context.Context, tx *sql.Tx, m *memgate.Memory, key store.IdempotencyKey) (string, error) {
+// replay looks up the record of key in m's partition: the id of the memory
+// an earlier call stored for the same request, "" when there is none, or
+// the conflict of input i of n (another request, or a deleted memory).
+func replay(ctx context.Context, tx *sql.Tx, m *memgate.Memory, key store.IdempotencyKey, i, n int) (string, error) {
 	var hash, id string
-	err := tx.QueryRowContext(ctx, lookupIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation, key.Key).Scan(&hash, &id)
+	var exists bool
+	err := tx.QueryRowContext(ctx, lookupIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation, key.Key).Scan(&hash, &id, &exists)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", nil
 	case err != nil:
 		return "", err
 	case hash != key.RequestSHA256:
-		return "", errReplayOther
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
+	case !exists:
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyDeleted)
 	}
-	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM memories WHERE tenant = ? AND id = ?`, m.Tenant, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", errReplayDeleted
-	}
-	return id, err
+	return id, nil
 }
 
 // PruneIdempotency implements store.Store: the oldest records first.

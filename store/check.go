@@ -225,3 +225,12 @@ const (
 	IdempotencyOtherRequest = "was already used for a different request; use a new key for a new request"
 	IdempotencyDeleted      = "was used for a memory that has since been deleted"
 )
+
+// IdempotencyKeyAt is input i's key in Remember's keys (none when keys is
+// empty).
+func IdempotencyKeyAt(keys []IdempotencyKey, i int) IdempotencyKey {
+	if len(keys) == 0 {
+		return IdempotencyKey{}
+	}
+	return keys[i]
+}
