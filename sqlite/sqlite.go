@@ -141,7 +141,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	db := &DB{path: path, cfg: cfg}
 	db.w, err = openPool(uri+"?"+busy+
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate", cfg.MaxBytes)
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate", cfg.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -244,20 +244,51 @@ func setMaxPageCount(ctx context.Context, conn driver.Conn, maxBytes int64) erro
 	return err
 }
 
-// setUp checks the writer's journal mode and applies pending migrations.
+// setUp switches the file to WAL and applies pending migrations.
 func (db *DB) setUp(ctx context.Context) error {
-	var mode string
-	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	if err := db.setWAL(ctx); err != nil {
 		return err
-	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
 	}
 	ms, err := loadMigrations(migrationFiles)
 	if err != nil {
 		return err
 	}
 	return migrate(ctx, db.w, ms)
+}
+
+// setWAL switches the file to WAL mode (a no-op when it is already in it).
+//
+// Switching takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// without its busy handler, when another connection holds the file then:
+// two processes, or two Opens in one, creating the same new file together.
+// So the switch is retried here, for as long as the busy timeout, as any
+// other statement would wait for its lock. It is not a DSN pragma for this
+// reason: that one runs when the connection opens, where nothing retries it.
+func (db *DB) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(db.cfg.BusyTimeout)
+	pause := time.Millisecond
+	for {
+		var mode string
+		err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			if !strings.EqualFold(mode, "wal") {
+				return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+			}
+			return nil
+		}
+		var se *sqlite.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // Path returns the path the database was opened with.

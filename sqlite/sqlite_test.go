@@ -201,37 +201,52 @@ func TestOpenRefusesNonFilePaths(t *testing.T) {
 	}
 }
 
+// TestConcurrentOpenOfNewFile opens one new file from several handles at
+// once, as replicas or restarted processes may, and checks that every Open
+// succeeds and the schema is migrated once. The race is timing-bound (five
+// rounds of eight caught the missing wait for the WAL switch in 9 runs of
+// 40); TestOpenWaitsForWALSwitch pins that case down deterministically.
 func TestConcurrentOpenOfNewFile(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "memgate.db")
-	var wg sync.WaitGroup
-	dbs := make([]*DB, 4)
-	errs := make([]error, len(dbs))
-	for i := range dbs {
-		wg.Go(func() { dbs[i], errs[i] = Open(t.Context(), path) })
-	}
-	wg.Wait()
-	for _, db := range dbs {
-		if db != nil {
-			t.Cleanup(func() { db.Close() })
+	ms, _ := loadMigrations(migrationFiles)
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), "memgate.db")
+		var wg sync.WaitGroup
+		dbs := make([]*DB, 8)
+		errs := make([]error, len(dbs))
+		for i := range dbs {
+			wg.Go(func() { dbs[i], errs[i] = Open(t.Context(), path) })
 		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("Open %d: %v", i, err)
+		wg.Wait()
+		for _, db := range dbs {
+			if db != nil {
+				t.Cleanup(func() { db.Close() })
+			}
 		}
-	}
-	var rows int
-	if err := dbs[0].r.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
-		t.Fatal(err)
-	}
-	if ms, _ := loadMigrations(migrationFiles); rows != len(ms) {
-		t.Fatalf("schema_migrations has %d rows, want %d", rows, len(ms))
-	}
-	// Writes from both handles land (they share the file).
-	for i, db := range dbs {
-		if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-00"+string(rune('1'+i)), "x")}); err != nil {
-			t.Fatalf("insert via handle %d: %v", i, err)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: Open %d: %v", round, i, err)
+			}
+		}
+		var rows int
+		if err := dbs[0].r.QueryRow("SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != len(ms) {
+			t.Fatalf("round %d: schema_migrations has %d rows, want %d", round, rows, len(ms))
+		}
+		// Writes from every handle land (they share the file).
+		for i, db := range dbs {
+			if err := db.Insert(t.Context(), []*memgate.Memory{testMemory(fmt.Sprintf("m-%03d", i+1), "x")}); err != nil {
+				t.Fatalf("round %d: insert via handle %d: %v", round, i, err)
+			}
+		}
+		var n int
+		if err := dbs[len(dbs)-1].r.QueryRow("SELECT COUNT(*) FROM memories").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(dbs) {
+			t.Fatalf("round %d: %d memories stored, want %d", round, n, len(dbs))
 		}
 	}
 }
@@ -628,5 +643,66 @@ func TestMemoryOwnerIsFixed(t *testing.T) {
 	}
 	if after, _ := db.PartitionHead(ctx, "acme", "alice"); after != before+1 {
 		t.Fatalf("head %d after an update, was %d", after, before)
+	}
+}
+
+// TestOpenWaitsForWALSwitch holds a write lock on a new file, as another
+// process opening it may, while Open switches the file to WAL. SQLite refuses
+// the switch at once, without its busy handler (the switch already holds a
+// read lock, and waiting while holding one could deadlock), so Open must wait
+// for the lock itself and succeed once it is released; with too short a busy
+// timeout it fails as busy instead of hanging.
+func TestOpenWaitsForWALSwitch(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec("CREATE TABLE held (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	hold := func() *sql.Tx {
+		tx, err := other.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO held VALUES (1)"); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+
+	// Control: held past the busy timeout, Open fails as busy.
+	tx := hold()
+	if db, err := Open(t.Context(), path, WithBusyTimeout(100*time.Millisecond)); err == nil {
+		db.Close()
+		t.Fatal("Open succeeded while another connection held the file past the busy timeout")
+	} else if !strings.Contains(err.Error(), "SQLITE_BUSY") {
+		t.Fatalf("Open: %v, want SQLITE_BUSY", err)
+	}
+	tx.Rollback()
+
+	// Released within the busy timeout, Open waits and succeeds.
+	tx = hold()
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		tx.Rollback()
+		close(released)
+	}()
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open while another connection held the file for 200ms: %v", err)
+	}
+	defer db.Close()
+	select {
+	case <-released:
+	default:
+		t.Fatal("Open returned before the other connection let go of the file")
+	}
+	if err := db.Insert(t.Context(), []*memgate.Memory{testMemory("m-001", "x")}); err != nil {
+		t.Fatal(err)
 	}
 }
