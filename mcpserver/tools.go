@@ -46,11 +46,12 @@ type tools struct {
 // principal, an agent or a source: those come from the transport.
 type (
 	rememberInput struct {
-		Content    string `json:"content" jsonschema:"The memory itself: one self-contained statement in plain language, such as \"Alice drinks green tea without sugar.\" At most 8 KiB. Never a secret (passwords, API keys and card numbers are refused)."`
-		Kind       string `json:"kind" jsonschema:"What the memory is: fact (something true about the person or the world), preference (how they like things done), task (current task or workflow state), summary (a condensed account of a conversation), message (one conversation turn)."`
-		Reason     string `json:"reason,omitempty" jsonschema:"Why this is worth remembering, such as \"she said so while ordering\". Kept in the memory's receipt."`
-		TTL        string `json:"ttl,omitempty" jsonschema:"How long to keep it, such as 30d, 12h or 90m. Default: the policy's for the kind (tasks 7 days, messages 30 days, the others until revoked)."`
-		Supersedes string `json:"supersedes,omitempty" jsonschema:"The id of an earlier memory that this one replaces (a changed preference, a corrected fact): the old one is marked superseded and never recalled again."`
+		Content        string `json:"content" jsonschema:"The memory itself: one self-contained statement in plain language, such as \"Alice drinks green tea without sugar.\" At most 8 KiB. Never a secret (passwords, API keys and card numbers are refused)."`
+		Kind           string `json:"kind" jsonschema:"What the memory is: fact (something true about the person or the world), preference (how they like things done), task (current task or workflow state), summary (a condensed account of a conversation), message (one conversation turn)."`
+		Reason         string `json:"reason,omitempty" jsonschema:"Why this is worth remembering, such as \"she said so while ordering\". Kept in the memory's receipt."`
+		TTL            string `json:"ttl,omitempty" jsonschema:"How long to keep it, such as 30d, 12h or 90m. Default: the policy's for the kind (tasks 7 days, messages 30 days, the others until revoked)."`
+		Supersedes     string `json:"supersedes,omitempty" jsonschema:"The id of an earlier memory that this one replaces (a changed preference, a corrected fact): the old one is marked superseded and never recalled again."`
+		IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"A key of your choosing for this call (a UUID, say), to retry it safely: the same key with the same memory again stores nothing and answers with the memory the first call stored. Use a new key for each new memory. Kept for a day."`
 	}
 	rememberOutput struct {
 		ID           string     `json:"id" jsonschema:"The memory's id."`
@@ -61,6 +62,7 @@ type (
 		Source       string     `json:"source" jsonschema:"Whom the memory is attributed to (set by the connection)."`
 		ExpiresAt    *time.Time `json:"expires_at,omitempty" jsonschema:"When the memory expires (RFC 3339)."`
 		Supersedes   string     `json:"supersedes,omitempty" jsonschema:"The id of the memory this one replaced."`
+		Replayed     bool       `json:"replayed,omitempty" jsonschema:"True when an earlier call with the same idempotency_key stored this memory: this one stored nothing."`
 	}
 
 	recallInput struct {
@@ -289,8 +291,9 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 			Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
 			Kind: memgate.Kind(in.Kind), Source: t.cfg.Source, Content: in.Content, Reason: in.Reason,
 		},
-		TTL:        ttl,
-		Supersedes: in.Supersedes,
+		TTL:            ttl,
+		Supersedes:     in.Supersedes,
+		IdempotencyKey: in.IdempotencyKey,
 	}
 	m, err := t.b.Remember(ctx, req)
 	if err != nil {
@@ -299,9 +302,12 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 	out := rememberOutput{
 		ID: m.ID, Status: string(m.Status), StatusReason: m.StatusReason, Deduplicated: m.Deduplicated,
 		Kind: string(m.Kind), Source: string(m.Source), ExpiresAt: m.ExpiresAt, Supersedes: m.Supersedes,
+		Replayed: m.Replayed,
 	}
 	var text string
 	switch {
+	case m.Replayed:
+		text = fmt.Sprintf("Already stored as %s (%s) by an earlier call with this idempotency_key: nothing new was stored.", m.ID, m.Status)
 	case m.Deduplicated:
 		text = fmt.Sprintf("Already remembered as %s (%s; seen %d times): nothing new was stored.", m.ID, m.Status, m.SeenCount)
 	case m.Status == memgate.StatusPending:
@@ -309,7 +315,7 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 	default:
 		text = fmt.Sprintf("Remembered as %s (%s).", m.ID, m.Status)
 	}
-	if m.Supersedes != "" && !m.Deduplicated {
+	if m.Supersedes != "" && !m.Deduplicated && !m.Replayed {
 		text += fmt.Sprintf(" It replaces %s, which is no longer recalled.", m.Supersedes)
 	}
 	return result(text, out), nil

@@ -98,7 +98,11 @@ func clientMemory(r engine.RememberRequest) client.Memory {
 }
 
 func (r *remoteBackend) Remember(ctx context.Context, req engine.RememberRequest) (*engine.Remembered, error) {
-	return r.c.Remember(ctx, clientMemory(req))
+	var opts []client.RememberOption
+	if req.IdempotencyKey != "" {
+		opts = append(opts, client.IdempotencyKey(req.IdempotencyKey))
+	}
+	return r.c.Remember(ctx, clientMemory(req), opts...)
 }
 
 func (r *remoteBackend) Recall(ctx context.Context, req engine.RecallRequest) (*engine.RecallResult, error) {

@@ -351,8 +351,9 @@ func cmdRemember(e env, args []string) error {
 	c.register(fs)
 	s.register(fs)
 	m.register(fs, true)
-	var supersedes string
+	var supersedes, key string
 	fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
+	fs.StringVar(&key, "idempotency-key", "", "a key for retrying safely: the same key and memory again stores nothing and prints the first call's id (kept a day)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -366,6 +367,7 @@ func cmdRemember(e env, args []string) error {
 		return err
 	}
 	req.Supersedes = supersedes
+	req.IdempotencyKey = key
 	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
@@ -380,6 +382,8 @@ func cmdRemember(e env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, mem.ID)
 	switch {
+	case mem.Replayed:
+		fmt.Fprintln(e.stderr, "replayed: stored by an earlier call with this idempotency key; nothing new was stored")
 	case mem.Deduplicated:
 		fmt.Fprintf(e.stderr, "deduplicated: already remembered (seen %d times)\n", mem.SeenCount)
 	case mem.Status == memgate.StatusPending:
