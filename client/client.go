@@ -275,7 +275,8 @@ func ttlString(d time.Duration) string {
 //
 // With IdempotencyKey, a retry of the same call (after a timeout or an
 // unavailable server) stores nothing twice: the server answers with the
-// memory the first call stored, Replayed set.
+// memory the first call stored, Replayed set. That holds for a memory with
+// Supersedes too, although its old memory is superseded by then.
 func (c *Client) Remember(ctx context.Context, m Memory, opts ...RememberOption) (*engine.Remembered, error) {
 	var out struct {
 		Memories []*engine.Remembered `json:"memories"`

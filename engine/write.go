@@ -27,9 +27,13 @@ import (
 // same key in the same partition (tenant, principal, agent, conversation)
 // and the same fields stores nothing and returns the memory the first one
 // stored, with Replayed set; the same key with other fields is a conflict
-// naming "idempotency_key". Keys are kept for Config.IdempotencyWindow. A key is
-// not accepted with Supersedes (a retried supersession already fails as a
-// conflict: its old memory is no longer active).
+// naming "idempotency_key". Keys are kept for Config.IdempotencyWindow.
+// With Supersedes, the partition is the new memory's and Supersedes is one
+// of the fields: a retry of a supersession that went through (its old
+// memory now superseded) replays it instead of failing as a conflict, and
+// so does a retry of one the write gate held, whether it still waits for
+// approval or was approved since. A retry after the old memory was deleted
+// is not_found, like any supersession of it.
 type RememberRequest struct {
 	Memory         memgate.Memory
 	TTL            time.Duration
@@ -39,6 +43,9 @@ type RememberRequest struct {
 
 // requestSHA256 is the hash that tells a retry of r from another request
 // with the same key: every field the caller chose, before any default.
+// Supersedes is hashed only when set, so that the hash of a request
+// without it is the one records written before supersessions took keys
+// hold (TestRequestSHA256IsStable pins it).
 func (r RememberRequest) requestSHA256() string {
 	m := r.Memory
 	b, err := json.Marshal(struct {
@@ -48,8 +55,9 @@ func (r RememberRequest) requestSHA256() string {
 		Metadata                               map[string]any
 		ExpiresAt, ValidFrom, ValidUntil       *time.Time
 		TTL                                    time.Duration
+		Supersedes                             string `json:",omitempty"`
 	}{m.Tenant, m.Principal, m.Agent, m.Conversation, string(m.Kind), string(m.Source), string(m.Sensitivity),
-		m.Content, m.Reason, m.Metadata, m.ExpiresAt, m.ValidFrom, m.ValidUntil, r.TTL})
+		m.Content, m.Reason, m.Metadata, m.ExpiresAt, m.ValidFrom, m.ValidUntil, r.TTL, r.Supersedes})
 	if err != nil {
 		// Metadata was checked before: this cannot happen. Hash what
 		// can be hashed; a mismatch then only costs a conflict.
@@ -74,16 +82,13 @@ type Remembered struct {
 // Remember passes one memory through the write gate and stores it.
 func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*Remembered, error) {
 	if r.Supersedes != "" {
-		if r.IdempotencyKey != "" {
-			return nil, memgate.FieldError("idempotency_key", "is not accepted with supersedes (a retried supersession fails as a conflict and stores nothing)")
-		}
-		_, next, err := e.Supersede(ctx, r.Memory.Scope(), r.Supersedes, RememberRequest{Memory: r.Memory, TTL: r.TTL})
+		_, next, replayed, err := e.supersede(ctx, r.Memory.Scope(), r.Supersedes, r)
 		if err != nil {
 			return nil, err
 		}
-		return &Remembered{Memory: next}, nil
+		return &Remembered{Memory: next, Replayed: replayed}, nil
 	}
-	out, err := e.remember(ctx, []RememberRequest{r}, false)
+	out, err := e.remember(ctx, []RememberRequest{r}, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -99,15 +104,18 @@ func (e *Engine) RememberBatch(ctx context.Context, rs []RememberRequest) ([]*Re
 			return nil, itemError(i, memgate.FieldError("supersedes", "is only accepted on a single remember"))
 		}
 	}
-	return e.remember(ctx, rs, true)
+	return e.remember(ctx, rs, nil, true)
 }
 
 // remember is the write gate, in this order, all before anything is
 // embedded: field validation; the policy for (source, kind); secrets
 // (refused, never echoed); instruction-like content (held as pending);
 // the policy's default TTL; dedup. Then the embedding, then one store
-// transaction that folds duplicates and applies retention caps.
-func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool) ([]*Remembered, error) {
+// transaction that folds duplicates and applies retention caps. keys are
+// the store's idempotency keys, one per request; nil takes them from rs
+// (supersede passes its own: the hash of the request as the caller made
+// it, not as the old memory's fields completed it).
+func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []store.IdempotencyKey, batch bool) ([]*Remembered, error) {
 	if len(rs) == 0 {
 		return nil, memgate.FieldError("memories", "must not be empty")
 	}
@@ -117,21 +125,11 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 	start := time.Now()
 	now := e.now()
 	ms := make([]*memgate.Memory, len(rs))
-	var keys []store.IdempotencyKey
-	for i, r := range rs {
-		if r.IdempotencyKey == "" {
-			continue
-		}
-		if keys == nil {
-			keys = make([]store.IdempotencyKey, len(rs))
-		}
-		if err := memgate.CheckIdempotencyKey("idempotency_key", r.IdempotencyKey); err != nil {
-			if batch {
-				err = itemError(i, err)
-			}
+	if keys == nil {
+		var err error
+		if keys, err = idempotencyKeys(rs, batch); err != nil {
 			return nil, err
 		}
-		keys[i] = store.IdempotencyKey{Key: r.IdempotencyKey, RequestSHA256: r.requestSHA256()}
 	}
 	for i, r := range rs {
 		m, err := e.prepare(r, now, false)
@@ -226,6 +224,28 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, batch bool)
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "deduplicated", len(folded), "pending", len(pending), "replayed", len(replayed), "evicted", len(res.Evicted), "took", time.Since(start))
 	}
 	return out, nil
+}
+
+// idempotencyKeys are the store's keys for rs: nil when no request has
+// one, else one per request (empty for a request without).
+func idempotencyKeys(rs []RememberRequest, batch bool) ([]store.IdempotencyKey, error) {
+	var keys []store.IdempotencyKey
+	for i, r := range rs {
+		if r.IdempotencyKey == "" {
+			continue
+		}
+		if keys == nil {
+			keys = make([]store.IdempotencyKey, len(rs))
+		}
+		if err := memgate.CheckIdempotencyKey("idempotency_key", r.IdempotencyKey); err != nil {
+			if batch {
+				err = itemError(i, err)
+			}
+			return nil, err
+		}
+		keys[i] = store.IdempotencyKey{Key: r.IdempotencyKey, RequestSHA256: r.requestSHA256()}
+	}
+	return keys, nil
 }
 
 // embedMissed repairs a race: a memory FindDuplicates reported as a
@@ -532,19 +552,33 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 // Supersede stores r as the new version of the memory oldID, in the old
 // memory's tenant, principal, agent and conversation unless r names its own
 // agent or conversation, and marks the old one superseded, atomically.
+// r.IdempotencyKey makes a retry safe as in Remember (see RememberRequest);
+// a retry returns the memory the first request stored as next.
 func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r RememberRequest) (old, next *memgate.Memory, err error) {
+	old, next, _, err = e.supersede(ctx, s, oldID, r)
+	return old, next, err
+}
+
+// supersede is Supersede, reporting whether an earlier request with the
+// same idempotency key stored next (this one then stored nothing).
+func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r RememberRequest) (old, next *memgate.Memory, replayed bool, err error) {
 	if err := s.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if err := memgate.CheckIdent("id", oldID); err != nil {
-		return nil, nil, memgate.ErrNotFound()
+		return nil, nil, false, memgate.ErrNotFound()
+	}
+	r.Supersedes = oldID
+	keys, err := idempotencyKeys([]RememberRequest{r}, false)
+	if err != nil {
+		return nil, nil, false, err
 	}
 	prev, err := e.store.Get(ctx, s, oldID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if (r.Memory.Tenant != "" && r.Memory.Tenant != prev.Tenant) || (r.Memory.Principal != "" && r.Memory.Principal != prev.Principal) {
-		return nil, nil, memgate.FieldError("principal", "a memory can only be superseded within its own tenant and principal")
+		return nil, nil, false, memgate.FieldError("principal", "a memory can only be superseded within its own tenant and principal")
 	}
 	r.Memory.Tenant, r.Memory.Principal = prev.Tenant, prev.Principal
 	if r.Memory.Agent == "" {
@@ -562,34 +596,54 @@ func (e *Engine) Supersede(ctx context.Context, s memgate.Scope, oldID string, r
 		err = e.gate(ctx, n, r, now)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	if n.Status == memgate.StatusPending {
+	if n.Status == memgate.StatusPending && (prev.Status == memgate.StatusActive || keys == nil) {
 		// A memory held for approval must not retire an approved one now:
 		// it is stored pending with the link, and the supersession happens
 		// when a person approves it (Approve), keeping the old memory in
-		// the chain. Until then the old one stays active and recalled.
+		// the chain. Until then the old one stays active and recalled. A
+		// retry with the key replays the pending memory (Remember).
 		if prev.Status != memgate.StatusActive {
-			return nil, nil, memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", prev.Status)
+			return nil, nil, false, memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", prev.Status)
 		}
-		out, err := e.remember(ctx, []RememberRequest{{Memory: r.Memory, TTL: r.TTL, Supersedes: prev.ID}}, false)
+		out, err := e.remember(ctx, []RememberRequest{{Memory: r.Memory, TTL: r.TTL, Supersedes: prev.ID}}, keys, false)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
-		return prev, out[0].Memory, nil
+		return prev, out[0].Memory, out[0].Replayed, nil
 	}
+	// The new memory supersedes at once; or the gate holds it and it
+	// comes with a key for an old memory no longer active, maybe a retry
+	// whose pending memory was approved since. The old memory's status is
+	// not checked here: the store looks the key up first, so a retry gets
+	// its replay although the old memory is superseded by now, and a new
+	// request the conflict of a memory no longer active (the store never
+	// lets a pending memory supersede).
 	n.Supersedes = prev.ID
 	if err := e.embed(ctx, []*memgate.Memory{n}); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	old, err = e.store.Supersede(ctx, s, oldID, n, now)
+	res, err := e.store.Supersede(ctx, s, oldID, n, now, keys...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	e.indexed(old, n)
-	e.audit(ctx, store.AuditEvent{Tenant: n.Tenant, Principal: n.Principal, Agent: s.Agent, Action: ActionSupersede, MemoryIDs: []string{oldID, n.ID}})
-	e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", n.ID)
+	next = res.Next
+	e.derive(next, now)
+	if res.Replayed {
+		// Superseded, indexed and audited by the first request: this one
+		// is recorded as a replayed remember, as Remember records one.
+		e.auditLater(ctx, store.AuditEvent{
+			Tenant: next.Tenant, Principal: next.Principal, Agent: next.Agent, Action: ActionRemember, MemoryIDs: []string{next.ID},
+			Counts: map[string]int64{"stored": 0, "deduplicated": 0, "pending": 0, "replayed": 1, "evicted": 0},
+		})
+		e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", next.ID, "replayed", true)
+		return prev, next, true, nil
+	}
+	old = res.Old
+	e.indexed(old, next)
+	e.audit(ctx, store.AuditEvent{Tenant: next.Tenant, Principal: next.Principal, Agent: s.Agent, Action: ActionSupersede, MemoryIDs: []string{oldID, next.ID}})
+	e.log.InfoContext(ctx, "supersede", "tenant", s.Tenant, "old", oldID, "new", next.ID)
 	e.derive(old, now)
-	e.derive(n, now)
-	return old, n, nil
+	return old, next, false, nil
 }

@@ -87,7 +87,9 @@ func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
 // An Idempotency-Key header makes a retry safe: the same key and body again
 // store nothing and answer 200 with the same memories, each marked
 // "replayed" (a batch's item i is keyed KEY#i). The same key with another
-// body is a 409 naming Idempotency-Key.
+// body is a 409 naming Idempotency-Key. A single memory with supersedes
+// replays too (the engine looks the key up before the old memory's
+// status), so its retry is a 200, not a 409 for a superseded memory.
 func (s *server) remember(c *call) error {
 	key, err := idempotencyKey(c.r)
 	if err != nil {

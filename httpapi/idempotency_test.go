@@ -70,3 +70,46 @@ func TestRememberIdempotencyKey(t *testing.T) {
 		t.Fatalf("acme holds %d memories, want 5", n)
 	}
 }
+
+// A supersession under a key: a retry whose first request went through
+// (the old memory is superseded by now) answers 200 with the same memory
+// instead of a 409 for the old memory.
+func TestSupersedeIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	agent := h.key("acme", memgate.RoleAgent, "alice", "bot")
+	old := h.remember(agent, map[string]any{"kind": "fact", "content": "Alice lives in Paris.", "source": "user"})
+	body := map[string]any{"kind": "fact", "content": "Alice lives in Lyon.", "source": "user", "supersedes": old.ID}
+
+	var first, again remembered
+	r1 := h.do("POST", "/v1/memories", agent, body, "Idempotency-Key", "sup-1").want(t, http.StatusCreated)
+	r1.decode(t, &first)
+	h.do("POST", "/v1/memories", agent, body, "Idempotency-Key", "sup-1").want(t, http.StatusOK).decode(t, &again)
+	if first.Memories[0].Replayed || !again.Memories[0].Replayed || again.Memories[0].ID != first.Memories[0].ID {
+		t.Fatalf("first replayed %v, retry replayed %v with %s; want the retry to replay %s",
+			first.Memories[0].Replayed, again.Memories[0].Replayed, again.Memories[0].ID, first.Memories[0].ID)
+	}
+	if strings.Contains(string(r1.body), "replayed") {
+		t.Fatal("a first request's item carries replayed")
+	}
+	if m := h.get("acme", old.ID); m.Status != memgate.StatusSuperseded || m.SupersededBy != first.Memories[0].ID || m.Version != old.Version+1 {
+		t.Fatalf("old memory: %s by %q at v%d; want superseded once, by %s at v%d", m.Status, m.SupersededBy, m.Version, first.Memories[0].ID, old.Version+1)
+	}
+	if n := h.count("acme"); n != 2 {
+		t.Fatalf("acme holds %d memories after a retry, want 2", n)
+	}
+
+	// The same key with another body: 409 naming the header.
+	other := map[string]any{"kind": "fact", "content": "Alice lives in Nantes.", "source": "user", "supersedes": old.ID}
+	h.do("POST", "/v1/memories", agent, other, "Idempotency-Key", "sup-1").wantError(t, http.StatusConflict, memgate.ECONFLICT, "Idempotency-Key")
+	// Control: another key is a new request, which fails as it did before
+	// keys applied: the old memory is no longer active.
+	r := h.do("POST", "/v1/memories", agent, body, "Idempotency-Key", "sup-2")
+	r.wantError(t, http.StatusConflict, memgate.ECONFLICT, "")
+	if _, field, msg := r.apiError(t); field != "" || !strings.Contains(msg, "only an active memory can be superseded") {
+		t.Fatalf("a new key on a superseded memory: field %q, message %q; want the conflict of a superseded memory", field, msg)
+	}
+	if n := h.count("acme"); n != 2 {
+		t.Fatalf("acme holds %d memories after refused requests, want 2", n)
+	}
+}

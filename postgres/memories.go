@@ -262,20 +262,54 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 	return out, nil
 }
 
-// Supersede implements store.Store.
-func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time) (*memgate.Memory, error) {
+// readOneSQL reads one memory by (tenant, id), unscoped: for the memory an
+// idempotency record of the caller's partition names.
+const readOneSQL = `SELECT ` + memoryColumns + ` FROM memories WHERE tenant = $1 AND id = $2`
+
+// Supersede implements store.Store, in one transaction.
+//
+// Concurrency: with a key, the transaction first takes a
+// transaction-scoped advisory lock on (next's partition, key), then reads
+// the key's record. Concurrent retries of one request queue on that lock,
+// and each reads the record with a statement that starts after the
+// previous holder committed: it replays what that one stored. Without the
+// lock, a retry would wait on the old memory's row lock instead and find
+// it superseded: a conflict, not a replay. A call with the same key in the
+// same partition but another old memory takes the same lock; one that
+// races a Remember with the key is refused by the records' primary key
+// (interpretError makes it the idempotency conflict).
+func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time, keys ...store.IdempotencyKey) (*store.SupersedeResult, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if err := store.CheckSuccessor(oldID, next); err != nil {
 		return nil, err
 	}
+	if err := store.CheckIdempotencyKeys([]*memgate.Memory{next}, keys); err != nil {
+		return nil, err
+	}
+	key := store.IdempotencyKeyAt(keys, 0)
 	nextArgs, err := memoryArgs(next)
 	if err != nil {
 		return nil, err
 	}
-	var out *memgate.Memory
+	var res *store.SupersedeResult
 	err = db.write(ctx, "supersede", func(tx pgx.Tx) error {
+		if key.Key != "" {
+			lock := db.lockKey("idempotency", next.Tenant, next.Principal, next.Agent, next.Conversation, key.Key)
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lock); err != nil {
+				return err
+			}
+			id, err := replay(ctx, tx, next, key, 0, 1)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				m, _, err := scanMemory(tx.QueryRow(ctx, readOneSQL, next.Tenant, id), false)
+				res = &store.SupersedeResult{Next: m, Replayed: true}
+				return err
+			}
+		}
 		old, err := getOne(ctx, tx, s, oldID, true)
 		if err != nil {
 			return err
@@ -283,18 +317,27 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 		if err := store.CheckSupersede(old, next); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, insertMemory, nextArgs...); err != nil {
+		res = &store.SupersedeResult{}
+		if res.Next, _, err = scanMemory(tx.QueryRow(ctx, insertMemory+` RETURNING `+memoryColumns, nextArgs...), false); err != nil {
 			return err
 		}
-		out, _, err = scanMemory(tx.QueryRow(ctx, `UPDATE memories SET status = 'superseded', superseded_by = $1,
+		if res.Old, _, err = scanMemory(tx.QueryRow(ctx, `UPDATE memories SET status = 'superseded', superseded_by = $1,
 			updated_at = $2, version = version + 1 WHERE tenant = $3 AND id = $4 RETURNING `+memoryColumns,
-			next.ID, ts(at), old.Tenant, old.ID), false)
-		return err
+			next.ID, ts(at), old.Tenant, old.ID), false); err != nil {
+			return err
+		}
+		if key.Key != "" {
+			if _, err := tx.Exec(ctx, recordIdempotencySQL, next.Tenant, next.Principal, next.Agent, next.Conversation,
+				key.Key, key.RequestSHA256, next.ID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return res, nil
 }
 
 // Delete implements store.Store.

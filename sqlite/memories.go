@@ -308,21 +308,42 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 	return out, nil
 }
 
-// Supersede implements store.Store.
-func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time) (*memgate.Memory, error) {
+// Supersede implements store.Store. SQLite has one writer: the key's
+// record, read first, cannot be taken by another call before this one
+// commits.
+func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time, keys ...store.IdempotencyKey) (*store.SupersedeResult, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if err := store.CheckSuccessor(oldID, next); err != nil {
 		return nil, err
 	}
+	if err := store.CheckIdempotencyKeys([]*memgate.Memory{next}, keys); err != nil {
+		return nil, err
+	}
+	key := store.IdempotencyKeyAt(keys, 0)
 	nextArgs, err := memoryArgs(next)
 	if err != nil {
 		return nil, err
 	}
 	where, wargs := scopeSQL(s)
-	var out *memgate.Memory
+	var res *store.SupersedeResult
 	err = db.write(ctx, "supersede", func(tx *sql.Tx) error {
+		read, err := db.txStmt(ctx, tx, readByID)
+		if err != nil {
+			return err
+		}
+		if key.Key != "" {
+			id, err := replay(ctx, tx, next, key, 0, 1)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				m, _, err := scanMemory(read.QueryRowContext(ctx, next.Tenant, id), false)
+				res = &store.SupersedeResult{Next: m, Replayed: true}
+				return err
+			}
+		}
 		old, err := getOne(ctx, tx, where, wargs, oldID)
 		if err != nil {
 			return err
@@ -338,13 +359,23 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 			updated_at = ?, version = version + 1 WHERE `+where+` AND id = ?`, append(args, oldID)...); err != nil {
 			return err
 		}
-		out, err = getOne(ctx, tx, where, wargs, oldID)
+		if key.Key != "" {
+			if _, err := tx.ExecContext(ctx, recordIdempotencySQL, next.Tenant, next.Principal, next.Agent, next.Conversation,
+				key.Key, key.RequestSHA256, next.ID, micros(time.Now())); err != nil {
+				return err
+			}
+		}
+		res = &store.SupersedeResult{}
+		if res.Old, err = getOne(ctx, tx, where, wargs, oldID); err != nil {
+			return err
+		}
+		res.Next, _, err = scanMemory(read.QueryRowContext(ctx, next.Tenant, next.ID), false)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return res, nil
 }
 
 // Delete implements store.Store.

@@ -67,7 +67,9 @@ func CheckSuccessor(oldID string, next *memgate.Memory) error {
 
 // CheckSupersede checks, inside Supersede's transaction, that next may
 // supersede old as stored: same tenant and principal (invalid_argument),
-// and old active (conflict).
+// old active (conflict), and next active (conflict: a memory held for
+// approval must not retire an approved one; it supersedes when Promote
+// approves it).
 func CheckSupersede(old, next *memgate.Memory) error {
 	switch {
 	case next.Tenant != old.Tenant:
@@ -76,6 +78,8 @@ func CheckSupersede(old, next *memgate.Memory) error {
 		return memgate.FieldError("principal", "must be the principal of the memory being superseded")
 	case old.Status != memgate.StatusActive:
 		return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", old.Status)
+	case next.Status != memgate.StatusActive:
+		return memgate.Errorf(memgate.ECONFLICT, "the new memory is %s; only an active memory supersedes at once, a pending one when it is approved", next.Status)
 	}
 	return nil
 }
@@ -175,10 +179,11 @@ func isSHA256Hex(s string) bool {
 	return true
 }
 
-// CheckIdempotencyKeys checks Remember's keys before any I/O: none, or one
-// per memory; each non-empty Key well-formed with a lower-case hex SHA-256
-// of its request; and no two inputs asking for the same Key in the same
-// partition. Errors name the input's index.
+// CheckIdempotencyKeys checks Remember's keys (or Supersede's, with next as
+// the one memory) before any I/O: none, or one per memory; each non-empty
+// Key well-formed with a lower-case hex SHA-256 of its request; and no two
+// inputs asking for the same Key in the same partition. Errors name the
+// input's index.
 func CheckIdempotencyKeys(ms []*memgate.Memory, keys []IdempotencyKey) error {
 	if len(keys) == 0 {
 		return nil
@@ -208,8 +213,9 @@ func CheckIdempotencyKeys(ms []*memgate.Memory, keys []IdempotencyKey) error {
 	return nil
 }
 
-// IdempotencyConflict is Remember's conflict for input i of n whose key
-// was used for another request, or whose memory was since deleted (why).
+// IdempotencyConflict is Remember's conflict (and Supersede's, as input 0
+// of 1) for input i of n whose key was used for another request, or whose
+// memory was since deleted (why).
 // The field is "idempotency_key", or "memories[i].idempotency_key" in a
 // call with several inputs.
 func IdempotencyConflict(i, n int, why string) *memgate.Error {
@@ -226,8 +232,8 @@ const (
 	IdempotencyDeleted      = "was used for a memory that has since been deleted"
 )
 
-// IdempotencyKeyAt is input i's key in Remember's keys (none when keys is
-// empty).
+// IdempotencyKeyAt is input i's key in Remember's or Supersede's keys
+// (none when keys is empty).
 func IdempotencyKeyAt(keys []IdempotencyKey, i int) IdempotencyKey {
 	if len(keys) == 0 {
 		return IdempotencyKey{}

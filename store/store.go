@@ -96,17 +96,38 @@ type Store interface {
 	Promote(ctx context.Context, s memgate.Scope, id string, at time.Time) (approved, superseded *memgate.Memory, err error)
 
 	// Supersede atomically inserts next and marks the memory oldID (which
-	// must be active and in scope) superseded by it. next must have the same
-	// tenant and principal as the old memory (invalid_argument otherwise) and
-	// next.Supersedes must equal oldID.
-	Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time) (old *memgate.Memory, err error)
+	// must be active and in scope) superseded by it (superseded_by =
+	// next.ID, version raised, updated_at = at). next must have the same
+	// tenant and principal as the old memory (invalid_argument otherwise),
+	// next.Supersedes must equal oldID, and next must be active (conflict
+	// otherwise: a memory held for approval supersedes only when approved,
+	// see Promote). The result holds old and next as stored after the
+	// writes.
+	//
+	// Idempotency: keys holds at most one entry, for next, checked as
+	// Remember's are (CheckIdempotencyKeys, invalid_argument before any
+	// I/O); an empty Key asks for nothing. With a Key, first of all, before
+	// old is read: if next's partition (tenant, principal, agent,
+	// conversation) holds a record of that Key, nothing is written, and the
+	// record answers as in Remember: the memory it names is returned as
+	// Next, as it stands now (whatever its status), with Replayed set and
+	// Old nil, whatever became of old; a record whose RequestSHA256 differs,
+	// or whose memory has since been deleted, is Remember's conflict naming
+	// "idempotency_key". Otherwise the supersession writes the record
+	// (partition, Key) → next.ID in its transaction, acknowledged together
+	// with it or not at all. Concurrent calls with one partition and Key
+	// supersede at most once; the others replay (or conflict). Records are
+	// Remember's (one set per partition: a Key recorded by either method
+	// answers both), live until PruneIdempotency, and Forget deletes the
+	// principal's.
+	Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time, keys ...IdempotencyKey) (*SupersedeResult, error)
 
 	// Delete removes the memory with id (and its vector) for good.
 	Delete(ctx context.Context, s memgate.Scope, id string) error
 
 	// Forget removes every memory of (tenant, principal), in every agent and
 	// conversation, and returns how many it removed, with the principal's
-	// idempotency records (see Remember). No other principal's memory or
+	// idempotency records (see Remember and Supersede). No other principal's memory or
 	// record is touched.
 	Forget(ctx context.Context, tenant, principal string) (int64, error)
 
@@ -235,10 +256,10 @@ type Store interface {
 	Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...IdempotencyKey) (*WriteResult, error)
 
 	// PruneIdempotency deletes, across every tenant, at most limit of the
-	// idempotency records Remember wrote before before (the store stamps
-	// each with its own clock), oldest first, and returns how many it
-	// deleted; a limit of 0 or less deletes nothing. A retry after its
-	// record is pruned is stored again. The sweeper calls it.
+	// idempotency records Remember and Supersede wrote before before (the
+	// store stamps each with its own clock), oldest first, and returns how
+	// many it deleted; a limit of 0 or less deletes nothing. A retry after
+	// its record is pruned is stored again. The sweeper calls it.
 	PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error)
 
 	// FindDuplicates returns, for each memory, the id of the active or
@@ -338,11 +359,22 @@ type WriteResult struct {
 	Evicted      []Ref
 }
 
-// IdempotencyKey lets a client retry a remember without storing twice (see
-// Store.Remember). Key is the client's, checked by memgate.CheckIdempotencyKey;
-// RequestSHA256 is the lower-case hex SHA-256 of the request as the client
-// sent it, so that a key reused for another request is told apart from a
-// retry.
+// SupersedeResult is the outcome of Supersede: Old is the memory
+// superseded and Next the memory that superseded it, both as stored after
+// the call. On a replay (Replayed: an earlier call with the same
+// idempotency key superseded, this one wrote nothing) Next is the memory
+// the key's record names, as it stands now, and Old is nil.
+type SupersedeResult struct {
+	Old      *memgate.Memory
+	Next     *memgate.Memory
+	Replayed bool
+}
+
+// IdempotencyKey lets a client retry a remember or a supersession without
+// storing twice (see Store.Remember and Store.Supersede). Key is the
+// client's, checked by memgate.CheckIdempotencyKey; RequestSHA256 is the
+// lower-case hex SHA-256 of the request as the client sent it, so that a
+// key reused for another request is told apart from a retry.
 type IdempotencyKey struct {
 	Key           string
 	RequestSHA256 string

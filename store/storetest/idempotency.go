@@ -25,6 +25,15 @@ var idempotencyTests = []test{
 	{"PruneOldestFirst", testIdempotentPrune},
 	{"ConcurrentRetriesStoreOnce", testIdempotentConcurrent},
 	{"RefusesInvalidKeys", testIdempotentInvalid},
+	{"SupersedeRetryReplays", testIdempotentSupersedeReplay},
+	{"SupersedeOtherRequestSameKeyConflicts", testIdempotentSupersedeOtherRequest},
+	{"SupersedeDeletedMemoryConflicts", testIdempotentSupersedeDeleted},
+	{"SupersedeKeyIsPerPartition", testIdempotentSupersedePartition},
+	{"SupersedeForgetDropsThePrincipalsKeys", testIdempotentSupersedeForget},
+	{"SupersedeKeyIsPruned", testIdempotentSupersedePrune},
+	{"SupersedeConcurrentRetriesSupersedeOnce", testIdempotentSupersedeConcurrent},
+	{"SupersedeAnswersAKeyRememberRecorded", testIdempotentSupersedeApproved},
+	{"SupersedeRefusesInvalidKeys", testIdempotentSupersedeInvalid},
 }
 
 // idem is an idempotency key with the hash of a request named req.
@@ -251,12 +260,15 @@ func testIdempotentConcurrent(t *testing.T, newStore func(*testing.T) store.Stor
 	const workers = 8
 	res := make([]*store.WriteResult, workers)
 	errs := make([]error, workers)
+	start := warmUp(t, s, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			<-start
 			res[w], errs[w] = s.Remember(t.Context(), []*memgate.Memory{newMemory(alice, fmt.Sprintf("m-w%d", w), "the same request")}, nil, idem("k", "req"))
 		})
 	}
+	close(start)
 	wg.Wait()
 	stored, id := 0, ""
 	for w := range workers {
@@ -281,6 +293,26 @@ func testIdempotentConcurrent(t *testing.T, newStore func(*testing.T) store.Stor
 	}
 }
 
+// warmUp has s serve n reads at once, so that a pool opens its connections
+// then, and returns the channel whose closing starts n concurrent calls
+// together: without both, the calls of a concurrency test can run one after
+// another while the pool dials, and pass without ever overlapping.
+func warmUp(t *testing.T, s store.Store, n int) chan struct{} {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { _, errs[i] = s.Get(t.Context(), alice, "m-warm-up") })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if memgate.ErrorCode(err) != memgate.ENOTFOUND {
+			t.Fatalf("warm-up read %d: %v, want not_found", i, err)
+		}
+	}
+	return make(chan struct{})
+}
+
 func testIdempotentInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	two := []*memgate.Memory{newMemory(alice, "m-1", "one"), newMemory(alice, "m-2", "two")}
@@ -302,4 +334,306 @@ func testIdempotentInvalid(t *testing.T, newStore func(*testing.T) store.Store) 
 	requireGone(t, s, alice, "m-1")
 	// Control: the same memories with valid keys are stored.
 	rememberKeyed(t, s, two, idem("k1", "r"), idem("k2", "r"))
+}
+
+// superseding returns the memory id with content that supersedes oldID in
+// sc, as the engine hands it to Supersede.
+func superseding(sc memgate.Scope, oldID, id, content string) *memgate.Memory {
+	m := newMemory(sc, id, content)
+	m.Supersedes = oldID
+	return m
+}
+
+// supersedeKeyed calls Supersede with keys and fails on error.
+func supersedeKeyed(t *testing.T, s store.Store, sc memgate.Scope, oldID string, next *memgate.Memory, keys ...store.IdempotencyKey) *store.SupersedeResult {
+	t.Helper()
+	res, err := s.Supersede(t.Context(), sc, oldID, next, t1, keys...)
+	if err != nil {
+		t.Fatalf("Supersede %s by %s with keys: %v", oldID, next.ID, err)
+	}
+	if res == nil || res.Next == nil || (res.Old == nil) != res.Replayed {
+		t.Fatalf("Supersede %s by %s: result %+v; want next, and old unless replayed", oldID, next.ID, res)
+	}
+	return res
+}
+
+// requireNoChange fails unless sc's partition (tenant, principal) is
+// still at the change sequence before, with no change after it.
+func requireNoChange(t *testing.T, s store.Store, what string, sc memgate.Scope, before int64) {
+	t.Helper()
+	ch, err := s.ChangesSince(t.Context(), sc.Tenant, sc.Principal, before, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := head(t, s, sc); got != before || len(ch.Memories) != 0 || len(ch.Deleted) != 0 || ch.Head != before {
+		t.Fatalf("%s: head %d → %d, changes %v deleted %v; want nothing changed", what, before, got, idsOf(ch.Memories), ch.Deleted)
+	}
+}
+
+func testIdempotentSupersedeReplay(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
+	first := supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-next", "lives in Lyon"), idem("k", "req"))
+	if first.Replayed || first.Next.ID != "m-next" || first.Old.Status != memgate.StatusSuperseded {
+		t.Fatalf("first call: replayed %v, next %s, old %s; want m-next superseding m-old", first.Replayed, first.Next.ID, first.Old.Status)
+	}
+	before := head(t, s, alice)
+
+	// The retry comes with a new id and new times, as the engine makes
+	// them; the old memory is superseded now.
+	retry := superseding(alice, "m-old", "m-retry", "lives in Lyon")
+	retry.CreatedAt, retry.UpdatedAt = t2, t2
+	again, err := s.Supersede(t.Context(), alice, "m-old", retry, t2, idem("k", "req"))
+	if err != nil {
+		t.Fatalf("retry: %v; want a replay", err)
+	}
+	if !again.Replayed || again.Old != nil {
+		t.Fatalf("retry: replayed %v, old %v; want a replay without old", again.Replayed, again.Old)
+	}
+	requireEqualMemory(t, "replayed next", first.Next, again.Next)
+	requireUnchanged(t, s, alice, first.Old)
+	requireUnchanged(t, s, alice, first.Next)
+	requireGone(t, s, alice, "m-retry")
+	requireNoChange(t, s, "after a replay", alice, before)
+
+	// The record names the memory as it stands, whatever became of the
+	// old one.
+	if _, err := s.SetStatus(t.Context(), alice, "m-next", revoke("wrong", t2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), alice, "m-old"); err != nil {
+		t.Fatal(err)
+	}
+	before = head(t, s, alice)
+	late := supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-late", "lives in Lyon"), idem("k", "req"))
+	if !late.Replayed || late.Next.ID != "m-next" || late.Next.Status != memgate.StatusRevoked {
+		t.Fatalf("retry after revoke and delete: replayed %v, %s %s; want m-next as it stands, revoked", late.Replayed, late.Next.ID, late.Next.Status)
+	}
+	requireGone(t, s, alice, "m-late")
+	requireNoChange(t, s, "after a late replay", alice, before)
+
+	// Control: another key on a superseded memory is a new request, and
+	// fails as one.
+	mustInsert(t, s, newMemory(alice, "m-old2", "drinks tea"))
+	supersedeKeyed(t, s, alice, "m-old2", superseding(alice, "m-old2", "m-next2", "drinks coffee"), idem("k2", "req"))
+	_, err = s.Supersede(t.Context(), alice, "m-old2", superseding(alice, "m-old2", "m-next3", "drinks coffee"), t2, idem("k3", "req"))
+	requireCode(t, "another key on a superseded memory", err, memgate.ECONFLICT, "")
+	requireGone(t, s, alice, "m-next3")
+}
+
+func testIdempotentSupersedeOtherRequest(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"), newMemory(alice, "m-other", "drinks tea"))
+	first := supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-next", "lives in Lyon"), idem("k", "first"))
+	other := mustGet(t, s, alice, "m-other")
+	before := head(t, s, alice)
+	cases := []struct {
+		name  string
+		oldID string
+	}{
+		// The key is looked up first: a conflict on the key, not on the
+		// old memory's status.
+		{"same old memory", "m-old"},
+		{"active old memory", "m-other"},
+	}
+	for _, c := range cases {
+		_, err := s.Supersede(t.Context(), alice, c.oldID, superseding(alice, c.oldID, "m-2", "something else"), t2, idem("k", "second"))
+		requireCode(t, c.name, err, memgate.ECONFLICT, "idempotency_key")
+		if !strings.HasSuffix(memgate.ErrorMessage(err), store.IdempotencyOtherRequest) {
+			t.Fatalf("%s: message %q, want %q", c.name, memgate.ErrorMessage(err), store.IdempotencyOtherRequest)
+		}
+		requireGone(t, s, alice, "m-2")
+		requireUnchanged(t, s, alice, first.Old)
+		requireUnchanged(t, s, alice, other)
+		requireNoChange(t, s, c.name, alice, before)
+	}
+	// A Remember with the key is another request too: records are shared.
+	_, err := s.Remember(t.Context(), []*memgate.Memory{newMemory(alice, "m-3", "something else")}, nil, idem("k", "second"))
+	requireCode(t, "Remember with the key", err, memgate.ECONFLICT, "idempotency_key")
+	// Control: the first request's hash replays, in Remember too, and a
+	// new key supersedes the active memory.
+	if res := rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-4", "lives in Lyon")}, idem("k", "first")); !res.Replayed[0] || res.Memories[0].ID != "m-next" {
+		t.Fatalf("Remember with the key and the first hash: replayed %v, %s; want a replay of m-next", res.Replayed[0], res.Memories[0].ID)
+	}
+	if res := supersedeKeyed(t, s, alice, "m-other", superseding(alice, "m-other", "m-2", "something else"), idem("k2", "second")); res.Replayed {
+		t.Fatal("a new key replayed")
+	}
+}
+
+func testIdempotentSupersedeDeleted(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
+	first := supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-next", "lives in Lyon"), idem("k", "req"))
+	if err := s.Delete(t.Context(), alice, "m-next"); err != nil {
+		t.Fatal(err)
+	}
+	before := head(t, s, alice)
+	_, err := s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", "m-retry", "lives in Lyon"), t2, idem("k", "req"))
+	requireCode(t, "retry after delete", err, memgate.ECONFLICT, "idempotency_key")
+	if !strings.HasSuffix(memgate.ErrorMessage(err), store.IdempotencyDeleted) {
+		t.Fatalf("message %q, want %q", memgate.ErrorMessage(err), store.IdempotencyDeleted)
+	}
+	requireGone(t, s, alice, "m-retry")
+	requireUnchanged(t, s, alice, first.Old)
+	requireNoChange(t, s, "after a refused retry", alice, before)
+}
+
+func testIdempotentSupersedePartition(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-a", "alice's"))
+	first := supersedeKeyed(t, s, alice, "m-a", superseding(alice, "m-a", "m-a-next", "alice's, again"), idem("k", "req"))
+	// The same key and request hash in every other partition of the new
+	// memory supersedes anew and never returns alice's memory.
+	withAgent := alice
+	withAgent.Agent = "bot"
+	for i, sc := range []memgate.Scope{bob, aliceGlobex, withAgent} {
+		oldID, nextID := fmt.Sprintf("m-p%d", i), fmt.Sprintf("m-p%d-next", i)
+		mustInsert(t, s, newMemory(memgate.Scope{Tenant: sc.Tenant, Principal: sc.Principal}, oldID, "someone else's"))
+		res := supersedeKeyed(t, s, sc, oldID, superseding(sc, oldID, nextID, "someone else's, again"), idem("k", "req"))
+		if res.Replayed || res.Next.ID != nextID || res.Old.SupersededBy != nextID {
+			t.Fatalf("%+v: replayed %v, next %s; want its own supersession by %s", sc, res.Replayed, res.Next.ID, nextID)
+		}
+	}
+	// Control: alice's own retry still replays.
+	res := supersedeKeyed(t, s, alice, "m-a", superseding(alice, "m-a", "m-a-retry", "alice's, again"), idem("k", "req"))
+	if !res.Replayed || res.Next.ID != first.Next.ID {
+		t.Fatalf("alice's retry: replayed %v, %s; want a replay of %s", res.Replayed, res.Next.ID, first.Next.ID)
+	}
+}
+
+func testIdempotentSupersedeForget(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	for _, sc := range []memgate.Scope{alice, bob} {
+		mustInsert(t, s, newMemory(sc, "m-"+sc.Principal, "old"))
+		supersedeKeyed(t, s, sc, "m-"+sc.Principal, superseding(sc, "m-"+sc.Principal, "m-"+sc.Principal+"-next", "new"), idem("k", "req"))
+	}
+	if _, err := s.Forget(t.Context(), "acme", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	// alice's record went with her memories: the key is free again.
+	mustInsert(t, s, newMemory(alice, "m-alice", "old"))
+	if res := supersedeKeyed(t, s, alice, "m-alice", superseding(alice, "m-alice", "m-alice-again", "new"), idem("k", "req")); res.Replayed || res.Next.ID != "m-alice-again" {
+		t.Fatalf("after forget: replayed %v, %s; want a new supersession", res.Replayed, res.Next.ID)
+	}
+	// Control: bob's record stays.
+	if res := supersedeKeyed(t, s, bob, "m-bob", superseding(bob, "m-bob", "m-bob-again", "new"), idem("k", "req")); !res.Replayed || res.Next.ID != "m-bob-next" {
+		t.Fatalf("bob after alice's forget: replayed %v, %s; want a replay of m-bob-next", res.Replayed, res.Next.ID)
+	}
+}
+
+func testIdempotentSupersedePrune(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "old"))
+	supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-next", "new"), idem("k", "req"))
+	// Records are stamped with the store's clock: control first.
+	if n, err := s.PruneIdempotency(t.Context(), time.Now().Add(-time.Hour), 100); err != nil || n != 0 {
+		t.Fatalf("PruneIdempotency of records older than an hour: %d, %v", n, err)
+	}
+	supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-retry", "new"), idem("k", "req"))
+	if n, err := s.PruneIdempotency(t.Context(), time.Now().Add(time.Hour), 100); err != nil || n != 1 {
+		t.Fatalf("PruneIdempotency: %d, %v; want the supersession's record", n, err)
+	}
+	// Without its record a retry is a new request: its old memory is
+	// superseded.
+	_, err := s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", "m-retry", "new"), t2, idem("k", "req"))
+	requireCode(t, "retry after pruning", err, memgate.ECONFLICT, "")
+	requireGone(t, s, alice, "m-retry")
+}
+
+func testIdempotentSupersedeConcurrent(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
+	const workers = 8
+	res := make([]*store.SupersedeResult, workers)
+	errs := make([]error, workers)
+	start := warmUp(t, s, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			<-start
+			res[w], errs[w] = s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", fmt.Sprintf("m-w%d", w), "lives in Lyon"), t1, idem("k", "req"))
+		})
+	}
+	close(start)
+	wg.Wait()
+	stored, id := 0, ""
+	for w := range workers {
+		if errs[w] != nil {
+			t.Fatalf("worker %d: %v", w, errs[w])
+		}
+		if !res[w].Replayed {
+			stored++
+			id = res[w].Next.ID
+		}
+	}
+	if stored != 1 {
+		t.Fatalf("%d of %d concurrent supersessions with one key stored, want exactly 1", stored, workers)
+	}
+	for w := range workers {
+		if res[w].Next.ID != id {
+			t.Fatalf("worker %d got %s, want %s", w, res[w].Next.ID, id)
+		}
+	}
+	if old := mustGet(t, s, alice, "m-old"); old.SupersededBy != id || old.Version != 2 {
+		t.Fatalf("old memory superseded by %s at version %d, want by %s at version 2", old.SupersededBy, old.Version, id)
+	}
+	if n := countAll(t, s, alice); n != 2 {
+		t.Fatalf("alice has %d memories, want 2 (the old one and its successor)", n)
+	}
+}
+
+func testIdempotentSupersedeApproved(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
+	// A supersession the write gate held: a pending memory with the link,
+	// remembered with the key, then approved.
+	pending := superseding(alice, "m-old", "m-pending", "lives in Lyon")
+	pending.Status, pending.StatusReason = memgate.StatusPending, "instruction_like"
+	rememberKeyed(t, s, []*memgate.Memory{pending}, idem("k", "req"))
+	if _, _, err := s.Promote(t.Context(), alice, "m-pending", t1); err != nil {
+		t.Fatal(err)
+	}
+	before := head(t, s, alice)
+	// Its retry, held again, reaches Supersede: the record answers.
+	retry := superseding(alice, "m-old", "m-retry", "lives in Lyon")
+	retry.Status, retry.StatusReason = memgate.StatusPending, "instruction_like"
+	res := supersedeKeyed(t, s, alice, "m-old", retry, idem("k", "req"))
+	if !res.Replayed || res.Next.ID != "m-pending" || res.Next.Status != memgate.StatusActive {
+		t.Fatalf("retry after approval: replayed %v, %s %s; want a replay of m-pending, active", res.Replayed, res.Next.ID, res.Next.Status)
+	}
+	requireGone(t, s, alice, "m-retry")
+	requireNoChange(t, s, "after a replay", alice, before)
+	// Control: without the record, the same call is refused, and a
+	// pending memory never supersedes an active one.
+	_, err := s.Supersede(t.Context(), alice, "m-old", retry, t2, idem("k2", "req"))
+	requireCode(t, "a pending memory on a superseded one", err, memgate.ECONFLICT, "")
+	mustInsert(t, s, newMemory(alice, "m-active", "drinks tea"))
+	held := superseding(alice, "m-active", "m-held", "drinks coffee")
+	held.Status = memgate.StatusPending
+	_, err = s.Supersede(t.Context(), alice, "m-active", held, t2, idem("k3", "req"))
+	requireCode(t, "a pending memory on an active one", err, memgate.ECONFLICT, "")
+	requireGone(t, s, alice, "m-held")
+	if m := mustGet(t, s, alice, "m-active"); m.Status != memgate.StatusActive {
+		t.Fatalf("m-active is %s after a refused supersession, want active", m.Status)
+	}
+}
+
+func testIdempotentSupersedeInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustInsert(t, s, newMemory(alice, "m-old", "old"))
+	cases := []struct {
+		name string
+		keys []store.IdempotencyKey
+	}{
+		{"two keys", []store.IdempotencyKey{idem("k1", "r"), idem("k2", "r")}},
+		{"space in a key", []store.IdempotencyKey{idem("a b", "r")}},
+		{"no request hash", []store.IdempotencyKey{{Key: "k"}}},
+	}
+	for _, c := range cases {
+		_, err := s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", "m-next", "new"), t1, c.keys...)
+		requireCode(t, c.name, err, memgate.EINVALID, "")
+		requireGone(t, s, alice, "m-next")
+	}
+	// Control: one valid key supersedes.
+	supersedeKeyed(t, s, alice, "m-old", superseding(alice, "m-old", "m-next", "new"), idem("k", "r"))
 }

@@ -340,7 +340,11 @@ func testSupersede(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	wantOld := old.Clone()
 	wantOld.Status, wantOld.SupersededBy, wantOld.Version, wantOld.UpdatedAt = memgate.StatusSuperseded, next.ID, 4, t2
-	requireEqualMemory(t, "Supersede result", wantOld, got)
+	requireEqualMemory(t, "Supersede result's old", wantOld, got.Old)
+	requireEqualMemory(t, "Supersede result's next", next, got.Next)
+	if got.Replayed {
+		t.Fatal("Supersede without a key replayed")
+	}
 	requireUnchanged(t, s, alice, wantOld)
 	requireUnchanged(t, s, alice, next)
 	requireIDs(t, "List", listIDs(t, s, alice, store.Filter{}), newestFirst(old.ID, next.ID))
@@ -379,6 +383,10 @@ func testSupersedeRefused(t *testing.T, newStore func(*testing.T) store.Store) {
 			n.Supersedes = "m-other"
 			return n
 		}, wantCode: memgate.EINVALID, wantField: "supersedes"},
+		{name: "next pending", next: func(n *memgate.Memory) *memgate.Memory {
+			n.Status, n.StatusReason = memgate.StatusPending, "instruction_like"
+			return n
+		}, wantCode: memgate.ECONFLICT},
 		{name: "next reuses a stored id", next: func(n *memgate.Memory) *memgate.Memory {
 			n.ID = id(9)
 			return n
@@ -421,7 +429,7 @@ func testSupersedeRefused(t *testing.T, newStore func(*testing.T) store.Store) {
 				requireCode(t, "Supersede", err, tc.wantCode, tc.wantField)
 			}
 			if got != nil {
-				t.Fatalf("Supersede returned a memory with the error: %+v", got)
+				t.Fatalf("Supersede returned a result with the error: %+v", got)
 			}
 			// Nothing written: old and other unchanged, next nowhere.
 			requireUnchanged(t, s, alice, old)
