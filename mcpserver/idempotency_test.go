@@ -69,6 +69,26 @@ func TestRememberIdempotencyKey(t *testing.T) {
 			if a, b := e.count(tc.tenant, "alice"), e.count(tc.tenant, "bob"); a != 2 || b != 1 {
 				t.Fatalf("alice has %d memories, bob %d; want 2 and 1", a, b)
 			}
+
+			// A supersession retried with its key answers the new memory;
+			// retried without one, it fails: the old one is superseded.
+			oolong := map[string]any{"content": "Alice drinks oolong now.", "kind": "preference", "supersedes": tea, "idempotency_key": "s-1"}
+			_, out = ok(t, tc.alice, "remember", oolong)
+			next, _ := out["id"].(string)
+			if next == "" || next == tea || out["supersedes"] != tea {
+				t.Fatalf("supersede: %v", out)
+			}
+			_, out = ok(t, tc.alice, "remember", oolong)
+			if out["id"] != next || out["replayed"] != true {
+				t.Fatalf("supersede retried: %v; want %s replayed", out, next)
+			}
+			delete(oolong, "idempotency_key")
+			if er, _ := fails(t, tc.alice, "remember", oolong); er.Error.Code != memgate.ECONFLICT {
+				t.Fatalf("supersede retried without a key: %+v, want a conflict", er.Error)
+			}
+			if n := e.count(tc.tenant, "alice"); n != 3 {
+				t.Fatalf("after the supersessions: alice has %d memories, want 3", n)
+			}
 		})
 	}
 }

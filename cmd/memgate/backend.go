@@ -97,12 +97,16 @@ func clientMemory(r engine.RememberRequest) client.Memory {
 	}
 }
 
-func (r *remoteBackend) Remember(ctx context.Context, req engine.RememberRequest) (*engine.Remembered, error) {
-	var opts []client.RememberOption
-	if req.IdempotencyKey != "" {
-		opts = append(opts, client.IdempotencyKey(req.IdempotencyKey))
+// rememberOptions sends req's idempotency key, if any, as the header.
+func rememberOptions(req engine.RememberRequest) []client.RememberOption {
+	if req.IdempotencyKey == "" {
+		return nil
 	}
-	return r.c.Remember(ctx, clientMemory(req), opts...)
+	return []client.RememberOption{client.IdempotencyKey(req.IdempotencyKey)}
+}
+
+func (r *remoteBackend) Remember(ctx context.Context, req engine.RememberRequest) (*engine.Remembered, error) {
+	return r.c.Remember(ctx, clientMemory(req), rememberOptions(req)...)
 }
 
 func (r *remoteBackend) Recall(ctx context.Context, req engine.RecallRequest) (*engine.RecallResult, error) {
@@ -145,7 +149,7 @@ func (r *remoteBackend) Update(ctx context.Context, s memgate.Scope, id string, 
 func (r *remoteBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, req engine.RememberRequest) (*memgate.Memory, error) {
 	req.Memory.Principal, req.Memory.Agent, req.Memory.Conversation = s.Principal, s.Agent, s.Conversation
 	req.Supersedes = oldID
-	m, err := r.c.Remember(ctx, clientMemory(req))
+	m, err := r.c.Remember(ctx, clientMemory(req), rememberOptions(req)...)
 	if err != nil {
 		return nil, err
 	}

@@ -600,6 +600,8 @@ func cmdSupersede(e env, args []string) error {
 	s.register(fs)
 	m.register(fs, false)
 	fs.StringVar(&m.source, "source", "user", "source of the new memory")
+	var key string
+	fs.StringVar(&key, "idempotency-key", "", "a key for retrying safely: the same key and memory again supersedes nothing and prints the first call's id (kept a day)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -616,6 +618,7 @@ func cmdSupersede(e env, args []string) error {
 		return err
 	}
 	req.Memory.Agent, req.Memory.Conversation = s.agent, s.conversation
+	req.IdempotencyKey = key
 	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err

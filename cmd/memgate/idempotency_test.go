@@ -41,6 +41,44 @@ func rememberTwice(t *testing.T, run func(args ...string) (int, string, string),
 	}
 }
 
+// supersedeTwice checks supersede --idempotency-key through run: a retry
+// prints the first call's new memory where a retry without the key fails,
+// its old memory being superseded by then (the control).
+func supersedeTwice(t *testing.T, run func(args ...string) (int, string, string), active func() []string) {
+	t.Helper()
+	code, out, errs := run("remember", "--principal", "carol", "Carol lives in Lyon.")
+	old := strings.TrimSpace(out)
+	if code != 0 || old == "" {
+		t.Fatalf("remember: exit %d, stderr %q", code, errs)
+	}
+	supersede := func(key string) (int, string, string) {
+		args := []string{"supersede", "--principal", "carol", old, "Carol lives in Berlin."}
+		if key != "" {
+			args = append(args, "--idempotency-key", key)
+		}
+		return run(args...)
+	}
+	code, first, errs := supersede("s-1")
+	next := strings.TrimSpace(first)
+	if code != 0 || next == "" || next == old {
+		t.Fatalf("supersede: exit %d, stdout %q, stderr %q", code, first, errs)
+	}
+	code, again, errs := supersede("s-1")
+	if code != 0 || again != first {
+		t.Fatalf("retry with the key: exit %d, stdout %q (first %q), stderr %q; want the same id", code, again, first, errs)
+	}
+	if got := active(); len(got) != 1 || got[0] != next {
+		t.Fatalf("active after a retry: %v, want [%s]", got, next)
+	}
+	code, _, errs = supersede("")
+	if code != 1 || !strings.Contains(errs, "superseded") {
+		t.Fatalf("retry without a key: exit %d, stderr %q; want a conflict for a superseded memory", code, errs)
+	}
+	if got := active(); len(got) != 1 || got[0] != next {
+		t.Fatalf("active after the control: %v, want [%s]", got, next)
+	}
+}
+
 func TestRememberIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
@@ -55,6 +93,9 @@ func TestRememberIdempotencyKey(t *testing.T) {
 	if n := len(listIDs(t, db, "--tenant", "t", "--principal", "alice")); n != 2 {
 		t.Fatalf("a malformed key stored a memory: %d, want 2", n)
 	}
+	supersedeTwice(t, func(args ...string) (int, string, string) {
+		return cli(t, db, "", append(args, "--tenant", "t")...)
+	}, func() []string { return listIDs(t, db, "--tenant", "t", "--principal", "carol", "--status", "active") })
 }
 
 // TestRemoteRememberIdempotencyKey sends the key to a server, which keeps it
@@ -64,4 +105,9 @@ func TestRemoteRememberIdempotencyKey(t *testing.T) {
 	rememberTwice(t, func(args ...string) (int, string, string) {
 		return remote(t, s.url, "", args...)
 	}, func() int { return len(listIDs(t, db, "--tenant", "default", "--principal", "alice")) })
+	supersedeTwice(t, func(args ...string) (int, string, string) {
+		return remote(t, s.url, "", args...)
+	}, func() []string {
+		return listIDs(t, db, "--tenant", "default", "--principal", "carol", "--status", "active")
+	})
 }
