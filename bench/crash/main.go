@@ -1,9 +1,11 @@
 // Command crash is the record run of memgate's crash-durability harness
 // (package internal/crash, issue 11): it builds memgate, serves a new
 // database with it, SIGKILLs the server -kills times at random moments
-// while writers remember, restarts it, re-sends what was in flight with the
-// same Idempotency-Key, and checks that every acknowledged memory is stored
-// exactly once with its content hash and (SQLite) that the file passes
+// while writers remember and supersede their own memories, restarts it,
+// re-sends what was in flight with the same Idempotency-Key, and checks
+// that every acknowledged memory is stored exactly once with its content
+// hash, that every acknowledged supersession is in place and none is half
+// done or has two successors, and (SQLite) that the file passes
 // PRAGMA integrity_check after every kill.
 //
 //	go run ./crash -kills 1000                 # SQLite, in a temporary directory
@@ -57,7 +59,7 @@ func main() {
 	flag.StringVar(&bin, "bin", "", "memgate binary (default: build ./cmd/memgate of the main module)")
 	flag.StringVar(&cfg.Dir, "dir", "", "directory for the database, policy and server logs (default: a temporary one, removed unless a check failed)")
 	flag.BoolVar(&keep, "keep", false, "keep the PostgreSQL schema")
-	flag.BoolVar(&cfg.NoIdempotencyKey, "no-key", false, "control: send no Idempotency-Key (retries of requests stored before a kill are stored again)")
+	flag.BoolVar(&cfg.NoIdempotencyKey, "no-key", false, "control: send no Idempotency-Key (retries of remembers stored before a kill are stored again, of supersessions refused as conflicts)")
 	flag.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	verbose := flag.Bool("v", false, "print the time of each step of every kill")
 	flag.Parse()
@@ -189,17 +191,22 @@ func printReport(r *crash.Report) {
 	row("kills", r.Kills)
 	row("writers", r.Writers)
 	row("requests acknowledged", r.Requests)
+	row("supersessions acknowledged", r.Supersessions)
 	row("memories acknowledged", r.Acknowledged)
 	row("memories stored at the end", r.StoredAtEnd)
 	row("in flight at kill", r.InFlightAtKill)
 	row("requests retried / re-sends", fmt.Sprintf("%d / %d", r.Retried, r.Resends))
-	row("retries answered as replays", r.Replayed)
+	row("retries answered as replays", fmt.Sprintf("%d (%d supersessions)", r.Replayed, r.SupersessionsReplayed))
 	row("5xx answers", r.ServerErrors)
 	row("lost (goal 0)", r.Lost)
 	row("corrupt (goal 0)", r.Corrupt)
 	row("duplicates (goal 0)", r.Duplicates)
 	row("strays (goal 0)", r.Strays)
+	row("half-done supersessions (goal 0)", r.HalfDone)
+	row("double successors (goal 0)", r.DoubleSuccessors)
+	row("wrong status or link (goal 0)", r.WrongState)
 	row("refused (goal 0)", r.Refused)
+	row("supersession retries answered 409 (goal 0)", r.Conflicts)
 	row("count mismatches (goal 0)", r.CountMismatches)
 	if r.Integrity == "n/a" {
 		row("integrity_check", "n/a (PostgreSQL)")

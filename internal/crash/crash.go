@@ -1,14 +1,20 @@
 // Package crash is memgate's crash-durability harness (issue 11): it drives
-// `memgate serve` children with a stream of remembers, kills a child with
-// SIGKILL at random moments, restarts it, re-sends every request that was
-// not acknowledged (same Idempotency-Key, same body) until it is, and checks
-// that every acknowledged memory is stored exactly once with its content
-// hash intact and, on SQLite, that the database file passes
-// PRAGMA integrity_check after every kill.
+// `memgate serve` children with a stream of remembers and supersessions,
+// kills a child with SIGKILL at random moments, restarts it, re-sends every
+// request that was not acknowledged (same Idempotency-Key, same body) until
+// it is, and checks that every acknowledged memory is stored exactly once
+// with its content hash intact, that every acknowledged supersession is in
+// place (the new memory active and naming the old, the old superseded by
+// it) and no supersession is half done or has two successors, and, on
+// SQLite, that the database file passes PRAGMA integrity_check after every
+// kill.
 //
 // A memory is acknowledged when the server answered its remember with a 2xx
 // and its id: from then on the server must never lose it, and a retry of
-// the same request must never store it twice. The harness turns off the
+// the same request must never store it twice. A supersession is a remember
+// with "supersedes": a writer replaces one of its own acknowledged, still
+// active memories, each at most once, so that the only second supersession
+// of a memory the server sees is a retry of the first. The harness turns off the
 // write gate's dedup (a policy file with "dedup": false) so that a re-sent
 // content is stored again unless the idempotency key prevents it: dedup
 // would fold the copy and hide a missing idempotency guarantee.
@@ -65,8 +71,10 @@ type Config struct {
 	Kills int
 	// Writers is the number of concurrent writers (default DefaultWriters).
 	// Each sends single remembers and, one time in three, a batch of 2 to
-	// MaxBatch memories (default DefaultMaxBatch), each request with its
-	// own Idempotency-Key.
+	// MaxBatch memories (default DefaultMaxBatch); and, one request in
+	// four once it has memories acknowledged, a supersession of one of
+	// them it has not superseded yet: each request with its own
+	// Idempotency-Key.
 	Writers  int
 	MaxBatch int
 	// MinDelay and MaxDelay bound the random time between the writers
@@ -97,8 +105,10 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// NoIdempotencyKey sends requests without an Idempotency-Key: a
 	// control that shows what the checks find when a retry is not
-	// recognised (a request stored before the kill, whose answer was
-	// lost, is stored again by its retry: duplicates).
+	// recognised (a remember stored before the kill, whose answer was
+	// lost, is stored again by its retry: duplicates; a supersession's
+	// retry is refused as a conflict, its old memory being superseded
+	// already: Report.Conflicts).
 	NoIdempotencyKey bool
 }
 
@@ -151,7 +161,8 @@ func (c Config) Validate() error {
 }
 
 // Report is the outcome of a run. Lost, Corrupt, Duplicates, Strays,
-// Refused, CountMismatches and IntegrityFailures must all be 0 (see Err).
+// HalfDone, DoubleSuccessors, WrongState, Refused, Conflicts,
+// CountMismatches and IntegrityFailures must all be 0 (see Err).
 type Report struct {
 	Backend  string `json:"backend"` // "sqlite" or "postgres"
 	Replicas int    `json:"replicas"`
@@ -159,19 +170,23 @@ type Report struct {
 	Writers  int    `json:"writers"`
 	Kills    int    `json:"kills"`
 
-	// Requests is the number of remembers acknowledged (each once, however
-	// often it was sent); Acknowledged the memories they stored.
-	Requests     int `json:"requests"`
-	Acknowledged int `json:"acknowledged"`
+	// Requests is the number of remembers acknowledged, supersessions
+	// included (each once, however often it was sent); Acknowledged the
+	// memories they stored; Supersessions the supersessions among them.
+	Requests      int `json:"requests"`
+	Acknowledged  int `json:"acknowledged"`
+	Supersessions int `json:"supersessions"`
 	// InFlightAtKill sums, over the kills, the requests sent to the victim
 	// and not yet answered when the signal went out. Retried counts the
 	// requests that needed more than one send, Resends the extra sends.
 	// Replayed counts retries the server answered as replays: the first
 	// send had been stored before the kill, only its answer was lost.
-	InFlightAtKill int `json:"in_flight_at_kill"`
-	Retried        int `json:"retried"`
-	Resends        int `json:"resends"`
-	Replayed       int `json:"replayed"`
+	// SupersessionsReplayed counts the supersessions among Replayed.
+	InFlightAtKill        int `json:"in_flight_at_kill"`
+	Retried               int `json:"retried"`
+	Resends               int `json:"resends"`
+	Replayed              int `json:"replayed"`
+	SupersessionsReplayed int `json:"supersessions_replayed"`
 	// ServerErrors counts 5xx answers (re-sent like a failed connection).
 	ServerErrors int `json:"server_errors"`
 
@@ -186,6 +201,24 @@ type Report struct {
 	Duplicates int `json:"duplicates"`
 	Strays     int `json:"strays"`
 	Refused    int `json:"refused"`
+	// HalfDone: old memories whose supersession is half done (named in
+	// supersedes by a memory it is not superseded by, or superseded by a
+	// memory that is not stored or does not name it). DoubleSuccessors:
+	// old memories named in supersedes by more than one memory.
+	// WrongState: acknowledged memories whose status or links are not
+	// those the acknowledged requests gave them (an old memory left active
+	// or superseded by another, a new one not active or not naming its
+	// old one).
+	HalfDone         int `json:"half_done"`
+	DoubleSuccessors int `json:"double_successors"`
+	WrongState       int `json:"wrong_state"`
+	// Conflicts counts retried supersessions answered 409 conflict because
+	// their first send had superseded the old memory: what a retry
+	// without Idempotency-Key meets. The harness then reads the old
+	// memory's successor and acknowledges the request with it when it is
+	// the request's memory (else the request is refused), so that the
+	// stored state is checked as for any other supersession.
+	Conflicts int `json:"conflicts"`
 	// StoredAtEnd is the number of memories the final listing found;
 	// CountMismatches counts the other counts that disagree with it
 	// (/v1/stats, and on PostgreSQL SELECT count(*) FROM memories).
@@ -230,7 +263,11 @@ func (r *Report) Err() error {
 	add(r.Corrupt, "acknowledged memories with another content or hash")
 	add(r.Duplicates, "duplicate memories stored")
 	add(r.Strays, "memories stored by no acknowledged request")
+	add(r.HalfDone, "supersessions half done")
+	add(r.DoubleSuccessors, "memories with two successors")
+	add(r.WrongState, "acknowledged memories with another status or supersession link")
 	add(r.Refused, "requests refused")
+	add(r.Conflicts, "retried supersessions answered 409 conflict")
 	add(r.IntegrityFailures, "integrity checks failed")
 	add(r.CountMismatches, "memory counts that disagree with the listing")
 	if len(errs) == 0 {
@@ -267,9 +304,15 @@ type run struct {
 	corrupt  map[string]bool // found (or acknowledged) with another content or hash
 	dups     map[string]bool // extra copies of an acknowledged item
 	strays   map[string]bool // stored, of no acknowledged request
+	halfDone map[string]bool // old ids of half-done supersessions
+	doubles  map[string]bool // old ids with two successors
+	wrong    map[string]bool // acknowledged, in the wrong state
 	seen     map[string]bool // every id a round's listing returned
-	restart  []time.Duration
-	checks   []time.Duration
+	// named maps an old id to the memories the rounds' listings found
+	// naming it in supersedes (checkLinks). Used by verifyRound only.
+	named   map[string][]string
+	restart []time.Duration
+	checks  []time.Duration
 }
 
 // Run drives the children through cfg.Kills kills and checks them. The
@@ -307,7 +350,9 @@ func newRun(cfg Config) (*run, error) {
 	}
 	r := &run{cfg: cfg, rep: &Report{
 		Backend: "sqlite", Replicas: cfg.Replicas, Seed: cfg.Seed, Writers: cfg.Writers, Integrity: "ok",
-	}, lost: map[string]bool{}, corrupt: map[string]bool{}, dups: map[string]bool{}, strays: map[string]bool{}, seen: map[string]bool{}}
+	}, lost: map[string]bool{}, corrupt: map[string]bool{}, dups: map[string]bool{}, strays: map[string]bool{},
+		halfDone: map[string]bool{}, doubles: map[string]bool{}, wrong: map[string]bool{},
+		seen: map[string]bool{}, named: map[string][]string{}}
 	if cfg.Postgres != "" {
 		r.rep.Backend, r.rep.Integrity = "postgres", "n/a"
 	}
@@ -380,8 +425,9 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		if k%every == 0 && r.cfg.Progress != nil {
 			r.mu.Lock()
-			fmt.Fprintf(r.cfg.Progress, "crash: %d/%d kills, %d requests acknowledged, %d lost, %d duplicates, %d integrity failures\n",
-				k, r.cfg.Kills, r.led.acked(), r.rep.Lost, r.rep.Duplicates, r.rep.IntegrityFailures)
+			reqs, _, sups := r.led.totals()
+			fmt.Fprintf(r.cfg.Progress, "crash: %d/%d kills, %d requests acknowledged (%d supersessions), %d lost, %d duplicates, %d half done, %d integrity failures\n",
+				k, r.cfg.Kills, reqs, sups, r.rep.Lost, r.rep.Duplicates, r.rep.HalfDone, r.rep.IntegrityFailures)
 			r.mu.Unlock()
 		}
 	}
@@ -482,14 +528,16 @@ func (r *run) finish(wall time.Duration) {
 	rep := r.rep
 	rep.Wall = wall
 	rep.WallSecs = round(wall.Seconds(), 1)
-	rep.Requests, rep.Acknowledged = r.led.totals()
+	rep.Requests, rep.Acknowledged, rep.Supersessions = r.led.totals()
 	s := r.wr.stats()
 	rep.Retried, rep.Resends, rep.Replayed, rep.ServerErrors, rep.Refused = s.retried, s.resends, s.replayed, s.serverErrors, s.refused
+	rep.SupersessionsReplayed, rep.Conflicts = s.supersedeReplayed, s.conflicts
 	rep.RestartP50ms, rep.RestartP99ms, rep.RestartMaxms = ms(quantile(r.restart, 0.5)), ms(quantile(r.restart, 0.99)), ms(quantile(r.restart, 1))
 	if len(r.checks) > 0 {
 		rep.CheckP50ms = ms(quantile(r.checks, 0.5))
 	}
 	rep.Lost, rep.Corrupt, rep.Duplicates, rep.Strays = len(r.lost), len(r.corrupt), len(r.dups), len(r.strays)
+	rep.HalfDone, rep.DoubleSuccessors, rep.WrongState = len(r.halfDone), len(r.doubles), len(r.wrong)
 	if rep.IntegrityFailures > 0 {
 		rep.Integrity = "failed"
 	}

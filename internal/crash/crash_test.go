@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,10 +78,12 @@ func binaries(t *testing.T) (memgate, checker string) {
 // stopped killing or writing cannot pass).
 func requireClean(t *testing.T, rep *Report, kills int) {
 	t.Helper()
-	t.Logf("backend %s replicas %d seed %d: %d kills, %d requests / %d memories acknowledged, %d in flight at kill, %d retried (%d replayed), "+
-		"lost %d, corrupt %d, duplicates %d, strays %d, refused %d, integrity %s (%d checks, p50 %.1f ms), restart p50 %.1f ms p99 %.1f ms, %.1f s",
-		rep.Backend, rep.Replicas, rep.Seed, rep.Kills, rep.Requests, rep.Acknowledged, rep.InFlightAtKill, rep.Retried, rep.Replayed,
-		rep.Lost, rep.Corrupt, rep.Duplicates, rep.Strays, rep.Refused, rep.Integrity, rep.IntegrityChecks, rep.CheckP50ms,
+	t.Logf("backend %s replicas %d seed %d: %d kills, %d requests / %d memories acknowledged (%d supersessions), %d in flight at kill, "+
+		"%d retried (%d replayed, %d of them supersessions), lost %d, corrupt %d, duplicates %d, strays %d, half done %d, two successors %d, "+
+		"wrong state %d, refused %d, conflicts %d, integrity %s (%d checks, p50 %.1f ms), restart p50 %.1f ms p99 %.1f ms, %.1f s",
+		rep.Backend, rep.Replicas, rep.Seed, rep.Kills, rep.Requests, rep.Acknowledged, rep.Supersessions, rep.InFlightAtKill,
+		rep.Retried, rep.Replayed, rep.SupersessionsReplayed, rep.Lost, rep.Corrupt, rep.Duplicates, rep.Strays, rep.HalfDone, rep.DoubleSuccessors,
+		rep.WrongState, rep.Refused, rep.Conflicts, rep.Integrity, rep.IntegrityChecks, rep.CheckP50ms,
 		rep.RestartP50ms, rep.RestartP99ms, rep.WallSecs)
 	if err := rep.Err(); err != nil {
 		t.Fatalf("crash run broke a guarantee (seed %d, logs in %s):\n%v", rep.Seed, rep.Dir, err)
@@ -89,6 +93,9 @@ func requireClean(t *testing.T, rep *Report, kills int) {
 	}
 	if rep.Requests < kills || rep.StoredAtEnd != rep.Acknowledged {
 		t.Fatalf("%d requests acknowledged, %d memories acknowledged, %d stored: the run wrote too little or the counts disagree", rep.Requests, rep.Acknowledged, rep.StoredAtEnd)
+	}
+	if rep.Supersessions < kills {
+		t.Fatalf("%d supersessions acknowledged in %d kills: the run superseded too little", rep.Supersessions, kills)
 	}
 }
 
@@ -135,11 +142,22 @@ func TestCrashPostgresReplicas(t *testing.T) {
 }
 
 // TestCheckerCatches is the control beside the runs: over a live server,
-// the checks stay quiet on intact data and report a loss for an
+// the checks stay quiet on intact data (remembers, batches and
+// supersessions, one of them chained) and report a loss for an
 // acknowledged id that is not stored, a corrupt memory for an id stored
 // with another content than acknowledged, a duplicate for a second memory
 // with an acknowledged content, a stray for a memory no request
-// acknowledged; and the file check fails on a damaged database.
+// acknowledged. For acknowledged supersessions they report a half-done
+// supersession and a wrong state for an old memory left active (in the
+// final check and in the round's) and for a new memory stored without its
+// link, a loss and a half-done supersession for a new memory deleted, two
+// successors for a second memory naming an old one (in the final check
+// and in a later round), a wrong state for a new memory revoked; and a
+// half-done supersession for memories of no acknowledged request that name
+// an active memory or one not stored, or are superseded by a memory not
+// stored, by one that does not name them, by none. A retried supersession
+// answered 409 is counted, and acknowledged only with its own memory. The
+// file check fails on a damaged database.
 func TestCheckerCatches(t *testing.T) {
 	t.Parallel()
 	bin, checker := binaries(t)
@@ -160,8 +178,23 @@ func TestCheckerCatches(t *testing.T) {
 	for range 8 {
 		r.send(ctx, r.led.next(rng, 4), &w)
 	}
-	if s := w.stats(); s.refused != 0 || r.led.acked() != 8 {
-		t.Fatalf("%d of 8 requests acknowledged, %d refused: %v", r.led.acked(), s.refused, r.problems)
+	// Supersessions of acknowledged memories, one of them of the memory a
+	// supersession stored (a chain).
+	supersede := func(old *request) *request {
+		t.Helper()
+		q := r.led.nextSupersession(rng, ref{old, 0})
+		r.send(ctx, q, &w)
+		if q.ids == nil {
+			t.Fatalf("supersession of %s not acknowledged: %v", old.ids[0], r.problems)
+		}
+		return q
+	}
+	q2, q3, q4, q5, q6 := r.led.request(2), r.led.request(3), r.led.request(4), r.led.request(5), r.led.request(6)
+	chainHead := supersede(q2)
+	chainTail := supersede(chainHead)
+	sActive, sMissing, sDouble := supersede(q3), supersede(q4), supersede(q5)
+	if s := w.stats(); s.refused != 0 || r.led.acked() != 13 {
+		t.Fatalf("%d of 13 requests acknowledged, %d refused: %v", r.led.acked(), s.refused, r.problems)
 	}
 	confirm := r.confirm(ctx)
 	checkNow := func(expected map[string]ref) findings {
@@ -174,47 +207,165 @@ func TestCheckerCatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lf, err := checkLinks(all, expected, &r.led, r.getter(ctx), map[string][]string{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.merge(lf)
 		return f
 	}
-	want := func(name string, got findings, lost, corrupt, dups, strays []string) {
+	// checkRound checks supersessions as a round does: the listing holds
+	// only the round's memories ids, the others are read by id, and named
+	// is what earlier rounds saw.
+	checkRound := func(ids []string, principal string, expected map[string]ref, named map[string][]string) findings {
+		t.Helper()
+		var fresh []listed
+		for _, id := range ids {
+			m, err := r.get(ctx, id, principal)
+			if err != nil || m == nil {
+				t.Fatalf("get %s: %v %v", id, m, err)
+			}
+			fresh = append(fresh, *m)
+		}
+		f, err := checkLinks(fresh, expected, &r.led, r.getter(ctx), named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	// want compares every list of got with the one of w.
+	want := func(name string, got, w findings) {
 		t.Helper()
 		norm := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
-		if !slices.Equal(norm(got.lost), norm(lost)) || !slices.Equal(norm(got.corrupt), norm(corrupt)) ||
-			!slices.Equal(norm(got.dups), norm(dups)) || !slices.Equal(norm(got.strays), norm(strays)) {
-			t.Fatalf("%s: found lost %v corrupt %v duplicates %v strays %v; want lost %v corrupt %v duplicates %v strays %v",
-				name, got.lost, got.corrupt, got.dups, got.strays, lost, corrupt, dups, strays)
+		wl := w.lists()
+		for i, l := range got.lists() {
+			if !slices.Equal(norm(*l.ids), norm(*wl[i].ids)) {
+				t.Errorf("%s: found %s %v, want %v", name, l.what, *l.ids, *wl[i].ids)
+			}
+		}
+		if t.Failed() {
+			t.FailNow()
 		}
 	}
 	ids := r.led.allIDs()
-	if len(ids) < 8 {
-		t.Fatalf("%d memories acknowledged for 8 requests", len(ids))
+	if len(ids) < 13 {
+		t.Fatalf("%d memories acknowledged for 13 requests", len(ids))
 	}
-	want("intact", checkNow(ids), nil, nil, nil, nil)
+	want("intact", checkNow(ids), findings{})
 
 	// Loss: an acknowledged id the server never stored (a valid id, so
 	// that GET answers 404).
 	missing := memgate.NewID(time.Now())
 	withMissing := r.led.allIDs()
 	withMissing[missing] = ref{r.led.request(0), 0}
-	want("an acknowledged id not stored", checkNow(withMissing), []string{missing}, nil, nil, nil)
+	want("an acknowledged id not stored", checkNow(withMissing), findings{lost: []string{missing}})
 
 	// Corruption: two acknowledged ids whose contents are swapped.
 	q0, q1 := r.led.request(0), r.led.request(1)
 	a, b := q0.ids[0], q1.ids[0]
 	swapped := r.led.allIDs()
 	swapped[a], swapped[b] = ref{q1, 0}, ref{q0, 0}
-	want("contents swapped", checkNow(swapped), nil, []string{a, b}, nil, nil)
+	want("contents swapped", checkNow(swapped), findings{corrupt: []string{a, b}})
 
 	// Duplicate: request 0 sent again under another key is stored again.
 	again := *q0
 	again.key = "control-again"
 	dupIDs := r.postControl(ctx, t, &again)
-	want("a request stored twice", checkNow(r.led.allIDs()), nil, nil, dupIDs, nil)
+	faults := findings{dups: dupIDs}
+	want("a request stored twice", checkNow(r.led.allIDs()), faults)
 
 	// Stray: a memory of a request never acknowledged.
 	stray := newRequest(9999, rng, 4)
-	strayIDs := r.postControl(ctx, t, stray)
-	want("a memory of no acknowledged request", checkNow(r.led.allIDs()), nil, nil, dupIDs, strayIDs)
+	faults.strays = r.postControl(ctx, t, stray)
+	want("a memory of no acknowledged request", checkNow(r.led.allIDs()), faults)
+
+	// An acknowledged supersession whose old memory is left active (the
+	// new one names it): half done, and the old memory in the wrong state.
+	// The API cannot do this; the file is written beside the server, then
+	// restored.
+	oldActive := q3.ids[0]
+	var status, by string
+	sqlRow(t, dbPath, "SELECT status, superseded_by FROM memories WHERE id = ?", []any{oldActive}, &status, &by)
+	if status != "superseded" || by != sActive.ids[0] {
+		t.Fatalf("%s is %s by %q, want superseded by %s", oldActive, status, by, sActive.ids[0])
+	}
+	sqlExec(t, dbPath, "UPDATE memories SET status = 'active', superseded_by = '' WHERE id = ?", oldActive)
+	planted := faults
+	planted.halfDone, planted.wrong = []string{oldActive}, []string{oldActive}
+	want("an old memory left active", checkNow(r.led.allIDs()), planted)
+	want("an old memory left active, in the round of its supersession", checkRound([]string{sActive.ids[0]}, q3.principal,
+		map[string]ref{sActive.ids[0]: {sActive, 0}}, map[string][]string{}), findings{halfDone: planted.halfDone, wrong: planted.wrong})
+	sqlExec(t, dbPath, "UPDATE memories SET status = ?, superseded_by = ? WHERE id = ?", status, by, oldActive)
+	want("the old memory superseded again", checkNow(r.led.allIDs()), faults)
+
+	// The same supersession with its new memory stored without the link:
+	// the old memory superseded by a memory that does not name it, and the
+	// new one in the wrong state.
+	sqlExec(t, dbPath, "UPDATE memories SET supersedes = '' WHERE id = ?", sActive.ids[0])
+	planted.wrong = []string{sActive.ids[0]}
+	want("a new memory without its link", checkNow(r.led.allIDs()), planted)
+	sqlExec(t, dbPath, "UPDATE memories SET supersedes = ? WHERE id = ?", oldActive, sActive.ids[0])
+	want("the link restored", checkNow(r.led.allIDs()), faults)
+
+	// An acknowledged supersession whose new memory is deleted: lost, and
+	// the old memory superseded by a memory not stored.
+	r.apiControl(ctx, t, "DELETE", "/v1/memories/"+sMissing.ids[0]+"?principal="+sMissing.principal, "", 200)
+	faults.lost, faults.halfDone = []string{sMissing.ids[0]}, []string{q4.ids[0]}
+	want("a successor missing", checkNow(r.led.allIDs()), faults)
+
+	// A second memory naming an old one in supersedes (imported with the
+	// link, the content of no acknowledged request): two successors, and
+	// a stray.
+	second := newRequest(9998, rng, 4)
+	faults.strays = append(faults.strays, r.importControl(ctx, t, q5.principal, second.contents[0], map[string]string{"supersedes": q5.ids[0]}))
+	faults.doubles = []string{q5.ids[0]}
+	want("a second successor", checkNow(r.led.allIDs()), faults)
+	want("a second successor, in a later round than the first", checkRound(faults.strays[len(faults.strays)-1:], q5.principal,
+		map[string]ref{}, map[string][]string{q5.ids[0]: {sDouble.ids[0]}}), findings{doubles: faults.doubles})
+
+	// The new memory of an acknowledged supersession revoked: wrong state.
+	r.apiControl(ctx, t, "POST", "/v1/memories/"+chainTail.ids[0]+"/revoke?principal="+chainTail.principal, `{"reason": "control"}`, 200)
+	faults.wrong = []string{chainTail.ids[0]}
+	want("a new memory not active", checkNow(r.led.allIDs()), faults)
+
+	// Supersessions of no acknowledged request, half done (each memory a
+	// stray): memories naming in supersedes an active memory, a memory not
+	// stored; memories superseded by a memory not stored, by one that does
+	// not name them, by none.
+	q7 := r.led.request(7)
+	neverStored := memgate.NewID(time.Now())
+	for i, old := range []string{q6.ids[0], neverStored} {
+		id := r.importControl(ctx, t, q6.principal, newRequest(9990+i, rng, 4).contents[0], map[string]string{"supersedes": old})
+		faults.strays = append(faults.strays, id)
+		faults.halfDone = append(faults.halfDone, old)
+	}
+	for i, fields := range []map[string]string{
+		{"status": "superseded", "superseded_by": memgate.NewID(time.Now())},
+		{"status": "superseded", "superseded_by": q7.ids[0]},
+		{"status": "superseded"},
+	} {
+		id := r.importControl(ctx, t, q7.principal, newRequest(9995-i, rng, 4).contents[0], fields)
+		faults.strays = append(faults.strays, id)
+		faults.halfDone = append(faults.halfDone, id)
+	}
+	want("unacknowledged supersessions half done", checkNow(r.led.allIDs()), faults)
+
+	// A retried supersession answered 409 conflict (a retry without key
+	// whose first send committed) is counted and acknowledged with the
+	// memory its first send stored; one whose old memory another memory
+	// superseded is counted and refused.
+	var cw writers
+	retried := r.led.nextSupersession(rng, ref{q1, 0})
+	first := r.postControl(ctx, t, retried)
+	r.resolveConflict(ctx, retried, 2, &cw)
+	if s := cw.stats(); s.conflicts != 1 || s.refused != 0 || !slices.Equal(retried.ids, first) {
+		t.Fatalf("a retried supersession stored as %v: acknowledged as %v, %d conflicts, %d refused; want %v, 1, 0", first, retried.ids, s.conflicts, s.refused, first)
+	}
+	other := newSupersession(9989, rng, ref{q1, 0})
+	r.resolveConflict(ctx, other, 2, &cw)
+	if s := cw.stats(); s.conflicts != 2 || s.refused != 1 || other.ids != nil {
+		t.Fatalf("a supersession whose old memory another superseded: acknowledged as %v, %d conflicts, %d refused; want none, 2, 1", other.ids, s.conflicts, s.refused)
+	}
 
 	// The file check after a SIGKILL reads the write-ahead log without
 	// recovering or checkpointing it: the next child does that itself.
@@ -293,6 +444,85 @@ func (r *run) postControl(ctx context.Context, t *testing.T, q *request) []strin
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// apiControl sends body (none when empty) to path with the admin key and
+// returns the answer, failing the test on another status than want.
+func (r *run) apiControl(ctx context.Context, t *testing.T, method, path, body string, want int) []byte {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.children[0].url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", r.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != want {
+		t.Fatalf("control %s %s: HTTP %d %s %v, want %d", method, strings.SplitN(path, "?", 2)[0], resp.StatusCode, errorCode(b), err, want)
+	}
+	return b
+}
+
+// importControl stores, through /v1/import, a memory of principal with
+// content and the given fields (which may set what a remember cannot: a
+// link, a status), and returns its id.
+func (r *run) importControl(ctx context.Context, t *testing.T, principal, content string, fields map[string]string) string {
+	t.Helper()
+	id := memgate.NewID(time.Now())
+	line := map[string]any{"id": id, "principal": principal, "kind": "fact", "source": "user", "content": content}
+	for k, v := range fields {
+		line[k] = v
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.apiControl(ctx, t, "POST", "/v1/import", string(b), 200)
+	return id
+}
+
+// sqlExec runs stmt on the SQLite database at path, beside the server
+// that serves it (which reads the change on its next transaction).
+func sqlExec(t *testing.T, path, stmt string, args ...any) {
+	t.Helper()
+	db := openSQL(t, path)
+	defer db.Close()
+	if res, err := db.Exec(stmt, args...); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%s: %d rows changed, want 1", stmt, n)
+	}
+}
+
+// sqlRow reads one row of query into dest from the SQLite database at path.
+func sqlRow(t *testing.T, path, query string, args []any, dest ...any) {
+	t.Helper()
+	db := openSQL(t, path)
+	defer db.Close()
+	if err := db.QueryRow(query, args...).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func openSQL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
 }
 
 // damage copies the database file src (checkpointed: no WAL) to dst and

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,24 +24,62 @@ import (
 
 // listed is the part of a listed memory the checks read.
 type listed struct {
-	ID            string `json:"id"`
-	Content       string `json:"content"`
-	ContentSHA256 string `json:"content_sha256"`
+	ID            string         `json:"id"`
+	Principal     string         `json:"principal"`
+	Status        memgate.Status `json:"status"`
+	Content       string         `json:"content"`
+	ContentSHA256 string         `json:"content_sha256"`
+	Supersedes    string         `json:"supersedes"`
+	SupersededBy  string         `json:"superseded_by"`
 }
 
 // findings is what a check found wrong, by memory id, with a note on each
-// id (request number, item, hashes: never content).
+// id and list (request number, item, hashes, ids: never content).
 type findings struct {
 	lost, corrupt, dups, strays []string
-	notes                       map[string]string
+	// Supersessions (checkLinks): halfDone and doubles by old id, wrong by
+	// the id whose state is wrong.
+	halfDone, doubles, wrong []string
+	// notes is keyed by list (the index of lists) and id.
+	notes map[note]string
 }
 
-func (f *findings) add(list *[]string, id, format string, args ...any) {
-	*list = append(*list, id)
-	if f.notes == nil {
-		f.notes = map[string]string{}
+type note struct {
+	list int
+	id   string
+}
+
+// findingList is one of a findings' lists and what it finds.
+type findingList struct {
+	ids  *[]string
+	what string
+}
+
+// lists returns f's lists in a fixed order.
+func (f *findings) lists() []findingList {
+	return []findingList{
+		{&f.lost, "lost"},
+		{&f.corrupt, "corrupt"},
+		{&f.dups, "duplicate"},
+		{&f.strays, "stray"},
+		{&f.halfDone, "half-done supersession of"},
+		{&f.doubles, "two successors of"},
+		{&f.wrong, "wrong state"},
 	}
-	f.notes[id] = fmt.Sprintf(format, args...)
+}
+
+// add records id in list (one of f's) with a note; an id already in the
+// list keeps its first note.
+func (f *findings) add(list *[]string, id, format string, args ...any) {
+	if f.notes == nil {
+		f.notes = map[note]string{}
+	}
+	k := note{slices.IndexFunc(f.lists(), func(l findingList) bool { return l.ids == list }), id}
+	if _, ok := f.notes[k]; ok {
+		return
+	}
+	*list = append(*list, id)
+	f.notes[k] = fmt.Sprintf(format, args...)
 }
 
 // check compares stored memories with the acknowledged ones expected among
@@ -108,26 +148,178 @@ func check(stored []listed, expected map[string]ref, lookup func(seq int) *reque
 	return f, nil
 }
 
+// merge adds g's findings to f's.
+func (f *findings) merge(g findings) {
+	lists := f.lists()
+	for i, l := range g.lists() {
+		for _, id := range *l.ids {
+			f.add(lists[i].ids, id, "%s", g.notes[note{i, id}])
+		}
+	}
+}
+
+// checkLinks checks the supersessions stored memories take part in, and
+// the state the acknowledged memories in expected must be in. get reads a
+// memory the listing did not return (nil when it is not stored); named
+// maps an old id to the memories seen naming it in supersedes, across
+// calls (the round checks pass the run's: each memory is listed fresh in
+// one round only), and is updated.
+//
+//   - an old id named in supersedes by a stored memory, when the old
+//     memory is not stored or not superseded by one of the memories naming
+//     it, is a half-done supersession; so is a stored memory that is
+//     superseded by no memory, by one not stored or by one that does not
+//     name it, or has a superseded_by without being superseded. An
+//     unacknowledged supersession must thus be all there or all absent.
+//   - an old id named in supersedes by two memories has two successors.
+//   - an acknowledged memory is in the wrong state unless its supersedes
+//     is the old id its request sent ("" for a remember) and it is
+//     superseded by the memory of the acknowledged supersession of it if
+//     there is one, else active (a supersession of it sent and never
+//     acknowledged allows either: the half-done checks judge that). The
+//     old memory of every acknowledged supersession in expected is judged
+//     too, read when expected does not hold it, and lost when not stored.
+func checkLinks(stored []listed, expected map[string]ref, led *ledger,
+	get func(id, principal string) (*listed, error), named map[string][]string) (findings, error) {
+	var f findings
+	byID := make(map[string]*listed, len(stored))
+	for i := range stored {
+		byID[stored[i].ID] = &stored[i]
+	}
+	absent := map[string]bool{}
+	fetch := func(id, principal string) (*listed, error) {
+		if m, ok := byID[id]; ok {
+			return m, nil
+		}
+		if absent[id] {
+			return nil, nil
+		}
+		m, err := get(id, principal)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			absent[id] = true
+		} else {
+			byID[id] = m
+		}
+		return m, nil
+	}
+
+	// The new memories' side: who names an old one.
+	olds := map[string]string{} // old id → principal
+	for i := range stored {
+		m := &stored[i]
+		if m.Supersedes == "" {
+			continue
+		}
+		if !slices.Contains(named[m.Supersedes], m.ID) {
+			named[m.Supersedes] = append(named[m.Supersedes], m.ID)
+		}
+		olds[m.Supersedes] = m.Principal
+	}
+	for _, id := range slices.Sorted(maps.Keys(olds)) {
+		ns := named[id]
+		if len(ns) > 1 {
+			f.add(&f.doubles, id, "named in supersedes by %d memories: %s", len(ns), strings.Join(ns, ", "))
+		}
+		o, err := fetch(id, olds[id])
+		switch {
+		case err != nil:
+			return f, err
+		case o == nil:
+			f.add(&f.halfDone, id, "named in supersedes by %s, not stored", strings.Join(ns, ", "))
+		case o.Status != memgate.StatusSuperseded || !slices.Contains(ns, o.SupersededBy):
+			f.add(&f.halfDone, id, "named in supersedes by %s, stored %s with superseded_by %q", strings.Join(ns, ", "), o.Status, o.SupersededBy)
+		}
+	}
+	// The old memories' side: who supersedes them.
+	for i := range stored {
+		m := &stored[i]
+		if m.Status != memgate.StatusSuperseded && m.SupersededBy == "" {
+			continue
+		}
+		if m.Status != memgate.StatusSuperseded || m.SupersededBy == "" {
+			f.add(&f.halfDone, m.ID, "stored %s with superseded_by %q", m.Status, m.SupersededBy)
+			continue
+		}
+		n, err := fetch(m.SupersededBy, m.Principal)
+		switch {
+		case err != nil:
+			return f, err
+		case n == nil:
+			f.add(&f.halfDone, m.ID, "superseded by %s, which is not stored", m.SupersededBy)
+		case n.Supersedes != m.ID:
+			f.add(&f.halfDone, m.ID, "superseded by %s, which names %q in supersedes", m.SupersededBy, n.Supersedes)
+		}
+	}
+	// The acknowledged memories' states.
+	judge := func(id string, e ref) error {
+		m, err := fetch(id, e.q.principal)
+		if err != nil || m == nil {
+			return err // not stored: check reports the loss
+		}
+		status, by, known := memgate.StatusActive, "", true
+		if s := led.successor(id); s != nil {
+			status, by, known = memgate.StatusSuperseded, "", s.ids != nil
+			if known {
+				by = s.ids[0]
+			}
+		}
+		if m.Supersedes != e.q.supersedes || known && (m.Status != status || m.SupersededBy != by) {
+			want := fmt.Sprintf("%s with superseded_by %q", status, by)
+			if !known {
+				want = "active, or superseded by its unacknowledged successor"
+			}
+			f.add(&f.wrong, id, "request %d item %d: stored %s with supersedes %q and superseded_by %q; want supersedes %q, %s",
+				e.q.seq, e.item, m.Status, m.Supersedes, m.SupersededBy, e.q.supersedes, want)
+		}
+		return nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(expected)) {
+		e := expected[id]
+		if err := judge(id, e); err != nil {
+			return f, err
+		}
+		old := e.q.supersedes
+		if old == "" {
+			continue
+		}
+		if _, ok := expected[old]; ok {
+			continue // judged in its turn
+		}
+		oe, ok := led.acknowledged(old)
+		if !ok {
+			continue // the harness supersedes acknowledged memories only
+		}
+		switch m, err := fetch(old, e.q.principal); {
+		case err != nil:
+			return f, err
+		case m == nil:
+			f.add(&f.lost, old, "request %d item %d (key %s), acknowledged in round %d and superseded by request %d, not found",
+				oe.q.seq, oe.item, oe.q.key, oe.q.round, e.q.seq)
+		default:
+			if err := judge(old, oe); err != nil {
+				return f, err
+			}
+		}
+	}
+	return f, nil
+}
+
 // record adds what a check found to the run's sets and problems.
 func (r *run) record(when string, f findings) {
-	for _, x := range []struct {
-		ids  []string
-		set  map[string]bool
-		what string
-	}{
-		{f.lost, r.lost, "lost"},
-		{f.corrupt, r.corrupt, "corrupt"},
-		{f.dups, r.dups, "duplicate"},
-		{f.strays, r.strays, "stray"},
-	} {
-		for _, id := range x.ids {
-			if r.mark(x.set, id) {
-				r.problem("%s: %s %s: %s", when, x.what, id, f.notes[id])
+	sets := []map[string]bool{r.lost, r.corrupt, r.dups, r.strays, r.halfDone, r.doubles, r.wrong}
+	for i, l := range f.lists() {
+		for _, id := range *l.ids {
+			if r.mark(sets[i], id) {
+				r.problem("%s: %s %s: %s", when, l.what, id, f.notes[note{i, id}])
 			}
 		}
 	}
 	r.mu.Lock()
 	r.rep.Lost, r.rep.Corrupt, r.rep.Duplicates, r.rep.Strays = len(r.lost), len(r.corrupt), len(r.dups), len(r.strays)
+	r.rep.HalfDone, r.rep.DoubleSuccessors, r.rep.WrongState = len(r.halfDone), len(r.doubles), len(r.wrong)
 	r.mu.Unlock()
 }
 
@@ -144,10 +336,11 @@ func (r *run) mark(set map[string]bool, id string) bool {
 
 // verifyRound checks round k with the writers paused: the memories stored
 // since the previous round (the newest, listed until one a previous round
-// saw) against those acknowledged in the round. Every request sent was
-// acknowledged before the pause, and the previous round's memories were
-// all stored before this one's started, so insertion order separates the
-// rounds.
+// saw) against those acknowledged in the round, and the supersessions they
+// take part in (old memories stored in earlier rounds are read by id).
+// Every request sent was acknowledged before the pause, and the previous
+// round's memories were all stored before this one's started, so
+// insertion order separates the rounds.
 func (r *run) verifyRound(ctx context.Context, k int) error {
 	expected := r.led.roundIDs()
 	var fresh []listed
@@ -180,21 +373,33 @@ func (r *run) verifyRound(ctx context.Context, k int) error {
 	if err != nil {
 		return fmt.Errorf("crash: check after kill %d: %w", k, err)
 	}
+	lf, err := checkLinks(fresh, expected, &r.led, r.getter(ctx), r.named)
+	if err != nil {
+		return fmt.Errorf("crash: check supersessions after kill %d: %w", k, err)
+	}
+	f.merge(lf)
 	r.record(fmt.Sprintf("after kill %d", k), f)
 	return nil
 }
 
 // verifyAll checks every memory stored against every one acknowledged,
-// and the count the API and (PostgreSQL) the database give.
+// every supersession, and the count the API and (PostgreSQL) the database
+// give.
 func (r *run) verifyAll(ctx context.Context) error {
 	all, err := r.listAll(ctx)
 	if err != nil {
 		return fmt.Errorf("crash: final list: %w", err)
 	}
-	f, err := check(all, r.led.allIDs(), r.led.request, r.confirm(ctx))
+	expected := r.led.allIDs()
+	f, err := check(all, expected, r.led.request, r.confirm(ctx))
 	if err != nil {
 		return fmt.Errorf("crash: final check: %w", err)
 	}
+	lf, err := checkLinks(all, expected, &r.led, r.getter(ctx), map[string][]string{})
+	if err != nil {
+		return fmt.Errorf("crash: final check of supersessions: %w", err)
+	}
+	f.merge(lf)
 	r.record("final check", f)
 	r.mu.Lock()
 	r.rep.StoredAtEnd = len(all)
@@ -264,6 +469,11 @@ func (r *run) list(ctx context.Context, cursor string, limit int) ([]listed, str
 // principal.
 func (r *run) confirm(ctx context.Context) func(string, *request) (*listed, error) {
 	return func(id string, q *request) (*listed, error) { return r.get(ctx, id, q.principal) }
+}
+
+// getter returns checkLinks' get: r.get.
+func (r *run) getter(ctx context.Context) func(id, principal string) (*listed, error) {
+	return func(id, principal string) (*listed, error) { return r.get(ctx, id, principal) }
 }
 
 // get returns the memory id of principal, or nil when the API answers 404.

@@ -16,13 +16,20 @@ import (
 	"github.com/memgate/memgate"
 )
 
-// principals is how many principals the requests spread over.
-const principals = 8
+const (
+	// principals is how many principals the requests spread over.
+	principals = 8
+	// supersedeOneIn: a writer that has memories of its own to supersede
+	// sends a supersession one request in supersedeOneIn.
+	supersedeOneIn = 4
+)
 
 // request is one remember: a single memory or a batch, with its own
-// idempotency key. Every item's content is unique to the run (it carries
-// the request's number and the item's index), so a stored copy can be
-// traced to its request without the harness ever printing a content.
+// idempotency key; or a supersession, one memory that replaces one the
+// same writer stored and had acknowledged. Every item's content is unique
+// to the run (it carries the request's number and the item's index), so a
+// stored copy can be traced to its request without the harness ever
+// printing a content.
 type request struct {
 	seq       int
 	principal string
@@ -30,6 +37,10 @@ type request struct {
 	body      []byte // sent unchanged on every retry
 	contents  []string
 	hashes    []string // hex SHA-256 of each content
+	// supersedes is the id of the acknowledged memory a supersession
+	// replaces ("" for a remember). The harness supersedes a memory at
+	// most once: only a retry of the same request names it again.
+	supersedes string
 	// Set when acknowledged: the ids, one per item, and the round.
 	ids   []string
 	round int
@@ -56,20 +67,32 @@ func newRequest(seq int, rng *rand.Rand, maxBatch int) *request {
 	if rng.IntN(3) == 0 {
 		n = 2 + rng.IntN(maxBatch-1)
 	}
-	q := &request{seq: seq, principal: "crash-p" + strconv.Itoa(seq%principals), key: fmt.Sprintf("crash-%07d", seq)}
+	return buildRequest(seq, "crash-p"+strconv.Itoa(seq%principals), n, "", rng)
+}
+
+// newSupersession builds request seq: one memory of old's principal that
+// supersedes old (an acknowledged item).
+func newSupersession(seq int, rng *rand.Rand, old ref) *request {
+	return buildRequest(seq, old.q.principal, 1, old.q.ids[old.item], rng)
+}
+
+// buildRequest builds request seq: n memories for principal; one that
+// supersedes the memory oldID when it is set (n is 1 then).
+func buildRequest(seq int, principal string, n int, oldID string, rng *rand.Rand) *request {
+	q := &request{seq: seq, principal: principal, key: fmt.Sprintf("crash-%07d", seq), supersedes: oldID}
 	type item struct {
-		Principal string `json:"principal"`
-		Kind      string `json:"kind"`
-		Source    string `json:"source"`
-		Content   string `json:"content"`
+		Principal  string `json:"principal"`
+		Kind       string `json:"kind"`
+		Source     string `json:"source"`
+		Content    string `json:"content"`
+		Supersedes string `json:"supersedes,omitempty"`
 	}
-	principal := q.principal
 	items := make([]item, n)
 	for i := range items {
 		c := fmt.Sprintf("%s [c%07d.%d] %s", principal, seq, i, sentences[rng.IntN(len(sentences))])
 		q.contents = append(q.contents, c)
 		q.hashes = append(q.hashes, memgate.ContentHash(c))
-		items[i] = item{Principal: principal, Kind: "fact", Source: "user", Content: c}
+		items[i] = item{Principal: principal, Kind: "fact", Source: "user", Content: c, Supersedes: oldID}
 	}
 	var err error
 	if n == 1 {
@@ -120,6 +143,9 @@ type ledger struct {
 	mu   sync.Mutex
 	reqs []*request // by seq
 	byID map[string]ref
+	// successors maps an acknowledged id to the supersession sent for it
+	// (acknowledged or not).
+	successors map[string]*request
 	// round counts the rounds verified (roundIDs); an acknowledgement
 	// belongs to round+1.
 	round int
@@ -138,6 +164,40 @@ func (l *ledger) next(rng *rand.Rand, maxBatch int) *request {
 	q := newRequest(len(l.reqs), rng, maxBatch)
 	l.reqs = append(l.reqs, q)
 	return q
+}
+
+// nextSupersession returns a new request with the next number that
+// supersedes old, an acknowledged item; nil when a supersession of it was
+// made already (the harness supersedes a memory once).
+func (l *ledger) nextSupersession(rng *rand.Rand, old ref) *request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := old.q.ids[old.item]
+	if l.successors[id] != nil {
+		return nil
+	}
+	if l.successors == nil {
+		l.successors = map[string]*request{}
+	}
+	q := newSupersession(len(l.reqs), rng, old)
+	l.reqs = append(l.reqs, q)
+	l.successors[id] = q
+	return q
+}
+
+// successor returns the supersession sent for id, or nil.
+func (l *ledger) successor(id string) *request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.successors[id]
+}
+
+// acknowledged returns the item acknowledged as id.
+func (l *ledger) acknowledged(id string) (ref, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.byID[id]
+	return e, ok
 }
 
 // ack records q as acknowledged with ids.
@@ -193,21 +253,25 @@ func (l *ledger) allIDs() map[string]ref {
 
 // acked is the number of acknowledged requests.
 func (l *ledger) acked() int {
-	n, _ := l.totals()
+	n, _, _ := l.totals()
 	return n
 }
 
-// totals returns the acknowledged requests and memories.
-func (l *ledger) totals() (requests, memories int) {
+// totals returns the acknowledged requests (supersessions included), the
+// memories they stored, and the acknowledged supersessions.
+func (l *ledger) totals() (requests, memories, supersessions int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, q := range l.reqs {
 		if q.ids != nil {
 			requests++
 			memories += len(q.ids)
+			if q.supersedes != "" {
+				supersessions++
+			}
 		}
 	}
-	return requests, memories
+	return requests, memories, supersessions
 }
 
 // writers runs Config.Writers goroutines that send remembers until
@@ -226,6 +290,9 @@ type writers struct {
 
 type writerStats struct {
 	retried, resends, replayed, serverErrors, refused int
+	// supersedeReplayed: supersessions among replayed; conflicts: retried
+	// supersessions answered 409 (see resolveConflict).
+	supersedeReplayed, conflicts int
 }
 
 // start runs the writers, paused: resume lets them go.
@@ -247,7 +314,13 @@ func (w *writers) start(ctx context.Context, r *run) {
 	}()
 }
 
+// loop sends requests until stopped. One in supersedeOneIn, when the
+// writer has any, supersedes one of the memories it stored and had
+// acknowledged (and has not superseded yet; a new memory joins them once
+// acknowledged, so chains grow): a writer supersedes only its own, so no
+// two requests of the run supersede one memory.
 func (w *writers) loop(ctx context.Context, r *run, rng *rand.Rand) {
+	var own []ref
 	for {
 		w.mu.Lock()
 		for w.paused && !w.stopped {
@@ -261,8 +334,22 @@ func (w *writers) loop(ctx context.Context, r *run, rng *rand.Rand) {
 		if stopped {
 			return
 		}
-		q := r.led.next(rng, r.cfg.MaxBatch)
+		var q *request
+		if len(own) > 0 && rng.IntN(supersedeOneIn) == 0 {
+			i := rng.IntN(len(own))
+			old := own[i]
+			own[i] = own[len(own)-1]
+			own = own[:len(own)-1]
+			q = r.led.nextSupersession(rng, old)
+		}
+		if q == nil {
+			q = r.led.next(rng, r.cfg.MaxBatch)
+		}
 		r.send(ctx, q, w)
+		// q.ids is set (by this goroutine, in send) when q was acknowledged.
+		for i := range q.ids {
+			own = append(own, ref{q, i})
+		}
 	}
 }
 
@@ -309,13 +396,15 @@ func (w *writers) stats() writerStats {
 type rememberedItem struct {
 	ID            string `json:"id"`
 	ContentSHA256 string `json:"content_sha256"`
+	Supersedes    string `json:"supersedes"`
 	Replayed      bool   `json:"replayed"`
 }
 
 // send sends q until it is acknowledged: a failed connection or a 5xx is
 // re-sent, with the same key and body, to a replica that is up (over one
 // child, once it is restarted); a 4xx is a refusal, recorded as a
-// problem. It returns early only when ctx ends.
+// problem, except a 409 conflict to a retried supersession (see
+// resolveConflict). It returns early only when ctx ends.
 func (r *run) send(ctx context.Context, q *request, w *writers) {
 	avoid := -1
 	for sent := 0; ; {
@@ -350,6 +439,9 @@ func (r *run) send(ctx context.Context, q *request, w *writers) {
 			if status >= 500 {
 				w.add(func(s *writerStats) { s.serverErrors++ })
 			}
+		case err == nil && status == http.StatusConflict && q.supersedes != "" && sent > 1 && errorCode(body) == "conflict":
+			r.resolveConflict(ctx, q, sent, w)
+			return
 		case err == nil:
 			w.add(func(s *writerStats) { s.refused++ })
 			r.problem("request %d (key %s, send %d) refused: HTTP %d %s", q.seq, q.key, sent, status, errorCode(body))
@@ -390,11 +482,72 @@ func (r *run) acknowledge(q *request, status int, body []byte, w *writers) {
 				r.problem("acknowledgement: corrupt %s: request %d item %d answered with content_sha256 %s, sent %s", m.ID, q.seq, i, m.ContentSHA256, q.hashes[i])
 			}
 		}
+		if m.Supersedes != q.supersedes {
+			if r.mark(r.wrong, m.ID) {
+				r.problem("acknowledgement: wrong state %s: request %d answered with supersedes %q, sent %q", m.ID, q.seq, m.Supersedes, q.supersedes)
+			}
+		}
 	}
 	if replayed {
-		w.add(func(s *writerStats) { s.replayed++ })
+		w.add(func(s *writerStats) {
+			s.replayed++
+			if q.supersedes != "" {
+				s.supersedeReplayed++
+			}
+		})
 	}
 	r.led.ack(q, ids)
+}
+
+// resolveConflict handles a 409 conflict answered to a retry of the
+// supersession q. With its key a retry of a supersession that committed
+// replays it; without (Config.NoIdempotencyKey) the server cannot tell the
+// retry from a second supersession of a memory the first send superseded,
+// and refuses it. The conflict is counted (it is the wrong answer the key
+// prevents); then the old memory's successor is read, and when it is q's
+// memory (q's content, naming q's old memory) q is acknowledged with it,
+// as a client without a key would have to find out, so that the stored
+// state is checked as for any acknowledged supersession. Otherwise q is
+// refused.
+func (r *run) resolveConflict(ctx context.Context, q *request, sent int, w *writers) {
+	w.add(func(s *writerStats) { s.conflicts++ })
+	var next *listed
+	var err error
+	for deadline := time.Now().Add(r.cfg.ReadyTimeout); ; {
+		// The replica that answered may be killed meanwhile: read again
+		// until one is up.
+		if next, err = r.successorOf(ctx, q); err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if err == nil && next != nil && next.Content == q.contents[0] && next.Supersedes == q.supersedes {
+		r.problem("request %d (send %d): a retried supersession of %s answered 409 conflict; its first send had committed it as %s", q.seq, sent, q.supersedes, next.ID)
+		r.led.ack(q, []string{next.ID})
+		return
+	}
+	w.add(func(s *writerStats) { s.refused++ })
+	succ := "(not read)"
+	if next != nil {
+		succ = next.ID
+	}
+	r.problem("request %d (send %d): a retried supersession of %s answered 409 conflict, and its successor %s is not this request's memory (%v)", q.seq, sent, q.supersedes, succ, err)
+}
+
+// successorOf reads the memory that superseded q's old memory: nil when
+// it is not superseded.
+func (r *run) successorOf(ctx context.Context, q *request) (*listed, error) {
+	old, err := r.get(ctx, q.supersedes, q.principal)
+	if err != nil || old == nil || old.Status != memgate.StatusSuperseded || old.SupersededBy == "" {
+		return nil, err
+	}
+	return r.get(ctx, old.SupersededBy, q.principal)
 }
 
 // post sends q's body with its Idempotency-Key and reads the answer.
