@@ -2,10 +2,13 @@ package isolation
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 )
 
@@ -120,15 +123,68 @@ type sharedKeys struct {
 	seen map[string]*memgate.Memory
 }
 
-func (d sharedKeys) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, error) {
+func (d sharedKeys) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
 	if m := d.seen[in.IdempotencyKey]; m != nil {
-		return m, nil
+		return m, true, nil
 	}
-	m, err := d.engineDriver.remember(c, r, in)
+	m, replayed, err := d.engineDriver.remember(c, r, in)
 	if err == nil && in.IdempotencyKey != "" {
 		d.seen[in.IdempotencyKey] = m
 	}
-	return m, err
+	return m, replayed, err
+}
+
+// keylessSupersede drops a supersession's idempotency key: a retry
+// supersedes anew (a conflict, the old memory being superseded by now, or
+// a second pending memory), and no record is written.
+type keylessSupersede struct{ *engineDriver }
+
+func (d keylessSupersede) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
+	if in.Supersedes != "" {
+		in.IdempotencyKey = ""
+	}
+	return d.engineDriver.remember(c, r, in)
+}
+
+// callerFiledKeys files a supersession's idempotency record in the
+// caller's scope partition instead of the new memory's; the two differ
+// when the scope names no agent or conversation and the old memory does
+// (otherwise it leaves the supersession to the engine). It keeps those
+// records itself and supersedes without the key; a remember whose key
+// such a record holds in its scope partition is answered from it, as a
+// store sharing its records between the two would.
+type callerFiledKeys struct {
+	*engineDriver
+	recs map[idemKey]*idemRecord
+}
+
+func (d callerFiledKeys) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
+	s, err := d.scope(c, auth.OpRemember, r)
+	if err != nil || in.IdempotencyKey == "" || onePrincipal(s) != nil {
+		return d.engineDriver.remember(c, r, in)
+	}
+	k := idemKey{owner{s.Tenant, s.Principal, s.Agent, s.Conversation}, in.IdempotencyKey}
+	if rec := d.recs[k]; rec != nil {
+		m := d.w.read(s.Tenant, rec.id)
+		if rec.in != in || m == nil {
+			return nil, false, &apiError{Code: memgate.ECONFLICT, Field: "idempotency_key", Message: "was used for another request"}
+		}
+		return m, true, nil
+	}
+	if in.Supersedes == "" {
+		return d.engineDriver.remember(c, r, in)
+	}
+	old, err := d.w.db.Get(d.w.ctx, s, in.Supersedes)
+	if err != nil || (s.Agent != "" || old.Agent == "") && (s.Conversation != "" || old.Conversation == "") {
+		return d.engineDriver.remember(c, r, in) // not found, or the two partitions are one
+	}
+	keyed := in
+	in.IdempotencyKey = ""
+	m, replayed, err := d.engineDriver.remember(c, r, in)
+	if err == nil {
+		d.recs[k] = &idemRecord{in: keyed, id: m.ID}
+	}
+	return m, replayed, err
 }
 
 // ownerless answers recall as MCP does: without the memories' owners.
@@ -143,8 +199,12 @@ func (d ownerless) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory
 	return out, err
 }
 
-// mutantOps bounds each mutant's run, which stops once it is caught.
-const mutantOps = 200
+// mutantOps bounds each mutant's run, which stops once it is caught: most
+// within a few operations; the idempotency mutants need a keyed request
+// and then a retry or a reuse of it (a key filed in the caller's partition
+// needs a supersession into a narrower partition first), and took up to
+// 140 operations over 120 seeds, so the bound leaves a margin.
+const mutantOps = 400
 
 // TestIsolationCatches runs the property against surfaces with planted
 // isolation bugs, each aimed at the operations that reveal it, and
@@ -166,6 +226,8 @@ func TestIsolationCatches(t *testing.T) {
 		{"revoke crosses tenants", []memgate.Role{admin, agent, user}, []opKind{opRevoke}, func(d *engineDriver) driver { return crossTenantRevoke{d} }, "outside the binding succeeded"},
 		{"recall leaks another tenant", []memgate.Role{admin, agent, user}, []opKind{opRecall}, func(d *engineDriver) driver { return leakyRecall{d} }, "to a caller of tenant"},
 		{"idempotency keys shared across partitions", []memgate.Role{admin, agent}, []opKind{opRemember}, func(d *engineDriver) driver { return sharedKeys{d, map[string]*memgate.Memory{}} }, "showed memory"},
+		{"a supersession ignores its idempotency key", []memgate.Role{admin, agent}, []opKind{opRemember}, func(d *engineDriver) driver { return keylessSupersede{d} }, "retry with the same idempotency key"},
+		{"a supersession files its key in the caller's partition", []memgate.Role{admin, agent}, []opKind{opRemember}, func(d *engineDriver) driver { return callerFiledKeys{d, map[idemKey]*idemRecord{}} }, "idempotency record"},
 		// As MCP answers: ids and content, no owner; the registry judges.
 		{"recall leaks, answers without owners", []memgate.Role{admin, agent, user}, []opKind{opRecall}, func(d *engineDriver) driver { return ownerless{leakyRecall{d}} }, "does not hold"},
 	}
@@ -177,6 +239,11 @@ func TestIsolationCatches(t *testing.T) {
 			wrap := func(w *world) driver { return m.wrap(&engineDriver{w: w}) }
 			surf := surfaces[0]
 			surf.partial = strings.Contains(m.name, "without owners")
+			// The run's shadow of the idempotency records starts empty: so
+			// must the store's, which the runs before wrote to.
+			if _, err := w.db.PruneIdempotency(w.ctx, time.Now().Add(time.Hour), math.MaxInt32); err != nil {
+				t.Fatal(err)
+			}
 			r := newRunWith(t, w, surf, uint64(i+1), mutantOps, wrap)
 			r.roles, r.focus = m.roles, m.ops
 			var got []string

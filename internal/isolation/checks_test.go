@@ -2,8 +2,10 @@ package isolation
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +24,13 @@ func (r *run) unexpected(what string, err error) {
 // Idempotency keys come from a small pool shared by every caller, so the
 // same key is used in many partitions: its records are kept per partition
 // (tenant, principal, agent, conversation), and one partition's record
-// must never replay, or conflict with, a remember in another.
+// must never replay, or conflict with, a remember in another. A record is
+// filed in the partition of the memory the request stores: the caller's
+// scope for a plain remember; for a supersession, the scope completed by
+// the old memory's agent and conversation where the scope names none (the
+// engine stores the new memory there), which may be a partition other
+// than the caller's. Plain remembers and supersessions share the records:
+// a key recorded by either in a partition answers both there.
 var idemKeys = []string{"retry-1", "retry-2", "retry-3"}
 
 type idemKey struct {
@@ -30,10 +38,109 @@ type idemKey struct {
 	key string
 }
 
-// idemRecord is the first remember with a key in a partition.
+// idemRecord is the first remember with a key in a partition: the request
+// (its fields and the scope it was sent in, which the request hash covers
+// too, so the same fields sent in another scope are another request), who
+// sent it and with which narrowing fields (for a late retry), and the
+// memory it answered.
 type idemRecord struct {
-	in rememberIn
-	id string
+	in   rememberIn
+	from owner
+	at   owner // the partition holding the record: the memory's
+	c    *caller
+	q    scopeReq
+	id   string
+	// pending: the memory was held for approval when stored.
+	pending bool
+	seq     int // creation order, to pick among records the same way on a replay of the run
+}
+
+// keyConflict reports whether err is the conflict of an idempotency key
+// recorded for another request or for a memory since deleted: it names the
+// key as the surface calls it (idempotency_key, or the Idempotency-Key
+// header).
+func keyConflict(err error) bool {
+	e := apiErr(err)
+	return e != nil && e.Code == memgate.ECONFLICT && strings.EqualFold(strings.ReplaceAll(e.Field, "-", "_"), "idempotency_key")
+}
+
+// recorded picks one of the idempotency records that keep accepts (nil
+// when none): a quarter of the time, if any, one whose memory, or whose
+// old memory, has since been deleted (its retry is a conflict, or
+// not_found); half the rest one a supersession wrote, if any.
+func (r *run) recorded(keep func(*idemRecord) bool) *idemRecord {
+	var all, stale, supers []*idemRecord
+	gone := func(rec *idemRecord) bool {
+		for _, id := range []string{rec.id, rec.in.Supersedes} {
+			if e := r.w.reg.get(rec.at.tenant, id); id != "" && (e == nil || !e.alive()) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, rec := range r.idem {
+		if !keep(rec) {
+			continue
+		}
+		all = append(all, rec)
+		if gone(rec) {
+			stale = append(stale, rec)
+		}
+		if rec.in.Supersedes != "" {
+			supers = append(supers, rec)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	bySeq := func(a, b *idemRecord) int { return cmp.Compare(a.seq, b.seq) }
+	slices.SortFunc(all, bySeq)
+	slices.SortFunc(stale, bySeq)
+	slices.SortFunc(supers, bySeq)
+	switch x := r.rng.IntN(8); {
+	case x < 2 && len(stale) > 0:
+		return pick(r, stale)
+	case x < 5 && len(supers) > 0:
+		return pick(r, supers)
+	}
+	return pick(r, all)
+}
+
+// destOf is the partition a remember from scope s superseding old (if
+// set) stores its memory in: the scope's, completed by the old memory's
+// agent and conversation where the scope names none (when s reaches old).
+func (r *run) destOf(s memgate.Scope, old string) owner {
+	dest := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
+	if e := r.reachable(s, old); e != nil {
+		dest.agent = cmp.Or(dest.agent, e.owner.agent)
+		dest.conversation = cmp.Or(dest.conversation, e.owner.conversation)
+	}
+	return dest
+}
+
+// pickKey picks the idempotency key of a new request from scope s
+// (superseding old, if set): a third of the time, if there is one, a key
+// already in use where the request lands (a record in the partition its
+// memory would be stored in, or one written from s), as a client that
+// reuses a key would send; otherwise any key of the pool.
+func (r *run) pickKey(s memgate.Scope, old string) string {
+	from := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
+	dest := r.destOf(s, old)
+	if r.rng.IntN(3) == 0 {
+		var used []string
+		for _, k := range idemKeys {
+			for ik, rec := range r.idem {
+				if ik.key == k && (ik.o == dest || rec.from == from) {
+					used = append(used, k)
+					break
+				}
+			}
+		}
+		if len(used) > 0 {
+			return pick(r, used)
+		}
+	}
+	return pick(r, idemKeys)
 }
 
 func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effect {
@@ -41,59 +148,156 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 	if r.surf.restricted && r.rng.IntN(8) == 0 {
 		in.Sensitivity = memgate.SensitivityRestricted
 	}
-	var snap map[ref]string
-	ik := idemKey{owner{s.Tenant, s.Principal, s.Agent, s.Conversation}, ""}
-	var rec *idemRecord
+	from := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
+	// how names the request's origin when it repeats a recorded one: a
+	// late retry (the same request, sent again by its caller with its
+	// narrowing fields); the same fields sent by the same caller with
+	// another supersedes (added, dropped or changed), or from another
+	// scope of the principal, maybe the very partition the record is in:
+	// other requests, which the hash tells apart.
+	how := ""
 	if r.surf.idempotency && r.rng.IntN(10) < 4 {
-		ik.key = pick(r, idemKeys)
-		rec = r.idem[ik]
-		if rec != nil && r.rng.IntN(2) == 0 {
-			in = rec.in // a late retry
+		var prior *idemRecord
+		switch x := r.rng.IntN(6); {
+		case x < 3 && code == "":
+			if prior = r.recorded(func(*idemRecord) bool { return true }); prior != nil {
+				how, c, q = "late", prior.c, prior.q
+				if x == 2 {
+					how = "changed"
+				}
+				if s, code = r.expect(c, opRemember, q); code != "" || prior.from != (owner{s.Tenant, s.Principal, s.Agent, s.Conversation}) {
+					r.w.fatalf("the scope %+v (%s) of a request repeated is not the one its record was written from, %+v", s, code, prior.from)
+				}
+				from = prior.from
+				r.desc += fmt.Sprintf(" (instead: by %s with %+v, repeating a recorded request)", c.name, q)
+			}
+		case x == 3 && code == "" && r.rng.IntN(2) == 0:
+			// A supersession whose record is filed outside the scope it
+			// was sent from, sent again by its caller naming the record's
+			// agent and conversation: it lands on the record, from
+			// another scope, which the hash covers.
+			if prior = r.recorded(func(rec *idemRecord) bool { return rec.at != rec.from }); prior != nil {
+				how, c, q = "moved", prior.c, prior.q
+				q.Agent, q.Conversation = prior.at.agent, prior.at.conversation
+				if s, code = r.expect(c, opRemember, q); code != "" || prior.at != (owner{s.Tenant, s.Principal, s.Agent, s.Conversation}) {
+					r.w.fatalf("the scope %+v (%s) of a supersession sent again to its record's partition is not that partition, %+v", s, code, prior.at)
+				}
+				from = prior.at
+				r.desc += fmt.Sprintf(" (instead: by %s with %+v, repeating a supersession recorded from %+v)", c.name, q, prior.from)
+			}
+		case x == 3:
+			prior = r.recorded(func(rec *idemRecord) bool {
+				return rec.from.tenant == from.tenant && rec.from.principal == from.principal && rec.from != from
+			})
+			if prior != nil {
+				how = "reused"
+				r.desc += fmt.Sprintf(" repeating a request sent in %+v", prior.from)
+			}
 		}
-		in.IdempotencyKey = ik.key
-		r.desc += fmt.Sprintf(" idempotency key %s (partition record: %v)", ik.key, rec != nil)
+		switch {
+		case how == "changed":
+			in = prior.in
+			if in.Supersedes != "" && r.rng.IntN(2) == 0 {
+				in.Supersedes = ""
+			} else {
+				// Preferring a memory at or above the scope: the new
+				// memory would land in the scope's partition, where a
+				// plain remember's record is.
+				in.Supersedes = r.pickTarget(s, 80, func(m *memgate.Memory) bool {
+					return m.Status == memgate.StatusActive && m.ID != prior.in.Supersedes &&
+						(s.Agent != "" || m.Agent == "") && (s.Conversation != "" || m.Conversation == "")
+				})
+			}
+			r.desc += fmt.Sprintf(" with supersedes %q instead of %q", in.Supersedes, prior.in.Supersedes)
+		case prior != nil:
+			in = prior.in
+		default:
+			if r.rng.IntN(3) < 2 {
+				// Half the time preferring a memory stored below the scope
+				// (in an agent or conversation it leaves open): the new
+				// memory, and the key's record, land there.
+				prefer := hasStatus(memgate.StatusActive)
+				if r.rng.IntN(2) == 0 {
+					prefer = func(m *memgate.Memory) bool {
+						return m.Status == memgate.StatusActive && (s.Agent == "" && m.Agent != "" || s.Conversation == "" && m.Conversation != "")
+					}
+				}
+				in.Supersedes = r.pickTarget(s, 70, prefer)
+			}
+			in.IdempotencyKey = r.pickKey(s, in.Supersedes)
+		}
+		r.desc += " idempotency key " + in.IdempotencyKey
 	} else if r.rng.IntN(3) == 0 {
 		in.Supersedes = r.pickTarget(s, 35, hasStatus(memgate.StatusActive))
+	}
+	var snap map[ref]string
+	if in.Supersedes != "" {
 		snap = r.snapshot(s.Tenant, in.Supersedes)
 		r.desc += " superseding " + in.Supersedes
 	}
 	r.desc += fmt.Sprintf(" kind=%s source=%s", in.Kind, in.Source)
-	m, err := r.drv.remember(c, q, in)
+	m, replayed, err := r.drv.remember(c, q, in)
 	if code != "" {
 		r.refused(err, code)
 		r.unchanged(snap, ref{})
 		return effect{}
 	}
-	if in.Supersedes != "" {
-		if r.reachable(s, in.Supersedes) == nil {
+	keyed, super := in.IdempotencyKey != "", in.Supersedes != ""
+	countKeyed := func(name string) {
+		if keyed && super {
+			r.count("supersede.key." + name)
+		}
+		if keyed && how != "" {
+			r.count("key." + how + "." + name)
+		}
+	}
+	countKeyed("attempt")
+	// dest is the partition of the memory the request stores, where its
+	// key's record is filed.
+	dest := from
+	var old *entry
+	if super {
+		if old = r.reachable(s, in.Supersedes); old == nil {
+			// The old memory is read first: not_found whatever the key's
+			// record says.
 			r.crossKind("remember", s, in.Supersedes)
 			r.notFoundLikeMissing(err, func(g string) error {
 				in2 := in
 				in2.Supersedes = g
-				_, err := r.drv.remember(c, q, in2)
+				_, _, err := r.drv.remember(c, q, in2)
 				return err
 			})
 			r.unchanged(snap, ref{})
+			countKeyed("notfound")
 			return effect{}
 		}
-		r.unchanged(snap, ref{s.Tenant, in.Supersedes})
-		if codeOf(err) == memgate.ECONFLICT {
-			r.count("remember.conflict") // the memory to supersede is not active
-			return effect{}
-		}
+		dest = r.destOf(s, in.Supersedes)
+		r.desc += fmt.Sprintf(" (in scope, %s; new memory in %+v)", old.mem.Status, dest)
 	}
-	if code == "" && rec != nil {
-		// This partition holds a record of the key: the same request is
-		// answered with the memory it names, if that still exists, and
-		// stores nothing; anything else is a conflict.
-		if e := r.w.reg.get(s.Tenant, rec.id); in == rec.in && e != nil && e.alive() {
+	ik := idemKey{dest, in.IdempotencyKey}
+	if rec := r.idem[ik]; keyed && rec != nil {
+		// dest holds a record of the key: the same request (fields and
+		// scope) is answered with the memory it names, if that still
+		// exists, whatever became of the old memory, and changes nothing;
+		// anything else is a conflict naming the key.
+		r.unchanged(snap, ref{})
+		e := r.w.reg.get(s.Tenant, rec.id)
+		if in == rec.in && from == rec.from && e != nil && e.alive() {
 			switch {
 			case err != nil:
-				r.fail("a retry with the same idempotency key and request failed: %v", err)
+				r.fail("a retry with the same idempotency key and request (recorded in %+v) failed: %v", dest, err)
 			case m.ID != rec.id:
-				r.fail("a retry with the same idempotency key answered %s; the first remember stored %s", m.ID, rec.id)
+				r.fail("a retry with the same idempotency key answered %s; the first remember stored %s (record in %+v)", m.ID, rec.id, dest)
+			case !replayed:
+				r.fail("a retry with the same idempotency key answered %s without marking it replayed", m.ID)
+			case m.Status != e.mem.Status:
+				r.fail("a retry with the same idempotency key answered %s as %s; it is %s now", m.ID, m.Status, e.mem.Status)
 			default:
 				r.count("remember.replayed")
+				countKeyed("replayed")
+				if rec.pending && m.Status != memgate.StatusPending {
+					countKeyed("replayed." + string(m.Status)) // approved (or revoked) since
+				}
 			}
 			return effect{post: func() {
 				if err == nil {
@@ -101,29 +305,67 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 				}
 			}}
 		}
-		if codeOf(err) != memgate.ECONFLICT {
-			r.fail("a remember reusing an idempotency key of its partition for another request (or a deleted memory) was answered %v, want conflict", orOK(err))
+		if !keyConflict(err) {
+			r.fail("a remember reusing idempotency key %s, for which %+v holds an idempotency record of another request (sent in %+v) or of a deleted memory (%s), was answered %v; want a conflict naming the key",
+				ik.key, dest, rec.from, rec.id, orOK(err))
 		}
 		r.count("remember.keyconflict")
+		countKeyed("keyconflict")
+		if e == nil || !e.alive() {
+			countKeyed("keyconflict.deleted")
+		}
 		return effect{}
 	}
-	if err != nil {
+	if super && old.mem.Status != memgate.StatusActive {
+		r.unchanged(snap, ref{})
+		if codeOf(err) != memgate.ECONFLICT || keyConflict(err) {
+			r.fail("a supersession of %s, which is %s, was answered %v; want a conflict (only an active memory is superseded) not naming a key", in.Supersedes, old.mem.Status, orOK(err))
+		}
+		r.count("remember.conflict")
+		countKeyed("conflict")
+		return effect{}
+	}
+	r.unchanged(snap, ref{s.Tenant, in.Supersedes})
+	switch {
+	case keyConflict(err):
+		r.fail("%+v (the new memory's partition) holds no idempotency record of key %s, yet the remember was answered %v", dest, ik.key, err)
+		return effect{}
+	case err != nil:
 		r.unexpected("remember", err)
 		return effect{}
+	case replayed:
+		r.fail("remember answered %s marked replayed, but no earlier request with key %q stored a memory in %+v", m.ID, ik.key, dest)
 	}
 	r.count("remember.ok")
-	if in.IdempotencyKey != "" {
-		// The key is new in this partition, whatever other partitions
-		// hold: it was stored, and a retry now replays it.
-		r.idem[ik] = &idemRecord{in: in, id: m.ID}
-		if r.rng.IntN(10) < 6 {
-			switch m2, err := r.drv.remember(c, q, in); {
+	if keyed {
+		// The key is new in dest, whatever other partitions hold: it was
+		// stored, and a retry now replays it.
+		r.idemSeq++
+		r.idem[ik] = &idemRecord{in: in, from: from, at: dest, c: c, q: q, id: m.ID, pending: m.Status == memgate.StatusPending, seq: r.idemSeq}
+		countKeyed("stored")
+		if m.Status == memgate.StatusPending {
+			countKeyed("pending") // the link waits for approval; retries replay the pending memory
+		}
+		if super && dest != from {
+			r.count("supersede.key.elsewhere") // the record is filed outside the caller's scope partition
+		}
+		if r.rng.IntN(10) < 6 || super && r.rng.IntN(2) == 0 {
+			// An immediate retry; a supersession's more often, its replay
+			// being a control.
+			before := r.w.heads()
+			switch m2, replayed, err := r.drv.remember(c, q, in); {
 			case err != nil:
 				r.fail("an immediate retry with the same idempotency key and request failed: %v", err)
 			case m2.ID != m.ID:
 				r.fail("an immediate retry with the same idempotency key answered %s; the first remember stored %s", m2.ID, m.ID)
+			case !replayed:
+				r.fail("an immediate retry with the same idempotency key answered %s without marking it replayed", m2.ID)
 			default:
 				r.count("remember.replayed")
+				countKeyed("replayed")
+			}
+			if after := r.w.heads(); !maps.Equal(before, after) {
+				r.fail("an immediate retry with the same idempotency key changed the store: partition heads %v → %v", before, after)
 			}
 		}
 	}
@@ -137,10 +379,10 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 				return "remember changed a memory outside its scope"
 			case isNew && n.ID != m.ID:
 				return "remember stored a memory other than the one it answered"
-			case isNew && s.Agent != "" && n.Agent != s.Agent:
-				return "remember stored a memory outside the scope's agent"
-			case isNew && s.Conversation != "" && n.Conversation != s.Conversation:
-				return "remember stored a memory outside the scope's conversation"
+			case isNew && ownerOf(n) != dest:
+				return fmt.Sprintf("remember stored its memory outside %+v (the scope's partition, for a supersession completed by the old memory's agent and conversation)", dest)
+			case super && n.ID == old.id && n.Status == memgate.StatusSuperseded && n.SupersededBy != m.ID:
+				return fmt.Sprintf("the supersession answered %s but marked the old memory superseded by %s", m.ID, n.SupersededBy)
 			}
 			return ""
 		},

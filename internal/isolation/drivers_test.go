@@ -26,7 +26,8 @@ type rememberIn struct {
 	Sensitivity memgate.Sensitivity // "" on surfaces that cannot set it
 	Content     string
 	Supersedes  string
-	// IdempotencyKey makes a retry safe (engine and HTTP only).
+	// IdempotencyKey makes a retry safe (the HTTP API sends it as the
+	// Idempotency-Key header, MCP as the tool's idempotency_key).
 	IdempotencyKey string
 }
 
@@ -54,7 +55,10 @@ type updateIn struct {
 // where listed, content), so their owner is judged from the registry.
 // Errors are *apiError.
 type driver interface {
-	remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, error)
+	// remember also returns whether the surface marked the answer
+	// replayed (an earlier request with the same idempotency key stored
+	// the memory; this one stored nothing).
+	remember(c *caller, r scopeReq, in rememberIn) (m *memgate.Memory, replayed bool, err error)
 	recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error)
 	// list reads every page.
 	list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory, error)
@@ -126,13 +130,13 @@ func onePrincipal(s memgate.Scope) error {
 	return nil
 }
 
-func (d *engineDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, error) {
+func (d *engineDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
 	s, err := d.scope(c, auth.OpRemember, r)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := onePrincipal(s); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ctx := engine.WithActor(d.w.ctx, c.key.ID)
 	m, err := d.w.eng.Remember(ctx, engine.RememberRequest{
@@ -144,9 +148,9 @@ func (d *engineDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.
 		IdempotencyKey: in.IdempotencyKey,
 	})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, false, engineError(err)
 	}
-	return m.Memory, nil
+	return m.Memory, m.Replayed, nil
 }
 
 func (d *engineDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {

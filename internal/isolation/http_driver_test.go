@@ -105,7 +105,7 @@ func scopeBody(r scopeReq) map[string]any {
 
 func memoryPath(id string) string { return "/v1/memories/" + url.PathEscape(id) }
 
-func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, error) {
+func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
 	body := scopeBody(r)
 	body["kind"], body["source"], body["content"] = in.Kind, in.Source, in.Content
 	if in.Sensitivity != "" {
@@ -120,16 +120,21 @@ func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Me
 	}
 	b, err := d.do(c, "POST", "/v1/memories", nil, body, hdr...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var out struct{ Memories []*memgate.Memory }
+	var out struct {
+		Memories []struct {
+			*memgate.Memory
+			Replayed bool `json:"replayed"`
+		}
+	}
 	if err := decodeInto(b, &out); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if len(out.Memories) != 1 {
-		return nil, &apiError{Code: "malformed", Message: fmt.Sprintf("%d memories remembered: %s", len(out.Memories), b)}
+	if len(out.Memories) != 1 || out.Memories[0].Memory == nil {
+		return nil, false, &apiError{Code: "malformed", Message: fmt.Sprintf("%d memories remembered: %s", len(out.Memories), b)}
 	}
-	return out.Memories[0], nil
+	return out.Memories[0].Memory, out.Memories[0].Replayed, nil
 }
 
 func (d *httpDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {

@@ -75,7 +75,7 @@ var surfaces = []surface{
 		driver:  func(w *world) driver { return newHTTPDriver(w) },
 	},
 	{
-		name: "mcp", ops: []opKind{opRemember, opRecall, opList, opRevoke, opForget}, partial: true, listActive: true,
+		name: "mcp", ops: []opKind{opRemember, opRecall, opList, opRevoke, opForget}, partial: true, listActive: true, idempotency: true,
 		sources: []memgate.Source{memgate.SourceAssistant, memgate.SourceUser, memgate.SourceTool},
 		driver:  func(w *world) driver { return newMCPDriver(w) },
 	},
@@ -123,6 +123,7 @@ type run struct {
 	heads   map[partition]int64
 	exports map[string][][]byte // the last export lines seen, per tenant
 	idem    map[idemKey]*idemRecord
+	idemSeq int
 	counts  map[string]int
 	fails   int
 
@@ -277,6 +278,7 @@ func (r *run) missing(op opKind) []string {
 		need(r.has("remember.ok"), "remember stored")
 		if r.surf.idempotency {
 			need(r.has("remember.replayed"), "a remember retried with its idempotency key replayed")
+			need(r.has("supersede.key.replayed"), "a supersession retried with its idempotency key replayed")
 		}
 		need(r.has("remember.cross.scope", "remember.cross.tenant"), "remember superseding a memory outside the binding")
 	case opRecall:

@@ -171,18 +171,24 @@ func (s shown) memory() *memgate.Memory {
 	return &memgate.Memory{ID: s.ID, Kind: memgate.Kind(s.Kind), Source: memgate.Source(s.Source), Status: memgate.Status(s.Status), Content: s.Content, Supersedes: s.Supersedes}
 }
 
-func (d *mcpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, error) {
+func (d *mcpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
 	args := map[string]any{"content": in.Content, "kind": string(in.Kind)}
 	if in.Supersedes != "" {
 		args["supersedes"] = in.Supersedes
 	}
-	var out shown
+	if in.IdempotencyKey != "" {
+		args["idempotency_key"] = in.IdempotencyKey
+	}
+	var out struct {
+		shown
+		Replayed bool `json:"replayed"`
+	}
 	if err := d.call(c, r, in.Source, "remember", args, &out); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	m := out.memory()
 	m.Content = "" // remember does not echo the content
-	return m, nil
+	return m, out.Replayed, nil
 }
 
 func (d *mcpDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {
