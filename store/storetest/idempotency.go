@@ -257,15 +257,45 @@ func testIdempotentPrune(t *testing.T, newStore func(*testing.T) store.Store) {
 
 func testIdempotentConcurrent(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
+	storedOnce(t, s, "concurrent calls with one key", func(w int) (string, bool, error) {
+		res, err := s.Remember(t.Context(), []*memgate.Memory{newMemory(alice, fmt.Sprintf("m-w%d", w), "the same request")}, nil, idem("k", "req"))
+		if err != nil {
+			return "", false, err
+		}
+		return res.Memories[0].ID, res.Replayed[0], nil
+	})
+	if n := countAll(t, s, alice); n != 1 {
+		t.Fatalf("alice has %d memories, want 1", n)
+	}
+}
+
+// storedOnce runs call(w) for 8 workers at once and requires that exactly
+// one stored (replayed false) and that all answered its id, which it
+// returns. The calls start together, on a store that has just served as
+// many reads at once (a pool opens its connections then): without both, they
+// can run one after another while the pool dials, and pass without ever
+// overlapping.
+func storedOnce(t *testing.T, s store.Store, what string, call func(w int) (id string, replayed bool, err error)) string {
+	t.Helper()
 	const workers = 8
-	res := make([]*store.WriteResult, workers)
 	errs := make([]error, workers)
-	start := warmUp(t, s, workers)
 	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { _, errs[w] = s.Get(t.Context(), alice, "m-warm-up") })
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if memgate.ErrorCode(err) != memgate.ENOTFOUND {
+			t.Fatalf("warm-up read %d: %v, want not_found", w, err)
+		}
+	}
+	ids := make([]string, workers)
+	replayed := make([]bool, workers)
+	start := make(chan struct{})
 	for w := range workers {
 		wg.Go(func() {
 			<-start
-			res[w], errs[w] = s.Remember(t.Context(), []*memgate.Memory{newMemory(alice, fmt.Sprintf("m-w%d", w), "the same request")}, nil, idem("k", "req"))
+			ids[w], replayed[w], errs[w] = call(w)
 		})
 	}
 	close(start)
@@ -275,42 +305,20 @@ func testIdempotentConcurrent(t *testing.T, newStore func(*testing.T) store.Stor
 		if errs[w] != nil {
 			t.Fatalf("worker %d: %v", w, errs[w])
 		}
-		if !res[w].Replayed[0] {
+		if !replayed[w] {
 			stored++
-			id = res[w].Memories[0].ID
+			id = ids[w]
 		}
 	}
 	if stored != 1 {
-		t.Fatalf("%d of %d concurrent calls with one key stored, want exactly 1", stored, workers)
+		t.Fatalf("%d of %d %s stored, want exactly 1", stored, workers, what)
 	}
 	for w := range workers {
-		if res[w].Memories[0].ID != id {
-			t.Fatalf("worker %d got %s, want %s", w, res[w].Memories[0].ID, id)
+		if ids[w] != id {
+			t.Fatalf("worker %d got %s, want %s", w, ids[w], id)
 		}
 	}
-	if n := countAll(t, s, alice); n != 1 {
-		t.Fatalf("alice has %d memories, want 1", n)
-	}
-}
-
-// warmUp has s serve n reads at once, so that a pool opens its connections
-// then, and returns the channel whose closing starts n concurrent calls
-// together: without both, the calls of a concurrency test can run one after
-// another while the pool dials, and pass without ever overlapping.
-func warmUp(t *testing.T, s store.Store, n int) chan struct{} {
-	t.Helper()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { _, errs[i] = s.Get(t.Context(), alice, "m-warm-up") })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if memgate.ErrorCode(err) != memgate.ENOTFOUND {
-			t.Fatalf("warm-up read %d: %v, want not_found", i, err)
-		}
-	}
-	return make(chan struct{})
+	return id
 }
 
 func testIdempotentInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
@@ -543,37 +551,13 @@ func testIdempotentSupersedePrune(t *testing.T, newStore func(*testing.T) store.
 func testIdempotentSupersedeConcurrent(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
-	const workers = 8
-	res := make([]*store.SupersedeResult, workers)
-	errs := make([]error, workers)
-	start := warmUp(t, s, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			<-start
-			res[w], errs[w] = s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", fmt.Sprintf("m-w%d", w), "lives in Lyon"), t1, idem("k", "req"))
-		})
-	}
-	close(start)
-	wg.Wait()
-	stored, id := 0, ""
-	for w := range workers {
-		if errs[w] != nil {
-			t.Fatalf("worker %d: %v", w, errs[w])
+	id := storedOnce(t, s, "concurrent supersessions with one key", func(w int) (string, bool, error) {
+		res, err := s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", fmt.Sprintf("m-w%d", w), "lives in Lyon"), t1, idem("k", "req"))
+		if err != nil {
+			return "", false, err
 		}
-		if !res[w].Replayed {
-			stored++
-			id = res[w].Next.ID
-		}
-	}
-	if stored != 1 {
-		t.Fatalf("%d of %d concurrent supersessions with one key stored, want exactly 1", stored, workers)
-	}
-	for w := range workers {
-		if res[w].Next.ID != id {
-			t.Fatalf("worker %d got %s, want %s", w, res[w].Next.ID, id)
-		}
-	}
+		return res.Next.ID, res.Replayed, nil
+	})
 	if old := mustGet(t, s, alice, "m-old"); old.SupersededBy != id || old.Version != 2 {
 		t.Fatalf("old memory superseded by %s at version %d, want by %s at version 2", old.SupersededBy, old.Version, id)
 	}
