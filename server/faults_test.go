@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/memgate/memgate/internal/serveout"
 	"github.com/memgate/memgate/server"
 )
 
@@ -520,21 +520,17 @@ func TestIOErrorChild(t *testing.T) {
 			t.Errorf("the child's log holds memory content:\n%s", stderr.String())
 		}
 	})
-	var key, base string
-	lines := bufio.NewScanner(stdout)
-	for base == "" && lines.Scan() {
-		if k := keyRE.FindString(lines.Text()); k != "" {
-			key = k
+	ready := make(chan serveout.Banner, 1)
+	go func() {
+		if !serveout.Scan(stdout, func(b serveout.Banner) { ready <- b }) {
+			close(ready)
 		}
-		if addr, ok := strings.CutPrefix(lines.Text(), "memgate: serving on "); ok {
-			base = addr
-		}
+	}()
+	b, ok := <-ready
+	if !ok || b.Key == "" {
+		t.Fatalf("the child did not start serving (key found: %v):\n%s", b.Key != "", stderr.String())
 	}
-	if base == "" || key == "" {
-		t.Fatalf("the child did not start serving (key found: %v):\n%s", key != "", stderr.String())
-	}
-	go io.Copy(io.Discard, stdout)
-	a := newAPI(t, base, key)
+	a := newAPI(t, b.URL, b.Key)
 
 	acked := idsOf(t, a.ok(http.StatusCreated, "POST", "/v1/memories", batchJSON("control", 8)))
 	more, failed := fill(t, a, "fill", 400)

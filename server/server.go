@@ -26,6 +26,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
+	"github.com/memgate/memgate/internal/serveout"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/postgres"
@@ -174,8 +175,8 @@ func (c Config) Validate() error {
 // clean shutdown.
 //
 // stdout receives, on the first start only, the bootstrap admin key and a
-// one-line hint, then the line "memgate: serving on http://ADDR". stderr
-// receives the JSON log.
+// one-line hint, then the line "memgate: serving on http://ADDR" (a parent
+// process reads them with serveout.Scan). stderr receives the JSON log.
 func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -272,7 +273,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", "addr", addr, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
-	fmt.Fprintf(stdout, "memgate: serving on http://%s\n", addr)
+	serveout.PrintServing(stdout, addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)
 	}
@@ -355,7 +356,6 @@ func bootstrap(ctx context.Context, db store.Store, tenant string, stdout io.Wri
 		return nil // the database has keys: another start, or "memgate keys", made them
 	}
 	log.Info("created the first admin key", "key_id", rec.ID, "tenant", rec.Tenant)
-	fmt.Fprintf(stdout, "memgate: created the admin key of tenant %q, shown only this once (only its hash is stored); "+
-		"send it as \"Authorization: Bearer <key>\" and make more with \"memgate keys create\":\n%s\n", tenant, secret)
+	serveout.PrintAdminKey(stdout, tenant, secret)
 	return nil
 }

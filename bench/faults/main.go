@@ -27,7 +27,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -54,6 +53,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/memgate/memgate/bench/internal/memgatebin"
+	"github.com/memgate/memgate/internal/serveout"
 )
 
 type options struct {
@@ -732,21 +732,11 @@ func startChild(bin string, args, env []string, logPath string) (*child, error) 
 	c := &child{cmd: cmd, done: make(chan error, 1)}
 	ready := make(chan bool, 1)
 	go func() {
-		sc := bufio.NewScanner(out)
-		keyNext, sent := false, false
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case keyNext:
-				c.key, keyNext = strings.TrimSpace(line), false
-			case strings.HasPrefix(line, "memgate: created the admin key"):
-				keyNext = true
-			case strings.HasPrefix(line, "memgate: serving on ") && !sent:
-				c.url, sent = strings.TrimPrefix(line, "memgate: serving on "), true
-				ready <- c.key != ""
-			}
-		}
-		if !sent {
+		started := serveout.Scan(out, func(b serveout.Banner) {
+			c.url, c.key = b.URL, b.Key
+			ready <- b.Key != ""
+		})
+		if !started {
 			ready <- false
 		}
 		c.done <- cmd.Wait()

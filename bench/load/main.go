@@ -37,7 +37,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -63,6 +62,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/bench/internal/memgatebin"
+	"github.com/memgate/memgate/internal/serveout"
 )
 
 // Phase is one phase's measurement.
@@ -427,31 +427,18 @@ func startServer(ctx context.Context, bin string, args, env []string, logPath st
 	c := &child{cmd: cmd, done: make(chan error, 1)}
 	ready := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(out)
-		keyNext, sent := false, false
-		for sc.Scan() {
-			line := sc.Text()
+		started := serveout.Scan(out, func(b serveout.Banner) {
+			c.url, c.key = b.URL, b.Key
 			switch {
-			case keyNext:
-				c.key, keyNext = strings.TrimSpace(line), false
-			case strings.HasPrefix(line, "memgate: created the admin key"):
-				keyNext = true
-			case strings.HasPrefix(line, "memgate: serving on "):
-				c.url = strings.TrimPrefix(line, "memgate: serving on ")
-				if !sent {
-					sent = true
-					switch {
-					case needKey && c.key == "":
-						ready <- errors.New("the server printed no admin key")
-					case !needKey && c.key != "":
-						ready <- errors.New("the server created an admin key: it does not share the first server's database")
-					default:
-						ready <- nil
-					}
-				}
+			case needKey && b.Key == "":
+				ready <- errors.New("the server printed no admin key")
+			case !needKey && b.Key != "":
+				ready <- errors.New("the server created an admin key: it does not share the first server's database")
+			default:
+				ready <- nil
 			}
-		}
-		if !sent {
+		})
+		if !started {
 			ready <- errors.New("the server exited before serving")
 		}
 		c.done <- cmd.Wait()

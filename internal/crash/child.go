@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/memgate/memgate/internal/serveout"
 )
 
 // child is one `memgate serve` process.
@@ -63,29 +64,13 @@ func (r *run) start(ctx context.Context, i int) (*child, error) {
 		return nil, fmt.Errorf("start %s: %w", r.cfg.Binary, err)
 	}
 	c := &child{cmd: cmd, done: make(chan struct{})}
-	type started struct{ url, key string }
-	ready := make(chan started, 1)
+	ready := make(chan serveout.Banner, 1)
 	go func() {
 		defer close(c.done)
-		sc := bufio.NewScanner(out)
-		var s started
-		keyNext, sent := false, false
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case keyNext:
-				s.key, keyNext = strings.TrimSpace(line), false
-			case strings.HasPrefix(line, "memgate: created the admin key"):
-				keyNext = true
-			case strings.HasPrefix(line, "memgate: serving on ") && !sent:
-				s.url, sent = strings.TrimRight(strings.TrimPrefix(line, "memgate: serving on "), "/"), true
-				ready <- s
-			}
-		}
-		io.Copy(io.Discard, out)
+		serveout.Scan(out, func(b serveout.Banner) { ready <- b })
 		cmd.Wait()
 	}()
-	var s started
+	var s serveout.Banner
 	select {
 	case s = <-ready:
 	case <-c.done:
@@ -96,17 +81,17 @@ func (r *run) start(ctx context.Context, i int) (*child, error) {
 		err = ctx.Err()
 	}
 	if err == nil {
-		if s.key != "" {
+		if s.Key != "" {
 			if r.key != "" {
 				err = errors.New("it created an admin key in a database that had one")
 			}
-			r.key = "Bearer " + s.key
+			r.key = "Bearer " + s.Key
 		} else if r.key == "" {
 			err = errors.New("it printed no admin key: the database is not new")
 		}
 	}
 	if err == nil {
-		c.url = s.url
+		c.url = s.URL
 		err = r.healthy(ctx, c)
 	}
 	if err != nil {
