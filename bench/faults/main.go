@@ -45,7 +45,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -53,7 +52,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/memgate/memgate/bench/internal/memgatebin"
-	"github.com/memgate/memgate/internal/serveout"
+	"github.com/memgate/memgate/bench/internal/pgadmin"
 )
 
 type options struct {
@@ -171,12 +170,12 @@ func runPGRestart(ctx context.Context, o options) (*Report, error) {
 		return nil, errors.New("pg-restart needs -postgres (or $MEMGATE_TEST_POSTGRES)")
 	}
 	rep := &Report{Scenario: "pg-restart", Workers: o.workers}
-	dbURL, err := createDatabase(ctx, o.postgres, o.pgDB)
+	dbURL, err := pgadmin.CreateDatabase(ctx, o.postgres, o.pgDB)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err := adminExec(context.WithoutCancel(ctx), o.postgres, "DROP DATABASE IF EXISTS "+pgx.Identifier{o.pgDB}.Sanitize()+" WITH (FORCE)"); err != nil {
+		if err := pgadmin.DropDatabase(context.WithoutCancel(ctx), o.postgres, o.pgDB); err != nil {
 			fmt.Fprintln(os.Stderr, "faults: drop the database:", err)
 		}
 	}()
@@ -190,16 +189,16 @@ func runPGRestart(ctx context.Context, o options) (*Report, error) {
 		return nil, err
 	}
 	// The URL goes in $MEMGATE_POSTGRES_URL, out of the process list.
-	c, err := startChild(bin, []string{"serve", "--addr", "127.0.0.1:0", "--rate", "-1", "--sweep-every", "0"},
-		append(childEnv(), "MEMGATE_POSTGRES_URL="+dbURL), filepath.Join(dir, "server.log"))
+	c, err := startChild(ctx, bin, []string{"serve", "--addr", "127.0.0.1:0", "--rate", "-1", "--sweep-every", "0"},
+		memgatebin.Env("MEMGATE_POSTGRES_URL="+dbURL), filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, err
 	}
-	defer c.stop()
+	defer c.Stop()
 	rep.Notes = append(rep.Notes, "memgate serve --postgres (one child process, never restarted), "+strconv.Itoa(o.workers)+
 		" workers: remember, batch of 3, recall, recall", "restart: "+o.restart)
 
-	l := newLoad(c.url, c.key)
+	l := newLoad(c.URL, c.Key)
 	if err := l.seed(ctx); err != nil {
 		return rep, err
 	}
@@ -285,16 +284,16 @@ func runFullDisk(ctx context.Context, o options) (*Report, error) {
 		}
 	}()
 	path := filepath.Join(disk, "m.db")
-	c, err := startChild(bin, []string{"serve", "--addr", "127.0.0.1:0", "--db", path, "--rate", "-1", "--sweep-every", "0"},
-		childEnv(), filepath.Join(dir, "server.log"))
+	c, err := startChild(ctx, bin, []string{"serve", "--addr", "127.0.0.1:0", "--db", path, "--rate", "-1", "--sweep-every", "0"},
+		memgatebin.Env(), filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, err
 	}
-	defer c.stop()
+	defer c.Stop()
 	rep.Notes = append(rep.Notes, fmt.Sprintf("memgate serve --db on a %d KiB tmpfs (database, WAL and shared memory file), %d workers: remember, batch of 3, recall, recall; held full %s, then remounted at %d KiB",
 		o.tmpfs>>10, o.workers, o.hold, 16*o.tmpfs>>10))
 
-	l := newLoad(c.url, c.key)
+	l := newLoad(c.URL, c.Key)
 	if err := l.seed(ctx); err != nil {
 		return rep, err
 	}
@@ -705,98 +704,18 @@ func integrity(path string) string {
 	return res
 }
 
-// child is a memgate serve process.
-type child struct {
-	cmd      *exec.Cmd
-	url, key string
-	done     chan error
-}
-
-// startChild runs bin args with env, its log in logPath, until it prints
-// the address it serves on; it must create the admin key (a new database).
-func startChild(bin string, args, env []string, logPath string) (*child, error) {
-	logf, err := os.Create(logPath)
+// startChild starts memgate serve (memgatebin.Start), which must create
+// the admin key: the scenarios run on a new database.
+func startChild(ctx context.Context, bin string, args, env []string, logPath string) (*memgatebin.Child, error) {
+	c, err := memgatebin.Start(ctx, bin, args, env, logPath)
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Env, cmd.Stderr = env, logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	if c.Key == "" {
+		c.Stop()
+		return nil, fmt.Errorf("memgate serve did not create an admin key: its database is not new (log: %s)", logPath)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &child{cmd: cmd, done: make(chan error, 1)}
-	ready := make(chan bool, 1)
-	go func() {
-		started := serveout.Scan(out, func(b serveout.Banner) {
-			c.url, c.key = b.URL, b.Key
-			ready <- b.Key != ""
-		})
-		if !started {
-			ready <- false
-		}
-		c.done <- cmd.Wait()
-	}()
-	select {
-	case ok := <-ready:
-		if ok {
-			return c, nil
-		}
-	case <-time.After(30 * time.Second):
-	}
-	c.stop()
-	return nil, fmt.Errorf("memgate serve did not start with a new admin key (log: %s)", logPath)
-}
-
-func (c *child) stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(20 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-}
-
-// childEnv is this environment without MEMGATE_POSTGRES_URL, serve's
-// default for --postgres.
-func childEnv() []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MEMGATE_POSTGRES_URL=") })
-}
-
-// createDatabase drops the database name on adminURL's server if it
-// exists, creates it, and returns its URL.
-func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	u, err := url.Parse(adminURL)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", errors.New("-postgres needs a postgres:// URL")
-	}
-	if strings.TrimPrefix(u.Path, "/") == name {
-		return "", fmt.Errorf("-pg-db %s is the database of -postgres: the scenario drops it, so name another", name)
-	}
-	for _, stmt := range []string{"DROP DATABASE IF EXISTS " + pgx.Identifier{name}.Sanitize() + " WITH (FORCE)", "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()} {
-		if err := adminExec(ctx, adminURL, stmt); err != nil {
-			return "", err
-		}
-	}
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-func adminExec(ctx context.Context, adminURL, stmt string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	_, err = conn.Exec(ctx, stmt)
-	return err
+	return c, nil
 }
 
 func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 1) }

@@ -48,7 +48,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -62,7 +61,6 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/bench/internal/memgatebin"
-	"github.com/memgate/memgate/internal/serveout"
 )
 
 // Phase is one phase's measurement.
@@ -305,12 +303,12 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 			}
 			args = append(args, "--policy", pol)
 		}
-		child, err := startServer(ctx, bin, args, childEnv(), filepath.Join(dir, "server.log"), true)
+		child, err := startServer(ctx, bin, args, memgatebin.Env(), filepath.Join(dir, "server.log"), true)
 		if err != nil {
 			return nil, err
 		}
-		defer child.stop()
-		serverURL, key, pid = child.url, child.key, child.cmd.Process.Pid
+		defer stop(child)
+		serverURL, key, pid = child.URL, child.Key, child.Cmd.Process.Pid
 		rep.Notes = append(rep.Notes, "child process: memgate serve --addr 127.0.0.1:0 --rate -1 (rate limiting OFF for the benchmark)")
 		if o.retention > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("policy: message retention %d per principal (steady data size for the soak)", o.retention))
@@ -382,13 +380,6 @@ func (r *Report) judgeSQLite() {
 	}
 }
 
-// child is a server started by the load generator.
-type child struct {
-	cmd      *exec.Cmd
-	url, key string
-	done     chan error
-}
-
 // writePolicy writes a policy file capping message retention per
 // principal at retention and returns its path.
 func writePolicy(dir string, retention int) (string, error) {
@@ -396,79 +387,32 @@ func writePolicy(dir string, retention int) (string, error) {
 	return pol, os.WriteFile(pol, fmt.Appendf(nil, `{"retention": {"message": %d}}`, retention), 0o600)
 }
 
-// childEnv is this process's environment without MEMGATE_POSTGRES_URL
-// (serve's default for --postgres, which would clash with --db), plus
-// extra.
-func childEnv(extra ...string) []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MEMGATE_POSTGRES_URL=") })
-	return append(env, extra...)
-}
-
-// startServer runs "bin args..." with env, its JSON log in logPath, and
-// waits until it prints the address it serves on. With needKey the server
-// must print the admin key it created (the first start on an empty
+// startServer starts memgate serve (memgatebin.Start). With needKey the
+// server must print the admin key it created (the first start on an empty
 // database); without, it must not (it shares a database that has keys).
-func startServer(ctx context.Context, bin string, args, env []string, logPath string, needKey bool) (*child, error) {
-	logf, err := os.Create(logPath)
+func startServer(ctx context.Context, bin string, args, env []string, logPath string, needKey bool) (*memgatebin.Child, error) {
+	c, err := memgatebin.Start(ctx, bin, args, env, logPath)
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stderr = logf // the JSON request log: one line per request
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &child{cmd: cmd, done: make(chan error, 1)}
-	ready := make(chan error, 1)
-	go func() {
-		started := serveout.Scan(out, func(b serveout.Banner) {
-			c.url, c.key = b.URL, b.Key
-			switch {
-			case needKey && b.Key == "":
-				ready <- errors.New("the server printed no admin key")
-			case !needKey && b.Key != "":
-				ready <- errors.New("the server created an admin key: it does not share the first server's database")
-			default:
-				ready <- nil
-			}
-		})
-		if !started {
-			ready <- errors.New("the server exited before serving")
-		}
-		c.done <- cmd.Wait()
-	}()
-	select {
-	case err = <-ready:
-	case <-time.After(30 * time.Second):
-		err = errors.New("the server did not start within 30 s")
-	case <-ctx.Done():
-		err = ctx.Err()
+	switch {
+	case needKey && c.Key == "":
+		err = errors.New("the server printed no admin key")
+	case !needKey && c.Key != "":
+		err = errors.New("the server created an admin key: it does not share the first server's database")
 	}
 	if err != nil {
-		c.stop()
+		stop(c)
 		return nil, fmt.Errorf("start memgate serve: %w (log: %s)", err, logPath)
 	}
 	return c, nil
 }
 
-// stop sends SIGTERM and waits up to 20 s for a graceful exit (then kills).
-func (c *child) stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-c.done:
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "load: the server exited with", err)
-		}
-	case <-time.After(20 * time.Second):
-		fmt.Fprintln(os.Stderr, "load: the server did not stop within 20 s after SIGTERM; killing it")
-		_ = c.cmd.Process.Kill()
-		<-c.done
+// stop stops c (SIGTERM, then a kill after 20 s), saying on stderr when it
+// did not exit cleanly.
+func stop(c *memgatebin.Child) {
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "load: the server:", err)
 	}
 }
 

@@ -20,14 +20,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -35,9 +33,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/memgate/memgate/bench/internal/memgatebin"
+	"github.com/memgate/memgate/bench/internal/pgadmin"
 )
 
 // freshRetryFor is how long a stale freshness pair keeps recalling (every
@@ -64,22 +61,25 @@ type Freshness struct {
 	RecallP99   float64 `json:"recall_p99_ms"`
 }
 
-var dbName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-
 // runPostgres runs the -postgres benchmark. The report it returns with an
 // error holds the phases measured before it.
 func runPostgres(ctx context.Context, o options) (*Report, error) {
 	rep := &Report{CPUs: runtime.NumCPU(), Postgres: true}
-	childURL, redacted, err := createDatabase(ctx, o.postgres, o.pgDB)
+	childURL, err := pgadmin.CreateDatabase(ctx, o.postgres, o.pgDB)
 	if err != nil {
 		return nil, err
 	}
+	u, err := url.Parse(childURL)
+	if err != nil {
+		return nil, err
+	}
+	redacted := u.Redacted()
 	defer func() {
 		if o.pgKeep {
 			fmt.Fprintf(os.Stderr, "load: left the database %s (-pg-keep)\n", o.pgDB)
 			return
 		}
-		if err := dropDatabase(context.WithoutCancel(ctx), o.postgres, o.pgDB); err != nil {
+		if err := pgadmin.DropDatabase(context.WithoutCancel(ctx), o.postgres, o.pgDB); err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
 		}
 	}()
@@ -102,28 +102,28 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		}
 		args = append(args, "--policy", pol)
 	}
-	env := childEnv("MEMGATE_POSTGRES_URL=" + childURL)
-	var replicas []*child
+	env := memgatebin.Env("MEMGATE_POSTGRES_URL=" + childURL)
+	var replicas []*memgatebin.Child
 	defer func() {
 		for _, c := range replicas {
-			c.stop()
+			stop(c)
 		}
 	}()
-	start := func(i int) (*child, error) {
+	start := func(i int) (*memgatebin.Child, error) {
 		logPath := filepath.Join(dir, fmt.Sprintf("replica-%d.log", i+1))
 		c, err := startServer(ctx, bin, args, env, logPath, i == 0)
 		if err != nil {
 			return nil, fmt.Errorf("replica %d: %w", i+1, err)
 		}
 		replicas = append(replicas, c)
-		fmt.Fprintf(os.Stderr, "load: replica %d: pid %d, %s\n", i+1, c.cmd.Process.Pid, c.url)
+		fmt.Fprintf(os.Stderr, "load: replica %d: pid %d, %s\n", i+1, c.Cmd.Process.Pid, c.URL)
 		return c, nil
 	}
 	first, err := start(0)
 	if err != nil {
 		return nil, err
 	}
-	rep.Server = first.url
+	rep.Server = first.URL
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("database: %s, dropped and created for this run; replicas: memgate serve --postgres URL --addr 127.0.0.1:0 --rate -1 (rate limiting OFF), the URL in $MEMGATE_POSTGRES_URL", redacted),
 		fmt.Sprintf("%d principals x %d memories seeded through replica 1; recall k=%d; each replica answers one untimed recall per principal before its first timed phase", o.principals, o.perPrincipal, o.k),
@@ -134,8 +134,8 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		rep.Notes = append(rep.Notes, "policy: the server's default (message retention 10,000 per principal)")
 	}
 
-	l := newLoader(o, first.key, max(o.workers, o.latencyWorkers, slices.Max(o.throughputWorkers)))
-	l.add(first.url, first.cmd.Process.Pid)
+	l := newLoader(o, first.Key, max(o.workers, o.latencyWorkers, slices.Max(o.throughputWorkers)))
+	l.add(first.URL, first.Cmd.Process.Pid)
 	if m := newPGMeter(o.pgDB); m != nil {
 		defer m.stop()
 		l.dbCPU = m.seconds
@@ -143,10 +143,10 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 	defer l.hc.CloseIdleConnections()
 	defer func() {
 		for _, c := range replicas {
-			rep.ReplicaRSS = append(rep.ReplicaRSS, procStatusMiB(strconv.Itoa(c.cmd.Process.Pid), "VmRSS"))
+			rep.ReplicaRSS = append(rep.ReplicaRSS, procStatusMiB(strconv.Itoa(c.Cmd.Process.Pid), "VmRSS"))
 		}
 	}()
-	if err := l.health(ctx, first.url); err != nil {
+	if err := l.health(ctx, first.URL); err != nil {
 		return rep, err
 	}
 	done := func(err error) (*Report, error) {
@@ -172,14 +172,14 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		// (autovacuum_naptime), which this does at once. -pg-analyze=false
 		// measures the minute before.
 		t0 := time.Now()
-		if err := adminExec(ctx, childURL, "ANALYZE"); err != nil {
+		if err := pgadmin.Exec(ctx, childURL, "ANALYZE"); err != nil {
 			return done(fmt.Errorf("analyze %s: %w", o.pgDB, err))
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("ANALYZE after the seed (%.1f s): the planner has the statistics autovacuum would gather within a minute", time.Since(t0).Seconds()))
 	} else {
 		rep.Notes = append(rep.Notes, "no ANALYZE after the seed (-pg-analyze=false): the phases start before autovacuum has analyzed the new rows")
 	}
-	if err := l.warm(ctx, first.url); err != nil {
+	if err := l.warm(ctx, first.URL); err != nil {
 		return done(err)
 	}
 	bodies := l.recallBodies(4096)
@@ -195,13 +195,13 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		if err != nil {
 			return done(err)
 		}
-		if err := l.health(ctx, c.url); err != nil {
+		if err := l.health(ctx, c.URL); err != nil {
 			return done(err)
 		}
-		if err := l.warm(ctx, c.url); err != nil {
+		if err := l.warm(ctx, c.URL); err != nil {
 			return done(err)
 		}
-		l.add(c.url, c.cmd.Process.Pid)
+		l.add(c.URL, c.Cmd.Process.Pid)
 	}
 	for _, w := range o.throughputWorkers {
 		progress("recall (throughput)", w)
@@ -255,52 +255,6 @@ func (r *Report) judgePostgres(o options) {
 		}
 		r.Targets = append(r.Targets, t)
 	}
-}
-
-// createDatabase drops the database name on the server of adminURL if it
-// exists and creates it anew. It returns the URL of the new database, and
-// that URL with its password masked.
-func createDatabase(ctx context.Context, adminURL, name string) (dbURL, redacted string, err error) {
-	u, err := url.Parse(adminURL)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", "", errors.New("-postgres needs a postgres:// URL")
-	}
-	if !dbName.MatchString(name) {
-		return "", "", fmt.Errorf("-pg-db %q: use lower-case letters, digits and _", name)
-	}
-	if strings.TrimPrefix(u.Path, "/") == name {
-		return "", "", fmt.Errorf("-pg-db %s is the database of -postgres: the benchmark drops it, so name another", name)
-	}
-	if err := dropDatabase(ctx, adminURL, name); err != nil {
-		return "", "", err
-	}
-	if err := adminExec(ctx, adminURL, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	u.Path = "/" + name
-	return u.String(), u.Redacted(), nil
-}
-
-// dropDatabase drops the database name, closing its connections first.
-func dropDatabase(ctx context.Context, adminURL, name string) error {
-	if err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop database %s: %w", name, err)
-	}
-	return nil
-}
-
-// adminExec runs one statement on a connection of its own to adminURL.
-// pgx's errors name the user and database, never the password.
-func adminExec(ctx context.Context, adminURL, sql string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	_, err = conn.Exec(ctx, sql)
-	return err
 }
 
 // warm sends one recall per principal to the server at base, so each
