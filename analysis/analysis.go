@@ -175,6 +175,39 @@ func Fold(text string) string {
 	return string(out)
 }
 
+// FoldWithout returns Fold(text) without the content words whose term drop
+// reports (stopwords stay: they have no term). The engine uses it to embed
+// a query without the words that identify its partition (see package rank,
+// "Names are not evidence"), so it must leave every other token as Fold
+// does: Terms(FoldWithout(t, drop)) is Terms(t) minus the dropped terms.
+func FoldWithout(text string, drop func(term string) bool) string {
+	var t tokenizer
+	t.run(text)
+	if len(t.ends) == 0 {
+		return ""
+	}
+	s, ends := t.stems()
+	out := make([]byte, 0, len(t.buf)+len(t.ends))
+	start, k, sstart := 0, 0, 0
+	for i, end := range t.ends {
+		tok := t.buf[start:end]
+		start = end
+		if k < len(ends) && t.kept[k] == i {
+			term := s[sstart:ends[k]]
+			sstart = ends[k]
+			k++
+			if drop(term) {
+				continue
+			}
+		}
+		if len(out) > 0 {
+			out = append(out, ' ')
+		}
+		out = append(out, tok...)
+	}
+	return string(out)
+}
+
 // tokenizer accumulates normalized tokens back to back in buf; ends[i] is the
 // end offset of token i.
 type tokenizer struct {

@@ -164,3 +164,26 @@ func BenchmarkTerms(b *testing.B) {
 		_ = Terms(text)
 	}
 }
+
+func TestFoldWithout(t *testing.T) {
+	drop := func(names ...string) func(string) bool {
+		return func(term string) bool {
+			for _, n := range names {
+				if term == n {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"What car does Alice drive?", "what car does drive"},
+		{"Alice's sister, ALICE and alice", "sister and"},
+		{"Nothing to drop here", "nothing to drop here"},
+		{"Alice", ""},
+	} {
+		if got := FoldWithout(c.in, drop("alic")); got != c.want {
+			t.Errorf("FoldWithout(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

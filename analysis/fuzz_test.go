@@ -50,6 +50,26 @@ func FuzzAnalysis(f *testing.F) {
 				t.Fatalf("word %d term %q, Terms has %q", i, w.Term, terms[i])
 			}
 		}
+		// FoldWithout drops exactly the terms it is told to, and nothing
+		// else: here every other distinct term.
+		dropped := map[string]bool{}
+		for i, tm := range terms {
+			if i%2 == 0 {
+				dropped[tm] = true
+			}
+		}
+		var rest []string
+		for _, tm := range terms {
+			if !dropped[tm] {
+				rest = append(rest, tm)
+			}
+		}
+		if got := Terms(FoldWithout(s, func(tm string) bool { return dropped[tm] })); !reflect.DeepEqual(got, rest) {
+			t.Fatalf("Terms(FoldWithout) = %q, want %q", got, rest)
+		}
+		if got := FoldWithout(s, func(string) bool { return false }); got != Fold(s) {
+			t.Fatalf("FoldWithout dropping nothing = %q, Fold = %q", got, Fold(s))
+		}
 		if again := Terms(s); !reflect.DeepEqual(again, terms) {
 			t.Fatalf("Terms not deterministic: %q then %q", terms, again)
 		}
