@@ -19,6 +19,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -338,8 +340,101 @@ type Store interface {
 	// k was stored.
 	CreateFirstKey(ctx context.Context, k *memgate.Key) (bool, error)
 
+	// Calibration returns the calibration stored for the embedder model
+	// (provider, model, dim) and probe set version, or not_found. The
+	// vectors come back bit for bit as stored.
+	Calibration(ctx context.Context, provider, model string, dim int, probeVersion string) (*Calibration, error)
+
+	// PutCalibration stores c (checked with CheckCalibration) unless a
+	// calibration with its provider, model, dim and probe version is
+	// stored already, and returns the one that is stored then: c, or the
+	// existing one, which wins. So every process over the store calibrates
+	// a model with the same vectors, however many put one at once.
+	PutCalibration(ctx context.Context, c *Calibration) (*Calibration, error)
+
 	// Close releases the backend's resources.
 	Close() error
+}
+
+// Calibration is an embedder model's embedding of the probe set (package
+// rank, Calibration). It belongs to the model, not to a tenant, and holds
+// no one's data: the probes are fixed texts.
+type Calibration struct {
+	Provider     string
+	Model        string
+	Dim          int
+	ProbeVersion string
+	// Vectors are the probes' embeddings, in probe order, each of Dim
+	// values.
+	Vectors   [][]float32
+	CreatedAt time.Time
+}
+
+// MaxCalibrationVectors bounds Calibration.Vectors and MaxCalibrationDim
+// their dimension (the index's largest).
+const (
+	MaxCalibrationVectors = 4096
+	MaxCalibrationDim     = 16384
+)
+
+// CheckCalibration validates a calibration before it is stored: names set
+// and bounded, 1 ≤ Dim ≤ MaxCalibrationDim, 1 to
+// MaxCalibrationVectors vectors, each of Dim finite values.
+func CheckCalibration(c *Calibration) error {
+	switch {
+	case c == nil:
+		return memgate.FieldError("calibration", "is required")
+	case c.Provider == "" || len(c.Provider) > 128:
+		return memgate.FieldError("calibration.provider", "must have 1 to 128 bytes")
+	case c.Model == "" || len(c.Model) > 256:
+		return memgate.FieldError("calibration.model", "must have 1 to 256 bytes")
+	case c.ProbeVersion == "" || len(c.ProbeVersion) > 64:
+		return memgate.FieldError("calibration.probe_version", "must have 1 to 64 bytes")
+	case c.Dim < 1 || c.Dim > MaxCalibrationDim:
+		return memgate.FieldError("calibration.dim", "must be between 1 and %d", MaxCalibrationDim)
+	case len(c.Vectors) == 0 || len(c.Vectors) > MaxCalibrationVectors:
+		return memgate.FieldError("calibration.vectors", "must hold 1 to %d vectors", MaxCalibrationVectors)
+	case c.CreatedAt.IsZero():
+		return memgate.FieldError("calibration.created_at", "is required")
+	}
+	for _, v := range c.Vectors {
+		if len(v) != c.Dim {
+			return memgate.FieldError("calibration.vectors", "every vector must have %d values", c.Dim)
+		}
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return memgate.FieldError("calibration.vectors", "must be finite")
+			}
+		}
+	}
+	return nil
+}
+
+// EncodeVectors packs vectors of one dimension back to back (EncodeVector
+// each); DecodeVectors reverses it.
+func EncodeVectors(vs [][]float32) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = append(b, EncodeVector(v)...)
+	}
+	return b
+}
+
+// DecodeVectors splits b into vectors of dim values; a length that is not
+// a multiple of 4·dim is an error (a corrupt row).
+func DecodeVectors(b []byte, dim int) ([][]float32, error) {
+	if dim < 1 || len(b)%(4*dim) != 0 {
+		return nil, fmt.Errorf("stored vectors have %d bytes, not a multiple of %d", len(b), 4*dim)
+	}
+	out := make([][]float32, 0, len(b)/(4*dim))
+	for i := 0; i < len(b); i += 4 * dim {
+		v, err := DecodeVector(b[i : i+4*dim])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // ErrKeyNotFound is the one error for a key that does not exist and for a

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Keys", keyTests},
 		{"PartitionHead", append(slices.Clone(partitionHeadTests), headChangeTests...)},
 		{"ChangesSince", changesTests},
+		{"Calibration", calibrationTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
