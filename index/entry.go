@@ -102,6 +102,16 @@ type Query struct {
 	Vector []float32
 	// Terms are the analyzed tokens of the query text; repeats count once.
 	Terms []string
+	// Exclude lists terms of Terms that the content query leaves out (the
+	// words that identify the partition, for the engine): every candidate
+	// also gets ContentBM25, its BM25 without them, and the result
+	// ContentIDFSum. Empty means the content query is the query.
+	Exclude []string
+	// ContentVector, when set, is the content query's vector, of Vector's
+	// dimension: every candidate with a vector also gets its exact cosine
+	// with it (Candidate.ContentCosine). It proposes no candidates of its
+	// own. Nil means the content query's vector is Vector.
+	ContentVector []float32
 	// K is the number of candidates per channel: the top K by cosine and
 	// the top K by BM25 are returned together. 1 ≤ K ≤ MaxK.
 	K int
@@ -185,12 +195,17 @@ type Candidate struct {
 	// the memory's vector; valid only when HasVector.
 	Cosine    float32
 	HasVector bool
+	// ContentCosine is the exact cosine with Query.ContentVector (Cosine
+	// when there is none); valid only when HasVector.
+	ContentCosine float32
 	// BM25 is the raw BM25 score of the memory for the query terms (0 when
 	// no query term occurs in it): the sum of BM25Term over the distinct
 	// query terms it contains, added in decreasing idf order. Matched is how
-	// many distinct query terms occur in it.
-	BM25    float64
-	Matched int
+	// many distinct query terms occur in it. ContentBM25 is the same sum
+	// without the terms of Query.Exclude (BM25 when there are none).
+	BM25        float64
+	ContentBM25 float64
+	Matched     int
 	// VectorRank and TextRank are the 1-based positions of the memory in
 	// the top K by cosine and by BM25; 0 when it is not in that top K.
 	VectorRank int
@@ -209,6 +224,8 @@ type Candidate struct {
 	// candidate (see Query.Neighbors), not by either channel: its
 	// VectorRank and TextRank are 0, its scores exact all the same.
 	Neighbor bool
+
+	slot int32 // in the partition searched, while the search holds it
 }
 
 // Result is what a search proposes.
@@ -225,6 +242,8 @@ type Result struct {
 	// partition or not (an absent term has df 0): the largest idf mass a
 	// memory could match, for normalizing BM25.
 	IDFSum float64
+	// ContentIDFSum is IDFSum without the terms of Query.Exclude.
+	ContentIDFSum float64
 	// QueryTerms is the number of distinct query terms.
 	QueryTerms int
 	// N and AvgDocLen are the partition statistics BM25 used. Every entry

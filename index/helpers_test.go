@@ -330,7 +330,7 @@ func refBM25(entries []Entry, terms []string) (scores map[string]float64, idfSum
 		}
 	}
 	for _, t := range qs {
-		idfSum += math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
+		idfSum += math.Log(1 + (float64(n)+PriorDocs-float64(df[t])+0.5)/(float64(df[t])+0.5))
 	}
 	scores = map[string]float64{}
 	for _, e := range entries {
@@ -343,7 +343,7 @@ func refBM25(entries []Entry, terms []string) (scores map[string]float64, idfSum
 			if tf[t] == 0 {
 				continue
 			}
-			idf := math.Log(1 + (float64(n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
+			idf := math.Log(1 + (float64(n)+PriorDocs-float64(df[t])+0.5)/(float64(df[t])+0.5))
 			f := float64(tf[t])
 			s += idf * f * (1.2 + 1) / (f + 1.2*(1-0.75+0.75*float64(len(e.Terms))/avg))
 		}

@@ -177,6 +177,22 @@ func (x *Index) Search(ctx context.Context, tenant, principal string, q Query) (
 	return h.p.Search(q)
 }
 
+// DFs returns the number of entries of the partition of (tenant, principal)
+// and the number that contain each of terms, loading the partition first
+// if it is not resident. See Partition.DFs.
+func (x *Index) DFs(ctx context.Context, tenant, principal string, terms []string) (n int, df []int, err error) {
+	if err := checkKey(tenant, principal); err != nil {
+		return 0, nil, err
+	}
+	h, err := x.acquire(ctx, pkey{tenant, principal})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer x.release(h)
+	n, df = h.p.DFs(terms)
+	return n, df, nil
+}
+
 // checkKey fails closed on an empty tenant or principal: the index never
 // loads a partition that no scope could name.
 func checkKey(tenant, principal string) error {

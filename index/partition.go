@@ -139,6 +139,20 @@ func (p *Partition) DF(term string) int {
 	return 0
 }
 
+// DFs returns the number of entries and the number that contain each of
+// terms, in one read of the partition.
+func (p *Partition) DFs(terms []string) (n int, df []int) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	df = make([]int, len(terms))
+	for i, t := range terms {
+		if pl := p.terms[t]; pl != nil {
+			df[i] = len(pl.list)
+		}
+	}
+	return p.live, df
+}
+
 // Bytes returns the estimated memory of the partition.
 func (p *Partition) Bytes() int64 {
 	p.mu.RLock()
@@ -514,7 +528,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	if err := q.Neighbors.check(); err != nil {
 		return nil, err
 	}
-	var qnorm float64
+	var qnorm, cnorm float64
 	if len(q.Vector) == 0 {
 		q.Vector = nil // empty is none
 	} else {
@@ -524,6 +538,17 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		}
 		if qnorm, ok = checkVector(q.Vector); !ok {
 			return nil, memgate.FieldError("vector", "must be finite with a non-zero norm")
+		}
+	}
+	if len(q.ContentVector) == 0 || q.Vector == nil {
+		q.ContentVector = nil
+	} else {
+		var ok bool
+		if len(q.ContentVector) != len(q.Vector) {
+			return nil, memgate.FieldError("content_vector", "must have the query vector's %d dimensions", len(q.Vector))
+		}
+		if cnorm, ok = checkVector(q.ContentVector); !ok {
+			return nil, memgate.FieldError("content_vector", "must be finite with a non-zero norm")
 		}
 	}
 
@@ -555,8 +580,12 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		}
 		idf := IDF(p.live, df)
 		res.IDFSum += idf
+		excluded := slices.Contains(q.Exclude, t)
+		if !excluded {
+			res.ContentIDFSum += idf
+		}
 		if pl != nil {
-			qts = append(qts, qterm{pl: pl, idf: idf})
+			qts = append(qts, qterm{pl: pl, idf: idf, excluded: excluded})
 		}
 	}
 	sc.qts = qts
@@ -610,6 +639,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		}
 	}
 	sc.cslots = cslots
+	defer p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm)
 	if q.Neighbors != (Neighbors{}) {
 		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
 		res.Candidates = slices.Grow(res.Candidates, len(nbs))
@@ -626,10 +656,37 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	return res, nil
 }
 
+// content sets the content query's scores of every candidate (see
+// Query.Exclude and Query.ContentVector). It runs once the candidates are
+// final, as the search's last step, so it costs one pass over them.
+func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32, cnorm float64) {
+	for i := range res.Candidates {
+		c := &res.Candidates[i]
+		c.ContentBM25, c.ContentCosine = c.BM25, c.Cosine
+		if exclude && c.BM25 > 0 {
+			sl := c.slot
+			c.ContentBM25 = 0
+			for _, qt := range qts {
+				if qt.excluded {
+					continue
+				}
+				if tf := p.tf(sl, qt.pl); tf > 0 {
+					c.ContentBM25 += BM25Term(tf, int(p.docLen[sl]), res.AvgDocLen, qt.idf)
+				}
+			}
+		}
+		if cv != nil && c.HasVector {
+			r := int(p.slots[c.slot].row)
+			c.ContentCosine = float32(dot32(cv, p.vecs[r*p.dim:(r+1)*p.dim]) / (cnorm * p.norms[r]))
+		}
+		c.slot = 0 // meaningless once the search lets go of the partition
+	}
+}
+
 // candidate returns the Candidate of the entry at slot sl, without scores.
 func (p *Partition) candidate(sl int32) Candidate {
 	s := &p.slots[sl]
-	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq}
+	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq, slot: sl}
 }
 
 // cosineOf returns the exact cosine of the query vector qv (of norm qnorm)

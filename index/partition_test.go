@@ -472,9 +472,10 @@ func TestBM25(t *testing.T) {
 		t.Fatal("no query pruned its postings")
 	}
 
-	// The idf of an absent term in an empty partition is ln 2.
+	// The idf of an absent term in an empty partition is that of the
+	// prior documents alone: ln(1 + (PriorDocs + 0.5)/0.5).
 	res, err := NewPartition(Config{}).Search(Query{Terms: []string{"a", "b", "a"}, K: 3, Filter: Filter{Now: now}})
-	if err != nil || res.IDFSum != 2*math.Ln2 || len(res.Candidates) != 0 {
+	if err != nil || !closeEnough(res.IDFSum, 2*math.Log(1+(PriorDocs+0.5)/0.5)) || len(res.Candidates) != 0 {
 		t.Fatalf("empty partition: %+v, %v", res, err)
 	}
 }
@@ -803,4 +804,59 @@ func FuzzSearch(f *testing.F) {
 		}
 		checkResult(t, "fuzz", entries, q, res)
 	})
+}
+
+// TestContentQuery: every candidate's ContentBM25 is its BM25 for the query
+// terms without Exclude, and its ContentCosine its exact cosine with
+// ContentVector; without either, they equal BM25 and Cosine (the control).
+func TestContentQuery(t *testing.T) {
+	t.Parallel()
+	r := newRand(23)
+	const dim = 24
+	var entries []Entry
+	for i := range 600 {
+		entries = append(entries, randomEntry(r, i, gaussVec(r, dim), false))
+	}
+	p := buildPartition(t, Config{}, entries)
+	byID := map[string]*Entry{}
+	for i := range entries {
+		byID[entries[i].ID] = &entries[i]
+	}
+	terms := []string{"w0", "w1", "w7", "w40", "absent"}
+	exclude := []string{"w0", "absent"}
+	full, idfSum := refBM25(entries, terms)
+	content, contentSum := refBM25(entries, []string{"w1", "w7", "w40"})
+	qv, cv := gaussVec(r, dim), gaussVec(r, dim)
+	for _, withContent := range []bool{false, true} {
+		q := Query{Terms: terms, Vector: qv, K: 50, Filter: Filter{Now: now}, Neighbors: Neighbors{Prev: 1, Next: 1}}
+		if withContent {
+			q.Exclude, q.ContentVector = exclude, cv
+		}
+		res, err := p.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Candidates) < 50 {
+			t.Fatalf("%d candidates", len(res.Candidates))
+		}
+		wantSum := idfSum
+		if withContent {
+			wantSum = contentSum
+		}
+		if !closeEnough(res.IDFSum, idfSum) || !closeEnough(res.ContentIDFSum, wantSum) {
+			t.Fatalf("content %v: idf sums %v, %v; want %v, %v", withContent, res.IDFSum, res.ContentIDFSum, idfSum, wantSum)
+		}
+		for _, c := range res.Candidates {
+			wantBM, wantCos := full[c.ID], c.Cosine
+			if withContent {
+				wantBM, wantCos = content[c.ID], Cosine(cv, byID[c.ID].Vector)
+			}
+			if !closeEnough(c.ContentBM25, wantBM) || math.Abs(float64(c.ContentCosine-wantCos)) > 1e-5 {
+				t.Fatalf("content %v, %s: content BM25 %v cosine %v, want %v %v", withContent, c.ID, c.ContentBM25, c.ContentCosine, wantBM, wantCos)
+			}
+		}
+	}
+	if _, err := p.Search(Query{Vector: qv, ContentVector: qv[:dim-1], K: 5, Filter: Filter{Now: now}}); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("a content vector of another dimension: %v, want invalid_argument", err)
+	}
 }

@@ -75,6 +75,29 @@ func dot64(a, b []float32) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// dot32 is a float32 dot product over eight lanes: faster than dot64, for
+// scores that need no exactness guarantee (the content query's cosines,
+// which propose nothing).
+func dot32(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64((s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7))
+}
+
 // norm64 is the float64 L2 norm of v, as Cosine computes it.
 func norm64(v []float32) float64 { return math.Sqrt(dot64(v, v)) }
 
