@@ -41,7 +41,7 @@ func (f *embedderFlags) register(fs *flag.FlagSet) {
 		spec = "builtin"
 	}
 	dim, _ := strconv.Atoi(os.Getenv(embedderDimEnv))
-	fs.StringVar(&f.spec, "embedder", spec, "embedder: builtin, ollama:MODEL or openai:MODEL (an OpenAI-compatible server; key in $"+embedderKeyEnv+"); default $"+embedderEnv+" or builtin")
+	fs.StringVar(&f.spec, "embedder", spec, "embedder: builtin ("+builtin.Model+"), builtin:lexical-v1, ollama:MODEL or openai:MODEL (an OpenAI-compatible server; key in $"+embedderKeyEnv+"); default $"+embedderEnv+" or builtin")
 	fs.StringVar(&f.url, "embedder-url", os.Getenv(embedderURLEnv), "base URL of the embedder (ollama default "+ollama.DefaultURL+", openai default "+openai.DefaultURL+")")
 	fs.IntVar(&f.dim, "embedder-dim", dim, "expected vector dimension (openai: also requested as \"dimensions\"); 0: what the model answers")
 	fs.IntVar(&f.batch, "embedder-batch", 0, "most texts per embedder request (default 32)")
@@ -76,18 +76,18 @@ func (f *embedderFlags) embedder() (memgate.Embedder, error) {
 	model = strings.TrimSpace(model)
 	switch kind {
 	case "builtin":
-		if model != "" && model != builtin.Model {
-			return nil, memgate.FieldError("embedder", "builtin takes no model (it is %s)", builtin.Model)
-		}
 		if f.url != "" || f.dim != 0 {
-			return nil, memgate.FieldError("embedder", "builtin takes no --embedder-url or --embedder-dim (it has %d dimensions)", builtin.Dim)
+			return nil, memgate.FieldError("embedder", "builtin takes no --embedder-url or --embedder-dim")
 		}
-		return builtin.New(), nil
+		if model != "" && !strings.HasPrefix(model, builtin.Provider+"/") {
+			model = builtin.Provider + "/" + model // builtin:lexical-v1 names builtin/lexical-v1
+		}
+		return builtin.NewModel(model)
 	case "ollama":
 		return ollama.New(ollama.Config{Model: model, URL: f.url, Dim: f.dim, MaxBatch: f.batch, Timeout: f.timeout})
 	case "openai":
 		return openai.New(openai.Config{Model: model, URL: f.url, Dimensions: f.dim, MaxBatch: f.batch, Timeout: f.timeout,
 			APIKey: os.Getenv(embedderKeyEnv)})
 	}
-	return nil, memgate.FieldError("embedder", "unknown embedder %q: use builtin, ollama:MODEL or openai:MODEL", spec)
+	return nil, memgate.FieldError("embedder", "unknown embedder %q: use builtin, builtin:lexical-v1, ollama:MODEL or openai:MODEL", spec)
 }

@@ -38,7 +38,7 @@ func fakeOllama(t *testing.T, model string) *httptest.Server {
 		}
 		out := make([][]float32, len(body.Input))
 		for i, s := range body.Input {
-			out[i] = builtin.Vector(s)
+			out[i] = builtin.LexicalVector(s)
 		}
 		json.NewEncoder(w).Encode(map[string]any{"model": model, "embeddings": out})
 	}))
@@ -139,8 +139,16 @@ func TestSwitchEmbedderAndReembed(t *testing.T) {
 		t.Fatalf("second reembed: %s (%v)", out, err)
 	}
 	// Back to the built-in embedder is a reembed like any other.
-	if out := mustCLI(t, db, "reembed", "--tenant", "acme", "--embedder", "builtin"); !strings.Contains(out, "re-embedded 5 of 5 memories with builtin builtin/lexical-v1") {
+	if out := mustCLI(t, db, "reembed", "--tenant", "acme", "--embedder", "builtin"); !strings.Contains(out, "re-embedded 5 of 5 memories with builtin builtin/hybrid-v2") {
 		t.Fatalf("reembed to builtin: %q", out)
+	}
+	// A database of the lexical model (memgate before v2) re-embeds to the
+	// default the same way, and the old model stays selectable.
+	if out := mustCLI(t, db, "reembed", "--tenant", "acme", "--embedder", "builtin:lexical-v1"); !strings.Contains(out, "re-embedded 5 of 5 memories with builtin builtin/lexical-v1") {
+		t.Fatalf("reembed to builtin:lexical-v1: %q", out)
+	}
+	if out := mustCLI(t, db, "reembed", "--tenant", "acme"); !strings.Contains(out, "re-embedded 5 of 5 memories with builtin builtin/hybrid-v2") {
+		t.Fatalf("reembed from lexical-v1 to the default: %q", out)
 	}
 }
 
@@ -158,6 +166,7 @@ func TestEmbedderFlagErrors(t *testing.T) {
 		{"NoModel", []string{"--embedder", "ollama:"}, 1, "ollama needs a model"},
 		{"OpenAINoModel", []string{"--embedder", "openai"}, 1, "openai needs a model"},
 		{"BuiltinWithURL", []string{"--embedder", "builtin", "--embedder-url", srv.URL}, 1, "builtin takes no --embedder-url"},
+		{"BuiltinUnknownModel", []string{"--embedder", "builtin:lexical-v3"}, 1, "the built-in embedder has the models"},
 		{"BadURL", []string{"--embedder", "ollama:m", "--embedder-url", "localhost:11434"}, 1, "embedder_url"},
 		{"UnknownModel", []string{"--embedder", "ollama:llama-unknown", "--embedder-url", srv.URL}, 1, `embedder: ollama (model "llama-unknown") does not know the model`},
 		{"WrongDim", []string{"--embedder", "ollama:fake-minilm", "--embedder-url", srv.URL, "--embedder-dim", "768"}, 1, "384 dimensions for input 0, expected 768 (as configured)"},

@@ -1,9 +1,26 @@
 // Package builtin is memgate's offline embedder: it turns text into a
-// fixed-dimension vector by hashing lexical features, with no network, no
-// model file and no API key, so memgate recalls well out of the box.
+// fixed-dimension vector with no network, no model download and no API
+// key, so memgate recalls well out of the box. It has two models.
 //
-// The features of a text, all taken from package analysis so that the
-// embedder and the BM25 index see the same words, are:
+// builtin/hybrid-v2 (Model, the default) relates words by meaning as well
+// as by form. Its vector is the concatenation of two unit parts, weighted
+// so that its cosine is (1 − SemanticShare)·lexical + SemanticShare·semantic:
+//
+//   - the lexical part, builtin/lexical-v1's vector (below);
+//   - the semantic part: the smooth-inverse-frequency (SIF) weighted sum
+//     of the GloVe vectors of the text's content words (package wordvec:
+//     40,000 words, 100 dimensions, post-processed and quantized), each
+//     taken as its difference from the typical word (the table's mean word,
+//     weighted by frequency and SIF weight), so that texts share no
+//     direction merely for being English. A word's weight is a/(a + p(w)),
+//     with p(w) its frequency estimated from its rank r in the table (Zipf:
+//     p ∝ 1/(r + RankOffset)) and a = SIFA, so frequent words count less.
+//     Words outside the table add nothing; a text with none has a zero
+//     semantic part and its vector is its lexical part alone.
+//
+// builtin/lexical-v1 (LexicalModel) hashes lexical features only. The
+// features of a text, all taken from package analysis so that the embedder
+// and the BM25 index see the same words, are:
 //
 //   - every content word's Porter2 stem (stopwords are left out);
 //   - every pair of adjacent content stems (word bigrams, for phrases);
@@ -12,27 +29,30 @@
 //     stemmer misses and typos ("educaton", "persue") still overlap.
 //
 // Each feature's count is weighted sublinearly (1 + ln tf) and by its
-// family's weight, and added with a hash-derived sign into one of Dim
-// buckets (signed feature hashing: collisions cancel on average instead of
-// inflating similarity). The vector is then L2-normalized, so cosine
-// similarity is the dot product. A text without any feature (only
-// punctuation or stopwords) embeds as a fixed "empty" feature: the vector is
-// never zero.
+// family's weight, and added with a hash-derived sign into one of
+// LexicalDim buckets (signed feature hashing: collisions cancel on average
+// instead of inflating similarity). The vector is then L2-normalized, so
+// cosine similarity is the dot product. A text without any feature (only
+// punctuation or stopwords) embeds as a fixed "empty" feature: the vector
+// is never zero.
 //
-// Embedding a 200-byte text takes about 15–20 µs on one core of the 2-core
-// development machine (BenchmarkVector200B), so one core embeds well over
-// 5,000 memories a second; Embed spreads batches of 32 texts or more over
-// GOMAXPROCS goroutines.
+// Embedding a 200-byte text takes about 20 µs with Model and 15 µs with
+// LexicalModel on one core of the 2-core development machine
+// (BenchmarkVector200B, BenchmarkLexicalVector200B), so one core embeds
+// well over 5,000 memories a second; Embed spreads batches of 32 texts or
+// more over GOMAXPROCS goroutines.
 //
-// The model is fixed and versioned by Model: any change to the features,
-// their weights, the hash or Dim (or to analysis.TermsVersion) must bump it,
-// because vectors from two versions are not comparable. The embedder never
-// reads the network or the file system, never logs, and never includes input
+// Each model is fixed and versioned by its name: any change to the
+// features, their weights, the hash, the table or a dimension (or to
+// analysis.TermsVersion) must bump it, because vectors from two versions
+// are not comparable (TestModelGolden pins them). The embedder never reads
+// the network or the file system, never logs, and never includes input
 // text in an error.
 package builtin
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -41,27 +61,61 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/embedder/builtin/wordvec"
 )
 
-// Provenance of every embedding this package returns.
+// Provenance of the embeddings this package returns.
 const (
 	Provider = "builtin"
-	Model    = "builtin/lexical-v1"
-	Dim      = 384
+	// Model is the default model and Dim its dimension.
+	Model = "builtin/hybrid-v2"
+	Dim   = LexicalDim + wordvec.Dim
+	// LexicalModel is the lexical-only model of memgate before v2, and
+	// LexicalDim its dimension (also the size of v2's lexical part).
+	LexicalModel = "builtin/lexical-v1"
+	LexicalDim   = 384
 )
 
-// Embedder is the built-in embedder. The zero value is ready to use and safe
-// for concurrent use.
+// Models lists the models New accepts, the default first.
+var Models = []string{Model, LexicalModel}
+
+// Embedder is the built-in embedder. The zero value embeds with Model; it
+// is safe for concurrent use.
 type Embedder struct {
 	// Parallelism caps the goroutines one Embed call uses for a large batch;
 	// 0 means runtime.GOMAXPROCS(0).
 	Parallelism int
+	// lexical selects LexicalModel.
+	lexical bool
 }
 
 var _ memgate.Embedder = (*Embedder)(nil)
 
-// New returns an Embedder with default settings.
+// New returns an Embedder of the default model.
 func New() *Embedder { return &Embedder{} }
+
+// NewModel returns an Embedder of the named model (one of Models; "" is
+// the default).
+func NewModel(name string) (*Embedder, error) {
+	switch name {
+	case "", Model:
+		return &Embedder{}, nil
+	case LexicalModel:
+		return &Embedder{lexical: true}, nil
+	}
+	return nil, memgate.FieldError("embedder", "the built-in embedder has the models %s and %s, not %q", Model, LexicalModel, name)
+}
+
+// Model returns the name of e's model.
+func (e *Embedder) Model() string {
+	if e.lexical {
+		return LexicalModel
+	}
+	return Model
+}
+
+// String names the embedder (for logs).
+func (e *Embedder) String() string { return fmt.Sprintf("%s/%s", Provider, e.Model()) }
 
 // parallelMin is the batch size from which Embed spreads work over several
 // goroutines; below it the goroutine overhead outweighs the gain.
@@ -88,7 +142,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([]memgate.Embeddi
 					return nil, err
 				}
 			}
-			out[i] = st.embedding(t)
+			out[i] = st.embedding(t, e.lexical)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -112,7 +166,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([]memgate.Embeddi
 					return
 				}
 				for i := lo; i < min(hi, len(texts)); i++ {
-					out[i] = st.embedding(texts[i])
+					out[i] = st.embedding(texts[i], e.lexical)
 				}
 			}
 		}()
@@ -124,9 +178,17 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([]memgate.Embeddi
 	return out, nil
 }
 
-// Vector returns the embedding vector of one text (unit norm, length Dim).
-// It is safe for concurrent use.
+// Vector returns the embedding vector of one text by Model (unit norm,
+// length Dim). It is safe for concurrent use.
 func Vector(text string) []float32 {
+	st := states.Get().(*state)
+	defer states.Put(st)
+	return st.hybrid(text)
+}
+
+// LexicalVector returns the embedding vector of one text by LexicalModel
+// (unit norm, length LexicalDim). It is safe for concurrent use.
+func LexicalVector(text string) []float32 {
 	st := states.Get().(*state)
 	defer states.Put(st)
 	return st.vector(text)
@@ -153,11 +215,108 @@ type state struct {
 	words  []analysis.Word
 	hashes []uint64
 	acc    []float64
+	sem    []float64
 }
 
-func (st *state) embedding(text string) memgate.Embedding {
-	v := st.vector(text)
+func (st *state) embedding(text string, lexical bool) memgate.Embedding {
+	if lexical {
+		v := st.vector(text)
+		return memgate.Embedding{Provider: Provider, Model: LexicalModel, Dim: len(v), Vector: v}
+	}
+	v := st.hybrid(text)
 	return memgate.Embedding{Provider: Provider, Model: Model, Dim: len(v), Vector: v}
+}
+
+// The semantic part's constants. SIFA is the value of the SIF paper (Arora,
+// Liang and Ma, ICLR 2017); SemanticShare 0.5 gives both parts an equal say
+// and was not tuned (the vector's share of ordering, rank's
+// HybridVectorWeight, was: BENCHMARKS.md).
+const (
+	// SemanticShare is the semantic part's share of v2's cosine.
+	SemanticShare = 0.5
+	// SIFA is SIF's a; RankOffset turns a word's rank in the table into a
+	// frequency rank (the table leaves out stopwords and punctuation, which
+	// rank above most of its words).
+	SIFA       = 1e-3
+	RankOffset = 150
+	// zipfNorm is the harmonic normalizer of GloVe's 400,000-word
+	// vocabulary: p(r) ≈ 1/(r·H), H = ln(400,000) + γ.
+	zipfNorm = 13.48
+)
+
+// sifWeight is the SIF weight of the table's word of rank i.
+func sifWeight(i int) float64 {
+	p := 1 / (float64(i+RankOffset) * zipfNorm)
+	return SIFA / (SIFA + p)
+}
+
+// typicalWord is the mean word vector of the table, each word weighted by
+// its estimated frequency (Zipf) and its SIF weight: the direction a text's
+// semantic part has before it says anything in particular.
+var typicalWord = sync.OnceValue(func() []float64 {
+	tb := wordvec.Default()
+	m := make([]float64, wordvec.Dim)
+	var sum float64
+	for i := range tb.Len() {
+		w := sifWeight(i) / float64(i+RankOffset)
+		tb.AddTo(m, i, w)
+		sum += w
+	}
+	for j := range m {
+		m[j] /= sum
+	}
+	return m
+})
+
+// hybrid returns v2's vector: the lexical part (the v1 vector) and the
+// semantic part, each unit, scaled by √(1−SemanticShare) and
+// √SemanticShare.
+func (st *state) hybrid(text string) []float32 {
+	lex := st.vector(text) // fills st.words
+	out := make([]float32, Dim)
+	if st.sem == nil {
+		st.sem = make([]float64, wordvec.Dim)
+	} else {
+		clear(st.sem)
+	}
+	tb := wordvec.Default()
+	found := false
+	total := 0.0
+	for _, w := range st.words {
+		i, ok := tb.Lookup(w.Token)
+		if !ok {
+			continue
+		}
+		wt := sifWeight(i)
+		tb.AddTo(st.sem, i, wt)
+		total += wt
+		found = true
+	}
+	// Each word counts as its difference from the typical word (the
+	// frequency-weighted mean of the table), so texts do not share a
+	// direction merely for being English.
+	if found {
+		m := typicalWord()
+		for j := range st.sem {
+			st.sem[j] -= total * m[j]
+		}
+	}
+	var norm float64
+	for _, x := range st.sem {
+		norm += x * x
+	}
+	if !found || norm == 0 {
+		copy(out, lex) // the lexical part alone, unit already
+		return out
+	}
+	lw, sw := math.Sqrt(1-SemanticShare), math.Sqrt(SemanticShare)/math.Sqrt(norm)
+	for i, x := range lex {
+		out[i] = float32(lw * float64(x))
+	}
+	for i, x := range st.sem {
+		out[LexicalDim+i] = float32(sw * x)
+	}
+	return out
 }
 
 // Hash seeds per feature family, so that the stem "pain" and the character
@@ -171,7 +330,7 @@ const (
 
 func (st *state) vector(text string) []float32 {
 	if st.acc == nil {
-		st.acc = make([]float64, Dim)
+		st.acc = make([]float64, LexicalDim)
 	} else {
 		clear(st.acc)
 	}
@@ -221,7 +380,7 @@ func (st *state) vector(text string) []float32 {
 	for _, x := range st.acc {
 		norm += x * x
 	}
-	out := make([]float32, Dim)
+	out := make([]float32, LexicalDim)
 	if norm == 0 {
 		// Every feature cancelled out (vanishingly rare): fall back to the
 		// empty feature so the vector is never zero.
@@ -262,7 +421,7 @@ func (st *state) addCounted(w float64) int {
 
 // add puts weight w on the bucket of feature hash h, with the hash's sign.
 func (st *state) add(h uint64, w float64) {
-	i := (h >> 1) % Dim
+	i := (h >> 1) % LexicalDim
 	if h&1 == 1 {
 		w = -w
 	}

@@ -17,7 +17,12 @@ import (
 
 func embedOne(t *testing.T, text string) memgate.Embedding {
 	t.Helper()
-	es, err := builtin.New().Embed(context.Background(), []string{text})
+	return embedWith(t, builtin.New(), text)
+}
+
+func embedWith(t *testing.T, e *builtin.Embedder, text string) memgate.Embedding {
+	t.Helper()
+	es, err := e.Embed(context.Background(), []string{text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +50,24 @@ func TestEmbeddingIsValid(t *testing.T) {
 		"東京都に行きました",     // spaceless script
 		strings.Repeat("memory ", 2000),
 	} {
-		e := embedOne(t, text)
-		if err := e.Check(); err != nil {
-			t.Errorf("%.20q: %v", text, err)
-		}
-		if e.Provider != builtin.Provider || e.Model != builtin.Model || e.Dim != builtin.Dim || len(e.Vector) != builtin.Dim {
-			t.Errorf("%.20q: provenance %s/%s/%d, len %d", text, e.Provider, e.Model, e.Dim, len(e.Vector))
-		}
-		if n := cos(e.Vector, e.Vector); math.Abs(n-1) > 1e-4 {
-			t.Errorf("%.20q: squared norm %v, want 1", text, n)
+		for _, m := range []struct {
+			name string
+			dim  int
+		}{{builtin.Model, builtin.Dim}, {builtin.LexicalModel, builtin.LexicalDim}} {
+			emb, err := builtin.NewModel(m.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := embedWith(t, emb, text)
+			if err := e.Check(); err != nil {
+				t.Errorf("%s %.20q: %v", m.name, text, err)
+			}
+			if e.Provider != builtin.Provider || e.Model != m.name || e.Dim != m.dim || len(e.Vector) != m.dim {
+				t.Errorf("%.20q: provenance %s/%s/%d, len %d; want %s/%s/%d", text, e.Provider, e.Model, e.Dim, len(e.Vector), builtin.Provider, m.name, m.dim)
+			}
+			if n := cos(e.Vector, e.Vector); math.Abs(n-1) > 1e-4 {
+				t.Errorf("%s %.20q: squared norm %v, want 1", m.name, text, n)
+			}
 		}
 	}
 }
@@ -86,6 +100,40 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+func TestNewModel(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"", builtin.Model, builtin.LexicalModel} {
+		if _, err := builtin.NewModel(name); err != nil {
+			t.Errorf("NewModel(%q): %v", name, err)
+		}
+	}
+	if _, err := builtin.NewModel("builtin/lexical-v3"); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Errorf("an unknown model: %v, want invalid_argument", err)
+	}
+}
+
+// The semantic part relates words that share no form: paraphrases that
+// share no content word are closer than unrelated texts, where the lexical
+// model sees nothing (the control).
+func TestSemanticPartRelatesParaphrases(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ memory, paraphrase, unrelated string }{
+		{"Alice drinks green tea every morning.", "What beverages does she enjoy?", "When is the quarterly tax deadline?"},
+		{"Bob adopted a puppy from the shelter.", "Does he have any pets?", "Which laptop should I buy for programming?"},
+		{"Maria plays the violin in an orchestra.", "What instrument does she perform on?", "How long does it take to bake bread?"},
+	} {
+		m := builtin.Vector(c.memory)
+		rel, unrel := cos(m, builtin.Vector(c.paraphrase)), cos(m, builtin.Vector(c.unrelated))
+		if !(rel > unrel+0.1) {
+			t.Errorf("%q: paraphrase %.3f, unrelated %.3f: want the paraphrase clearly closer", c.memory, rel, unrel)
+		}
+		lm := builtin.LexicalVector(c.memory)
+		if lrel := cos(lm, builtin.LexicalVector(c.paraphrase)); lrel > rel {
+			t.Errorf("%q: the lexical model relates the paraphrase more (%.3f) than v2 (%.3f)", c.memory, lrel, rel)
+		}
+	}
+}
+
 func TestSimilarity(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -99,10 +147,12 @@ func TestSimilarity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := builtin.Vector(tc.a)
-			rel, unrel := cos(a, builtin.Vector(tc.related)), cos(a, builtin.Vector(tc.unrelated))
-			if !(rel > unrel+0.1) {
-				t.Errorf("related %.3f, unrelated %.3f: want related clearly higher", rel, unrel)
+			for _, vec := range []func(string) []float32{builtin.Vector, builtin.LexicalVector} {
+				a := vec(tc.a)
+				rel, unrel := cos(a, vec(tc.related)), cos(a, vec(tc.unrelated))
+				if !(rel > unrel+0.1) {
+					t.Errorf("related %.3f, unrelated %.3f: want related clearly higher", rel, unrel)
+				}
 			}
 		})
 	}
@@ -112,12 +162,14 @@ func TestEmptyFeatureIsStable(t *testing.T) {
 	t.Parallel()
 	// Texts without features share the fixed empty vector; it is not zero
 	// and is dissimilar to real text.
-	a, b := builtin.Vector("?!"), builtin.Vector("the and of")
-	if c := cos(a, b); math.Abs(c-1) > 1e-6 {
-		t.Errorf("featureless texts have cosine %v, want 1", c)
-	}
-	if c := cos(a, builtin.Vector("painting")); math.Abs(c) > 0.5 {
-		t.Errorf("empty vector too similar to a word: %v", c)
+	for _, vec := range []func(string) []float32{builtin.Vector, builtin.LexicalVector} {
+		a, b := vec("?!"), vec("the and of")
+		if c := cos(a, b); math.Abs(c-1) > 1e-6 {
+			t.Errorf("featureless texts have cosine %v, want 1", c)
+		}
+		if c := cos(a, vec("painting")); math.Abs(c) > 0.5 {
+			t.Errorf("empty vector too similar to a word: %v", c)
+		}
 	}
 }
 
@@ -168,18 +220,20 @@ func FuzzEmbed(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v := builtin.Vector(s)
-		e := memgate.Embedding{Provider: builtin.Provider, Model: builtin.Model, Dim: len(v), Vector: v}
-		if err := e.Check(); err != nil {
-			t.Fatalf("invalid embedding: %v", err)
-		}
-		if n := cos(v, v); math.Abs(n-1) > 1e-4 {
-			t.Fatalf("squared norm %v", n)
-		}
-		w := builtin.Vector(s)
-		for i := range v {
-			if v[i] != w[i] {
-				t.Fatal("not deterministic")
+		for _, vec := range []func(string) []float32{builtin.Vector, builtin.LexicalVector} {
+			v := vec(s)
+			e := memgate.Embedding{Provider: builtin.Provider, Model: builtin.Model, Dim: len(v), Vector: v}
+			if err := e.Check(); err != nil {
+				t.Fatalf("invalid embedding: %v", err)
+			}
+			if n := cos(v, v); math.Abs(n-1) > 1e-4 {
+				t.Fatalf("squared norm %v", n)
+			}
+			w := vec(s)
+			for i := range v {
+				if v[i] != w[i] {
+					t.Fatal("not deterministic")
+				}
 			}
 		}
 	})
@@ -192,6 +246,14 @@ func BenchmarkVector200B(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = builtin.Vector(text200)
+	}
+}
+
+func BenchmarkLexicalVector200B(b *testing.B) {
+	b.SetBytes(int64(len(text200)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = builtin.LexicalVector(text200)
 	}
 }
 
@@ -219,19 +281,25 @@ func TestModelGolden(t *testing.T) {
 	t.Parallel()
 	digests := map[string]string{
 		"builtin/lexical-v1": "8052fda90b9aebbed17826a2487d5e9a080e5639d95708fce374d8bee4c899b7",
+		"builtin/hybrid-v2":  "ac69f60e0ae6be4761f6b344df3c290b30e497c8250d7a0f3d7deba51a909110",
 	}
-	h := sha256.New()
-	for _, text := range []string{"Caroline: I went to a LGBTQ support group yesterday.", "東京 café, don't!", ""} {
-		for _, x := range builtin.Vector(text) {
-			binary.Write(h, binary.LittleEndian, int32(math.Round(float64(x)*1e4)))
+	for _, m := range []struct {
+		name string
+		vec  func(string) []float32
+	}{{builtin.LexicalModel, builtin.LexicalVector}, {builtin.Model, builtin.Vector}} {
+		h := sha256.New()
+		for _, text := range []string{"Caroline: I went to a LGBTQ support group yesterday.", "東京 café, don't!", ""} {
+			for _, x := range m.vec(text) {
+				binary.Write(h, binary.LittleEndian, int32(math.Round(float64(x)*1e4)))
+			}
 		}
-	}
-	got := hex.EncodeToString(h.Sum(nil))
-	want, ok := digests[builtin.Model]
-	switch {
-	case !ok:
-		t.Errorf("no golden digest for model %q: add %q", builtin.Model, got)
-	case got != want:
-		t.Errorf("vectors changed (digest %s) but the model is still %q: bump builtin.Model", got, builtin.Model)
+		got := hex.EncodeToString(h.Sum(nil))
+		want, ok := digests[m.name]
+		switch {
+		case !ok || want == "":
+			t.Errorf("no golden digest for model %q: add %q", m.name, got)
+		case got != want:
+			t.Errorf("vectors changed (digest %s) but the model is still %q: bump its name", got, m.name)
+		}
 	}
 }
