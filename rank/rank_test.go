@@ -3,6 +3,8 @@ package rank_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,33 +13,94 @@ import (
 	"github.com/memgate/memgate/rank"
 )
 
-// partition is a tiny end-to-end setup: memories analysed and embedded as
-// the engine would, scored with the reference BM25.
+// partition is a tiny end-to-end setup: memories analysed, embedded and
+// calibrated as the engine would, scored with the reference BM25.
 type partition struct {
 	texts []string
 	ix    *bm25Index
 	vecs  [][]float32
+	embed func(string) []float32
+	cal   *rank.Calibration
+	// principal, when set, names whose memories these are (its terms
+	// identify the partition, as in the engine).
+	principal string
 }
 
+// calibrationOf embeds the probe set with embed.
+func calibrationOf(t testing.TB, embed func(string) []float32) *rank.Calibration {
+	t.Helper()
+	var vs [][]float32
+	for _, p := range rank.Probes() {
+		vs = append(vs, embed(p))
+	}
+	c, err := rank.NewCalibration(vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var builtinCal = sync.OnceValue(func() *rank.Calibration {
+	var vs [][]float32
+	for _, p := range rank.Probes() {
+		vs = append(vs, builtin.Vector(p))
+	}
+	c, err := rank.NewCalibration(vs)
+	if err != nil {
+		panic(err)
+	}
+	return c
+})
+
 func newPartition(texts ...string) *partition {
-	p := &partition{texts: texts, ix: newBM25(texts, analysis.Terms)}
+	return newPartitionWith(builtin.Vector, builtinCal(), texts...)
+}
+
+func newPartitionWith(embed func(string) []float32, cal *rank.Calibration, texts ...string) *partition {
+	p := &partition{texts: texts, ix: newBM25(texts, analysis.Terms), embed: embed, cal: cal}
 	for _, s := range texts {
-		p.vecs = append(p.vecs, builtin.Vector(s))
+		p.vecs = append(p.vecs, embed(s))
 	}
 	return p
 }
 
+// candidates scores every memory for query as the engine does: the
+// content query leaves out the terms that identify the partition.
 func (p *partition) candidates(query string) ([]rank.Candidate, rank.Query) {
-	bm, idfSum := p.ix.score(analysis.Terms(query))
-	qv := builtin.Vector(query)
+	terms := analysis.Terms(query)
+	exclude := map[string]bool{}
+	for _, t := range terms {
+		if rank.Identifying(len(p.texts), p.ix.df[t]) || p.principal != "" && slices.Contains(analysis.Terms(p.principal), t) {
+			exclude[t] = true
+		}
+	}
+	var content []string
+	for _, t := range terms {
+		if !exclude[t] {
+			content = append(content, t)
+		}
+	}
+	bm, idfSum := p.ix.score(terms)
+	cbm, cidfSum := p.ix.score(content)
+	qv := p.embed(query)
+	q := rank.Query{IDFSum: idfSum, Content: true, ContentIDFSum: cidfSum, Background: p.cal.Background(qv)}
+	cv := qv
+	q.ContentBackground = q.Background
+	if len(exclude) > 0 {
+		q.ContentBackground = rank.Background{}
+		if text := analysis.FoldWithout(query, func(t string) bool { return exclude[t] }); text != "" {
+			cv = p.embed(text)
+			q.ContentBackground = p.cal.Background(cv)
+		}
+	}
 	cands := make([]rank.Candidate, len(p.texts))
 	for i := range p.texts {
 		cands[i] = rank.Candidate{
-			ID: p.texts[i], BM25: bm[i], Cosine: dot(qv, p.vecs[i]), HasVector: true,
-			Vector: p.vecs[i], Chars: len(p.texts[i]),
+			ID: p.texts[i], BM25: bm[i], ContentBM25: cbm[i], Cosine: dot(qv, p.vecs[i]), ContentCosine: dot(cv, p.vecs[i]),
+			HasVector: true, Vector: p.vecs[i], Chars: len(p.texts[i]),
 		}
 	}
-	return cands, rank.Query{IDFSum: idfSum}
+	return cands, q
 }
 
 func mustRank(t *testing.T, q rank.Query, cands []rank.Candidate, o rank.Options) ([]rank.Result, rank.Explain) {
@@ -322,7 +385,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Floor: -0.5},
 		{Budget: -1},
 		{VectorWeight: 2},
-		{CosineLow: 0.5, CosineHigh: 0.2},
+		{ZLow: 5, ZHigh: 2},
 		{Sharpness: 2},
 		{MMRLambda: -1},
 		{RecencyHalfLife: -time.Hour},
@@ -345,8 +408,8 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestBM25Formula(t *testing.T) {
 	t.Parallel()
-	// idf = ln(1 + (N - df + 0.5)/(df + 0.5))
-	if got, want := rank.IDF(100, 10), math.Log(1+90.5/10.5); math.Abs(got-want) > 1e-12 {
+	// idf = ln(1 + (N + PriorDocs - df + 0.5)/(df + 0.5))
+	if got, want := rank.IDF(100, 10), math.Log(1+(90.5+rank.PriorDocs)/10.5); math.Abs(got-want) > 1e-12 {
 		t.Errorf("IDF(100, 10) = %v, want %v", got, want)
 	}
 	if rank.IDF(10, 0) <= rank.IDF(10, 1) || rank.IDF(10, 10) <= 0 {

@@ -1,0 +1,156 @@
+package rank
+
+import (
+	"bufio"
+	_ "embed"
+	"errors"
+	"math"
+	"strings"
+)
+
+// ProbeVersion names the probe set (probes.txt): a calibration made from
+// another version is not this one, and is made again.
+const ProbeVersion = "probes-v1"
+
+// MinProbes is the least number of probe vectors a calibration needs.
+const MinProbes = 100
+
+//go:embed probes.txt
+var probesText string
+
+// Probes returns the probe set: short statements of the kind a memory
+// service holds, about made-up people on everyday topics, unrelated to each
+// other on purpose (see "Calibration" in the package comment). The slice is
+// new on each call.
+func Probes() []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(probesText))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Calibration is one embedder's probe set, embedded once: what puts that
+// embedder's cosines on the scale every embedder shares. It is immutable
+// and safe for concurrent use.
+type Calibration struct {
+	probes [][]float32 // unit length
+}
+
+// NewCalibration returns the calibration of the model that embedded the
+// probe set as vectors (at least MinProbes, one dimension, finite, none
+// zero, and not all one direction).
+func NewCalibration(vectors [][]float32) (*Calibration, error) {
+	if len(vectors) < MinProbes {
+		return nil, errors.New("rank: a calibration needs at least 100 probe vectors")
+	}
+	dim := len(vectors[0])
+	if dim == 0 {
+		return nil, errors.New("rank: probe vectors must not be empty")
+	}
+	c := &Calibration{}
+	for _, v := range vectors {
+		if len(v) != dim {
+			return nil, errors.New("rank: probe vectors must have one dimension")
+		}
+		u := unit(v)
+		if u == nil {
+			return nil, errors.New("rank: probe vectors must be finite and non-zero")
+		}
+		c.probes = append(c.probes, u)
+	}
+	if bg := c.Background(c.probes[0]); !(bg.SD > 1e-6) {
+		return nil, errors.New("rank: the probe vectors do not vary")
+	}
+	return c, nil
+}
+
+// Dim returns the dimension of the calibrated model's vectors.
+func (c *Calibration) Dim() int { return len(c.probes[0]) }
+
+// Background returns the distribution of the cosines of a query vector q
+// with the probes: their mean and standard deviation. A memory's vector
+// evidence is how many deviations its cosine with q stands above that
+// mean. A vector of another dimension, or a zero one, has no background
+// (the zero Background).
+func (c *Calibration) Background(q []float32) Background {
+	u := unit(q)
+	if u == nil || len(u) != c.Dim() {
+		return Background{}
+	}
+	var sum, sq float64
+	for _, p := range c.probes {
+		d := dot(u, p)
+		sum += d
+		sq += d * d
+	}
+	n := float64(len(c.probes))
+	mean := sum / n
+	return Background{Mean: mean, SD: math.Sqrt(max(sq/n-mean*mean, 0))}
+}
+
+// unit returns v scaled to unit length, nil if it is zero or not finite.
+func unit(v []float32) []float32 {
+	n := norm(v)
+	if !(n > 0) || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out
+}
+
+// Background is the distribution of a query vector's cosines with the probe
+// set: what an unrelated memory's cosine with that query looks like, for
+// that query and that model.
+type Background struct {
+	Mean float64 `json:"probe_mean"`
+	SD   float64 `json:"probe_sd"`
+}
+
+// Z returns how many deviations cos stands above the mean (0 when the
+// background is unknown).
+func (b Background) Z(cos float64) float64 {
+	if !(b.SD > 0) {
+		return 0
+	}
+	return finite((cos - b.Mean) / b.SD)
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// dot is a float32 dot product over eight lanes (the background of a query
+// costs a few hundred of them per recall; float32 is ample for a
+// distribution's mean and deviation).
+func dot(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64((s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7))
+}
