@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,13 +23,34 @@ import (
 	"github.com/memgate/memgate/sqlite"
 )
 
-// tableEmbedder embeds each text with the vector its table gives (other
-// texts get fallback), under its own provenance: the test decides which
-// vectors would be similar if they were ever compared.
+// tableEmbedder embeds each text with the vector its table gives, under its
+// own provenance: the test decides which vectors would be similar if they
+// were ever compared. Other texts (the probe set among them) get a vector
+// of dim pseudo-random values derived from the text, so they are unrelated
+// to everything.
 type tableEmbedder struct {
 	provider, model string
 	table           map[string][]float32
-	fallback        []float32
+	dim             int
+}
+
+// unit returns the i-th unit vector of dimension dim.
+func unit(dim, i int) []float32 {
+	v := make([]float32, dim)
+	v[i] = 1
+	return v
+}
+
+// noise returns a pseudo-random vector of dim values derived from s.
+func noise(s string, dim int) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 7))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
 }
 
 func (t *tableEmbedder) Embed(_ context.Context, texts []string) ([]memgate.Embedding, error) {
@@ -35,7 +58,7 @@ func (t *tableEmbedder) Embed(_ context.Context, texts []string) ([]memgate.Embe
 	for i, s := range texts {
 		v, ok := t.table[s]
 		if !ok {
-			v = t.fallback
+			v = noise(s, t.dim)
 		}
 		out[i] = memgate.Embedding{Provider: t.provider, Model: t.model, Dim: len(v), Vector: append([]float32(nil), v...)}
 	}
@@ -92,14 +115,12 @@ func TestCrossModelVectorsAreNeverCompared(t *testing.T) {
 		query     = "Where does Alice walk her dog?"
 		fresh     = "Biscuit the dog loves the river path."
 	)
-	e1 := []float32{1, 0, 0, 0}
-	e2 := []float32{0, 1, 0, 0}
-	e3 := []float32{0, 0, 1, 0}
-	e4 := []float32{0, 0, 0, 1}
-	modelA := &tableEmbedder{provider: "ollama", model: "model-a", table: map[string][]float32{unrelated: e1, related: e2, query: e1}, fallback: e4}
-	modelB := &tableEmbedder{provider: "ollama", model: "model-b", table: map[string][]float32{query: e1, fresh: e3}, fallback: e4}
+	const dim = 64
+	e1, e2, e3 := unit(dim, 0), unit(dim, 1), unit(dim, 2)
+	modelA := &tableEmbedder{provider: "ollama", model: "model-a", table: map[string][]float32{unrelated: e1, related: e2, query: e1}, dim: dim}
+	modelB := &tableEmbedder{provider: "ollama", model: "model-b", table: map[string][]float32{query: e1, fresh: e3}, dim: dim}
 	// Same name as A, another dimension: a different model all the same.
-	modelA3 := &tableEmbedder{provider: "ollama", model: "model-a", table: map[string][]float32{query: {1, 0, 0}}, fallback: []float32{0, 0, 1}}
+	modelA3 := &tableEmbedder{provider: "ollama", model: "model-a", table: map[string][]float32{query: unit(dim-1, 0)}, dim: dim - 1}
 
 	db := openDB(t)
 	ms := rememberAll(t, engineWith(t, db, modelA), "t", "alice", unrelated, related)

@@ -46,6 +46,10 @@ type Config struct {
 	// a retry within it replays, a later one is stored again (Sweep prunes
 	// older keys; default DefaultIdempotencyWindow).
 	IdempotencyWindow time.Duration
+	// VectorWeight, when set, is the vector's share of ordering in recall,
+	// in [0, 1], for every model; nil means the weight measured for the
+	// embedder's model (DefaultVectorWeight).
+	VectorWeight *float64
 	// Now is the clock (default time.Now); tests set it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -95,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("engine: policy: %w", err)
+	}
+	if w := c.VectorWeight; w != nil && !(*w >= 0 && *w <= 1) {
+		return memgate.FieldError("vector_weight", "must be between 0 and 1")
 	}
 	return nil
 }

@@ -94,6 +94,9 @@ type RecallHit struct {
 // HitExplain is the breakdown of one result's score.
 type HitExplain struct {
 	rank.Components
+	// VectorZ is how many deviations the memory's cosine with the query
+	// stands above the query's background (what Vector calibrates).
+	VectorZ float64 `json:"vector_z,omitempty"`
 	// StaleEmbedding is set when the memory's vector was made by another
 	// model than the one embedding queries: it ranked by text only.
 	StaleEmbedding bool `json:"stale_embedding,omitempty"`
@@ -101,16 +104,36 @@ type HitExplain struct {
 	TextRank       int  `json:"text_rank,omitempty"`
 }
 
-// RecallStats explains a recall as a whole: counts and the embedder used,
-// never content or query text.
+// RecallStats explains a recall as a whole: counts, the embedder used and
+// its calibration, never content or query text.
 type RecallStats struct {
 	rank.Explain
-	Proposed   int         `json:"proposed"`    // candidates the index proposed
-	Ranked     int         `json:"ranked"`      // of those, ranked (none the store refused)
-	Read       int         `json:"read"`        // memories read from the store through the read gate
-	QueryTerms int         `json:"query_terms"` // distinct analyzed query terms
-	Embedder   *Provenance `json:"embedder,omitempty"`
-	TookMicros int64       `json:"took_us"`
+	Proposed   int `json:"proposed"`    // candidates the index proposed
+	Ranked     int `json:"ranked"`      // of those, ranked (none the store refused)
+	Read       int `json:"read"`        // memories read from the store through the read gate
+	QueryTerms int `json:"query_terms"` // distinct analyzed query terms
+	// IdentifyingTerms is how many of them identify the partition (in so
+	// many of its memories that they are no evidence: see package rank,
+	// "Names are not evidence"); relatedness is judged without them.
+	IdentifyingTerms int          `json:"identifying_terms"`
+	Embedder         *Provenance  `json:"embedder,omitempty"`
+	Calibration      *Calibration `json:"calibration,omitempty"`
+	TookMicros       int64        `json:"took_us"`
+}
+
+// Calibration says how the query vector's cosines were put on the scale
+// every embedder shares (package rank, "Calibration").
+type Calibration struct {
+	ProbeVersion string `json:"probe_version"`
+	Probes       int    `json:"probes"`
+	// Background is the query's cosines with the probes, and
+	// ContentBackground the content query's (the query without its
+	// identifying terms).
+	Background        rank.Background `json:"background"`
+	ContentBackground rank.Background `json:"content_background"`
+	ZLow              float64         `json:"z_low"`
+	ZHigh             float64         `json:"z_high"`
+	VectorWeight      float64         `json:"vector_weight"`
 }
 
 // Provenance names the embedder that embedded the query.
@@ -130,36 +153,60 @@ func (m model) matches(e *memgate.Embedding) bool {
 	return e != nil && e.Provider == m.provider && e.Model == m.name && e.Dim == m.dim && len(e.Vector) == m.dim
 }
 
-// recaller holds the index and the model its vectors belong to.
+// recaller holds the index, the model its vectors belong to and that
+// model's calibration.
 type recaller struct {
 	idx *index.Index
 
 	mu    sync.RWMutex
-	model model // zero until the embedder has answered once
+	model model             // zero until the embedder has answered once
+	cal   *rank.Calibration // of model; nil until calibrated
+
+	calMu sync.Mutex // one calibration at a time
 }
 
 func (r *recaller) current() model {
+	m, _ := r.state()
+	return m
+}
+
+// state returns the current model and its calibration (nil if none yet).
+func (r *recaller) state() (model, *rank.Calibration) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.model
+	return r.model, r.cal
 }
 
 // observe records the provenance the embedder just reported. A change of
-// model drops every cached partition: their vectors are of the old model.
-func (r *recaller) observe(e *memgate.Embedding) {
+// model drops the calibration and every cached partition: their vectors
+// are of the old model. It reports whether the model changed.
+func (r *recaller) observe(e *memgate.Embedding) bool {
 	m := model{provider: e.Provider, name: e.Model, dim: e.Dim}
 	r.mu.RLock()
 	same := r.model == m
 	r.mu.RUnlock()
 	if same {
-		return
+		return false
 	}
 	r.mu.Lock()
 	changed := r.model != m
-	r.model = m
+	if changed {
+		r.model, r.cal = m, nil
+	}
 	r.mu.Unlock()
 	if changed {
 		r.idx.Invalidate()
+	}
+	return changed
+}
+
+// calibrated installs c as the calibration of m, if m is still the current
+// model and has none.
+func (r *recaller) calibrated(m model, c *rank.Calibration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.model == m && r.cal == nil {
+		r.cal = c
 	}
 }
 
@@ -246,25 +293,17 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		},
 		Neighbors: index.Neighbors{Prev: 2, Next: 1},
 	}
-	var qmodel *Provenance
-	if e.cfg.Embedder != nil {
-		embs, err := e.cfg.Embedder.Embed(ctx, []string{req.Query})
-		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
-		}
-		if len(embs) != 1 || embs[0].Check() != nil {
-			return nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable query vector"}
-		}
-		e.rec.observe(&embs[0])
-		q.Vector = embs[0].Vector
-		qmodel = &Provenance{Provider: embs[0].Provider, Model: embs[0].Model, Dim: embs[0].Dim}
-	}
 	// The partition's head, read after this recall began: every change
 	// committed before, on any replica, is in the index searched.
 	head, err := e.store.PartitionHead(ctx, s.Tenant, s.Principal)
 	if err != nil {
 		return nil, fmt.Errorf("read partition head: %w", err)
 	}
+	qv, err := e.queryVectors(ctx, s, req.Query, &q, head)
+	if err != nil {
+		return nil, err
+	}
+	opts.VectorWeight = e.vectorWeight(qv.model)
 	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {
 		return nil, fmt.Errorf("search partition: %w", err)
@@ -285,14 +324,14 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		}
 		v.all = true
 	}
-	cur := e.rec.current()
+	cur := qv.model
 	var (
 		results []rank.Result
 		ex      rank.Explain
 		cands   []rank.Candidate
 		props   []index.Candidate
 	)
-	rq := rank.Query{IDFSum: res.IDFSum, Now: now}
+	rq := rank.Query{IDFSum: res.IDFSum, Content: true, ContentIDFSum: res.ContentIDFSum, Background: qv.background, ContentBackground: qv.contentBackground, Now: now}
 	for round := 0; ; round++ {
 		cands, props = v.candidates(res.Candidates, cur)
 		results, ex, err = rank.Rank(rq, cands, opts)
@@ -348,7 +387,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		e.derive(m, now)
 		hit := RecallHit{Memory: m, Score: r.Score}
 		if req.Explain {
-			hit.Explain = explainHit(r, m, props[r.Index], cur)
+			hit.Explain = explainHit(r, m, props[r.Index], cur, qv.background)
 		}
 		out.Results = append(out.Results, hit)
 		if req.Render {
@@ -382,7 +421,13 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		Counts: counts,
 	})
 	if req.Explain {
-		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms, Embedder: qmodel, TookMicros: took.Microseconds()}
+		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms,
+			IdentifyingTerms: len(q.Exclude), Embedder: qv.provenance, TookMicros: took.Microseconds()}
+		if qv.calibrated {
+			o := opts.WithDefaults()
+			out.Explain.Calibration = &Calibration{ProbeVersion: rank.ProbeVersion, Probes: qv.probes, Background: qv.background,
+				ContentBackground: qv.contentBackground, ZLow: o.ZLow, ZHigh: o.ZHigh, VectorWeight: o.VectorWeight}
+		}
 	}
 	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID, "preview", req.Preview,
 		"proposed", len(res.Candidates), "refused", len(v.refused), "returned", len(out.Results), "below_floor", ex.BelowFloor, "took", took)
@@ -390,12 +435,16 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 }
 
 // explainHit is the score breakdown of one ranked memory.
-func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model) *HitExplain {
-	return &HitExplain{
+func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model, bg rank.Background) *HitExplain {
+	h := &HitExplain{
 		Components:     r.Components,
 		StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
 		VectorRank:     p.VectorRank, TextRank: p.TextRank,
 	}
+	if p.HasVector {
+		h.VectorZ = bg.Z(float64(p.Cosine))
+	}
+	return h
 }
 
 // belowFloor returns a preview's best candidates (at most opts.K) whose
@@ -439,7 +488,7 @@ func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.
 		}
 		e.derive(m, now)
 		r := rank.Result{Index: i, ID: cands[i].ID, Score: sc.Scores[i], Components: sc.Components[i]}
-		out = append(out, RecallHit{Memory: m, Score: r.Score, Explain: explainHit(r, m, props[i], cur)})
+		out = append(out, RecallHit{Memory: m, Score: r.Score, Explain: explainHit(r, m, props[i], cur, q.Background)})
 	}
 	return out
 }
@@ -570,12 +619,12 @@ func (v *verifier) candidates(props []index.Candidate, cur model) ([]rank.Candid
 		if v.all && m == nil {
 			continue
 		}
-		rc := rank.Candidate{ID: c.ID, BM25: c.BM25, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt)}
+		rc := rank.Candidate{ID: c.ID, BM25: c.BM25, ContentBM25: c.ContentBM25, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt)}
 		// The index holds vectors of the current model only. A memory
 		// read from the store must still be of it (it may have been
 		// re-embedded since the index saw it).
 		if c.HasVector && (m == nil || cur.matches(m.Embedding)) {
-			rc.Cosine, rc.HasVector = float64(c.Cosine), true
+			rc.Cosine, rc.ContentCosine, rc.HasVector = float64(c.Cosine), float64(c.ContentCosine), true
 			if m != nil {
 				rc.Vector = m.Embedding.Vector
 			}

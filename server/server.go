@@ -212,6 +212,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// Deferred after db.Close, so it runs first: the audit queue is
 	// flushed into a database that is still open.
 	defer eng.Close()
+	// Calibrate the embedder now (once per model and database: the probe
+	// set's vectors are kept in the store), so no recall waits for it.
+	if err := eng.Calibrate(ctx); err != nil {
+		return fmt.Errorf("embedder: %w", err)
+	}
 
 	if err := bootstrap(ctx, db, cfg.BootstrapTenant, stdout, log); err != nil {
 		return err

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/rank"
+	"github.com/memgate/memgate/store"
+)
+
+// Calibration of the embedder (package rank, "Calibration"). A model's
+// cosines are put on the scale every embedder shares by its embedding of
+// the probe set (rank.Probes): the engine embeds the probes once per model,
+// keeps them in the store (so every process over it, and every CLI run,
+// calibrates the model with the same vectors and embeds the probes once),
+// and from then on measures each query's cosines against the probes'
+// background.
+
+// Calibrate makes sure the embedder's current model is calibrated: it
+// probes the embedder to learn its model if no embedding was seen yet,
+// then reads the model's calibration from the store or makes it (one
+// Embed call with the probe set, then PutCalibration). Recall does the
+// same on first use; memgate serve calls it at startup so that the first
+// recall does not pay for it. Without an embedder it does nothing.
+func (e *Engine) Calibrate(ctx context.Context) error {
+	if e.cfg.Embedder == nil {
+		return nil
+	}
+	if e.rec.current().dim == 0 {
+		if _, err := e.probeEmbedder(ctx); err != nil {
+			return err
+		}
+	}
+	_, _, err := e.calibration(ctx)
+	return err
+}
+
+// calibration returns the current model and its calibration, making it if
+// needed (see Calibrate). The calibration is nil when no model is known
+// yet, or when the embedder answered the probes with another model (it
+// changed meanwhile: the next recall calibrates that one).
+func (e *Engine) calibration(ctx context.Context) (model, *rank.Calibration, error) {
+	cur, cal := e.rec.state()
+	if cal != nil || cur.dim == 0 || e.cfg.Embedder == nil {
+		return cur, cal, nil
+	}
+	e.rec.calMu.Lock()
+	defer e.rec.calMu.Unlock()
+	if cur, cal = e.rec.state(); cal != nil || cur.dim == 0 {
+		return cur, cal, nil
+	}
+	start := time.Now()
+	stored, err := e.store.Calibration(ctx, cur.provider, cur.name, cur.dim, rank.ProbeVersion)
+	made := false
+	if memgate.ErrorCode(err) == memgate.ENOTFOUND {
+		probes := rank.Probes()
+		embs, err := e.cfg.Embedder.Embed(ctx, probes)
+		if err != nil {
+			return cur, nil, fmt.Errorf("embed the probe set: %w", err)
+		}
+		if len(embs) != len(probes) {
+			return cur, nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: fmt.Sprintf("embedder returned %d embeddings for %d probe texts", len(embs), len(probes))}
+		}
+		c := &store.Calibration{Provider: cur.provider, Model: cur.name, Dim: cur.dim, ProbeVersion: rank.ProbeVersion, CreatedAt: e.now()}
+		for i := range embs {
+			if err := embs[i].Check(); err != nil {
+				return cur, nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable probe vector: " + memgate.ErrorMessage(err)}
+			}
+			if !cur.matches(&embs[i]) {
+				// The embedder changed model: calibrate that one next time.
+				e.rec.observe(&embs[i])
+				return e.rec.current(), nil, nil
+			}
+			c.Vectors = append(c.Vectors, embs[i].Vector)
+		}
+		if stored, err = e.store.PutCalibration(ctx, c); err != nil {
+			return cur, nil, fmt.Errorf("store the calibration: %w", err)
+		}
+		made = true
+	} else if err != nil {
+		return cur, nil, fmt.Errorf("read the calibration: %w", err)
+	}
+	cal, err = rank.NewCalibration(stored.Vectors)
+	if err != nil {
+		return cur, nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: fmt.Sprintf("the embedder %s/%s cannot be calibrated: %v", cur.provider, cur.name, err)}
+	}
+	e.rec.calibrated(cur, cal)
+	e.log.InfoContext(ctx, "embedder calibrated", "provider", cur.provider, "model", cur.name, "dim", cur.dim,
+		"probes", len(stored.Vectors), "embedded", made, "took", time.Since(start))
+	return cur, cal, nil
+}
+
+// queryVectors are a recall's query vectors and what ranking needs of
+// them.
+type queryVectors struct {
+	model      model
+	provenance *Provenance
+	calibrated bool
+	probes     int
+	// The query's and the content query's background (zero without a
+	// calibrated vector).
+	background, contentBackground rank.Background
+}
+
+// queryVectors finds the query's identifying terms (q.Exclude), embeds the
+// query and its content query (the query without them) in one call into
+// q.Vector and q.ContentVector, and measures their backgrounds by the
+// model's calibration. The partition is caught
+// up to head first, so the terms are judged on what the search will see.
+func (e *Engine) queryVectors(ctx context.Context, s memgate.Scope, query string, q *index.Query, head int64) (queryVectors, error) {
+	var out queryVectors
+	var raw []float32
+	if e.cfg.Embedder != nil && e.rec.current().dim == 0 {
+		// The first recall of the process learns the model first, so that
+		// the partition is loaded with vectors.
+		embs, err := e.embedQueries(ctx, query)
+		if err != nil {
+			return out, err
+		}
+		raw = embs[0].Vector
+	}
+	cur, cal, err := e.calibration(ctx)
+	if err != nil {
+		return out, err
+	}
+	if err := e.catchUp(ctx, s.Tenant, s.Principal, head); err != nil {
+		return out, err
+	}
+	terms := slices.Compact(slices.Sorted(slices.Values(q.Terms)))
+	n, df, err := e.rec.idx.DFs(ctx, s.Tenant, s.Principal, terms)
+	if err != nil {
+		return out, fmt.Errorf("read term statistics: %w", err)
+	}
+	// The principal's own name identifies the partition whatever its
+	// size; other terms by their share of its memories.
+	own := analysis.Terms(s.Principal)
+	for i, t := range terms {
+		if rank.Identifying(n, df[i]) || slices.Contains(own, t) {
+			q.Exclude = append(q.Exclude, t)
+		}
+	}
+	content := ""
+	if len(q.Exclude) > 0 {
+		content = analysis.FoldWithout(query, func(t string) bool { return slices.Contains(q.Exclude, t) })
+	}
+	out.model = cur
+	if e.cfg.Embedder == nil {
+		return out, nil
+	}
+	var texts []string
+	if raw == nil {
+		texts = append(texts, query)
+	}
+	if content != "" {
+		texts = append(texts, content)
+	}
+	var rawContent []float32
+	if len(texts) > 0 {
+		embs, err := e.embedQueries(ctx, texts...)
+		if err != nil {
+			return out, err
+		}
+		if e.rec.current() != cur {
+			// The embedder changed model since the calibration: this
+			// recall ranks by text; the next one calibrates the new model.
+			cur, cal = e.rec.current(), nil
+		}
+		if raw == nil {
+			raw, embs = embs[0].Vector, embs[1:]
+		}
+		if content != "" {
+			rawContent = embs[0].Vector
+		}
+	}
+	out.model = cur
+	out.provenance = &Provenance{Provider: cur.provider, Model: cur.name, Dim: cur.dim}
+	q.Vector = raw
+	if len(q.Exclude) > 0 {
+		q.ContentVector = rawContent
+	}
+	if cal == nil {
+		return out, nil
+	}
+	out.background = cal.Background(raw)
+	out.contentBackground = out.background
+	if len(q.Exclude) > 0 {
+		out.contentBackground = rank.Background{} // a blank content query has no vector evidence
+		if rawContent != nil {
+			out.contentBackground = cal.Background(rawContent)
+		}
+	}
+	out.calibrated, out.probes = true, len(rank.Probes())
+	return out, nil
+}
+
+// embedQueries embeds query texts and checks what comes back; the
+// provenance is observed (a new model drops the index and calibration).
+func (e *Engine) embedQueries(ctx context.Context, texts ...string) ([]memgate.Embedding, error) {
+	embs, err := e.cfg.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(embs) != len(texts) {
+		return nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable query vector"}
+	}
+	for i := range embs {
+		if embs[i].Check() != nil || embs[i].Provider != embs[0].Provider || embs[i].Model != embs[0].Model || embs[i].Dim != embs[0].Dim {
+			return nil, &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "embedder returned an unusable query vector"}
+		}
+	}
+	e.rec.observe(&embs[0])
+	return embs, nil
+}
+
+// vectorWeight is the vector's share of ordering for a model (rank,
+// "Vector weight"): the engine's configured weight, else the one measured
+// for the model.
+func (e *Engine) vectorWeight(m model) float64 {
+	if w := e.cfg.VectorWeight; w != nil {
+		return *w
+	}
+	return DefaultVectorWeight(m.provider, m.name)
+}
+
+// DefaultVectorWeight is the vector weight measured for an embedder model
+// (see package rank, "Vector weight"): the built-in lexical model's is 0,
+// the built-in hybrid model's rank.HybridVectorWeight, and any other
+// model's rank.SemanticVectorWeight.
+func DefaultVectorWeight(provider, model string) float64 {
+	switch {
+	case provider == builtin.Provider && model == builtin.LexicalModel:
+		return rank.LexicalVectorWeight
+	case provider == builtin.Provider && model == builtin.Model:
+		return rank.HybridVectorWeight
+	case provider == "":
+		return 0
+	}
+	return rank.SemanticVectorWeight
+}
