@@ -320,7 +320,7 @@ func TestInspectorCallsAgainstTheServer(t *testing.T) {
 
 	// A recall and a preview: the preview lists what the floor kept out,
 	// and the chart counts the recall only.
-	floor := 0.5
+	floor := 0.7
 	req := client.RecallRequest{Query: "rabies vaccination for Biscuit", MinScore: &floor, Render: true}
 	res, err := agent.Recall(ctx, req)
 	if err != nil || len(res.Results) != 1 || res.BelowFloorResults != nil {

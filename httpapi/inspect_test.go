@@ -256,7 +256,7 @@ func TestRecallPreviewEndpoint(t *testing.T) {
 	} {
 		ids = append(ids, h.remember(admin, fact("alice", c)).ID)
 	}
-	body := map[string]any{"principal": "alice", "query": "rabies vaccination for Biscuit", "min_score": 0.5, "k": 5, "render": true}
+	body := map[string]any{"principal": "alice", "query": "rabies vaccination for Biscuit", "min_score": 0.6, "k": 5, "render": true}
 	normal := h.do("POST", "/v1/recall", user, body).want(t, http.StatusOK)
 	if strings.Contains(string(normal.body), "below_floor_results") {
 		t.Fatalf("a recall without preview carries below_floor_results: %s", normal.body)
@@ -268,14 +268,14 @@ func TestRecallPreviewEndpoint(t *testing.T) {
 	h.do("POST", "/v1/recall", user, body).want(t, http.StatusOK).decode(t, &pre)
 
 	if len(rec.Results) != 1 || len(pre.Results) != 1 || pre.Results[0].Memory.ID != ids[0] || rec.Results[0].Memory.ID != ids[0] ||
-		pre.Results[0].Score != rec.Results[0].Score || pre.MinScore != 0.5 {
+		pre.Results[0].Score != rec.Results[0].Score || pre.MinScore != 0.6 {
 		t.Fatalf("preview results %+v, recall results %+v", pre.Results, rec.Results)
 	}
 	var below []string
 	prev := pre.Results[0].Score
 	for _, hit := range pre.BelowFloorResults {
 		below = append(below, hit.Memory.ID)
-		if !(hit.Score > 0 && hit.Score < 0.5 && hit.Score <= prev) || hit.Explain == nil {
+		if !(hit.Score > 0 && hit.Score < 0.6 && hit.Score <= prev) || hit.Explain == nil {
 			t.Fatalf("below-floor %s: score %v (previous %v), explain %+v", hit.Memory.ID, hit.Score, prev, hit.Explain)
 		}
 		prev = hit.Score

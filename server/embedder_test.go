@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/server"
 )
 
@@ -18,7 +19,7 @@ type probing struct{ err error }
 func (p probing) Embed(_ context.Context, texts []string) ([]memgate.Embedding, error) {
 	out := make([]memgate.Embedding, len(texts))
 	for i := range out {
-		out[i] = memgate.Embedding{Provider: "p", Model: "m", Dim: 2, Vector: []float32{1, 0}}
+		out[i] = memgate.Embedding{Provider: "p", Model: "m", Dim: builtin.Dim, Vector: builtin.Vector(texts[i])}
 	}
 	return out, nil
 }
@@ -64,7 +65,7 @@ func TestRunProbesTheEmbedderFirst(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stderr.String(), `"msg":"embedder ready","provider":"p","model":"m","dim":2`) {
+	if !strings.Contains(stderr.String(), `"msg":"embedder ready","provider":"p","model":"m","dim":484`) {
 		t.Fatalf("log:\n%s", stderr.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -221,11 +222,23 @@ func idsOf(t *testing.T, b []byte) []string {
 	return ids
 }
 
+// gardenNotes are the topics of memoryJSON's memories, one in four each
+// (so no topic is in so many memories that it identifies the partition:
+// see package rank, "Names are not evidence").
+var gardenNotes = []string{
+	"the tomatoes by the south fence want water every second evening in summer. ",
+	"the roses along the north wall need pruning before the first frost. ",
+	"the apple tree near the shed gives fruit in late September. ",
+	"the runner beans climb the bamboo canes by the greenhouse. ",
+}
+
 // memoryJSON is one memory of about 2.5 KiB whose content starts with
 // token (unique per memory, so nothing is folded as a duplicate).
 func memoryJSON(token string) string {
+	h := fnv.New32a()
+	h.Write([]byte(token))
 	content := token + " " + plantedFault + " Alice keeps notes about the garden: " +
-		strings.Repeat("the tomatoes by the south fence want water every second evening in summer. ", 32)
+		strings.Repeat(gardenNotes[h.Sum32()%uint32(len(gardenNotes))], 32)
 	b, _ := json.Marshal(map[string]string{
 		"principal": "alice", "kind": "fact", "source": "user", "reason": "fault test", "content": content,
 	})
