@@ -61,8 +61,10 @@ func main() {
 		ingest  = flag.Int("ingest", 20000, "memories for the batch ingest phase (one at a time: a tenth)")
 		quick   = flag.Bool("quick", false, "fewer queries and smaller end-to-end and ingest phases")
 		asJSON  = flag.Bool("json", false, "print JSON instead of a table")
+		embFlag = flag.String("embedder", builtin.Model, "the built-in model of the end-to-end and ingest phases: "+strings.Join(builtin.Models, " or "))
 	)
 	flag.Parse()
+	embedderModel = *embFlag
 	if *quick {
 		*queries, *e2e, *ingest = 50, 2000, 2000
 	}
@@ -182,7 +184,7 @@ func child(phase string, size, queries int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := exec.Command(exe, "-phase", phase, "-size", strconv.Itoa(size), "-queries", strconv.Itoa(queries))
+	cmd := exec.Command(exe, "-phase", phase, "-size", strconv.Itoa(size), "-queries", strconv.Itoa(queries), "-embedder", embedderModel)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -384,7 +386,13 @@ func openEngine() (eng *engine.Engine, done func(), err error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	eng, err = engine.New(engine.Config{Store: db, Embedder: builtin.New()})
+	emb, err := builtin.NewModel(embedderModel)
+	if err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	eng, err = engine.New(engine.Config{Store: db, Embedder: emb})
 	if err != nil {
 		db.Close()
 		os.RemoveAll(dir)
@@ -458,3 +466,6 @@ func benchIngest(n, batch int) (Result, error) {
 	took := time.Since(start)
 	return Result{Ops: n, PerSec: float64(n) / took.Seconds(), Note: fmt.Sprintf("built-in embedder into SQLite, batches of %d", batch)}, nil
 }
+
+// embedderModel is the -embedder flag's value (read in main).
+var embedderModel = builtin.Model

@@ -5,30 +5,41 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/embedder/openai"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/glovewire"
 	"github.com/memgate/memgate/internal/locomo"
 	"github.com/memgate/memgate/sqlite"
 )
 
 func cmdBench(e env, args []string) error {
 	if len(args) == 0 || args[0] != "locomo" {
-		return usageError{"usage: memgate bench locomo [--data DIR] [--json] (speed: see BENCHMARKS.md)"}
+		return usageError{"usage: memgate bench locomo [--data DIR] [--set turns,facts] [--json] (speed: see BENCHMARKS.md)"}
 	}
-	var data string
+	var data, half string
 	var asJSON bool
-	var floors listFlag
-	var minRecall, maxDrop, minSilence float64
-	fs := newFlagSet("bench locomo", e.stderr, "[--data DIR] [--json] [--floors 0.2,0.22] [--min-recall10 X --max-floor-drop Y --min-silence Z]")
-	fs.Var(&floors, "floors", "also sweep these floors (recall@10 and silence at each)")
-	fs.Float64Var(&minRecall, "min-recall10", 0, "fail unless recall@10 with the floor off reaches this")
-	fs.Float64Var(&maxDrop, "max-floor-drop", 1, "fail if recall@10 drops by more than this at the default floor")
-	fs.Float64Var(&minSilence, "min-silence", 0, "fail unless foreign-query silence reaches this")
-	fs.StringVar(&data, "data", "", "LoCoMo data directory (default: ../shared/bench/locomo beside the repository, or $MEMGATE_LOCOMO_DIR)")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	var floors, sets, embedders listFlag
+	var t locomo.Targets
+	var ef embedderFlags
+	fs := newFlagSet("bench locomo", e.stderr, "[--data DIR] [--set turns,facts] [--half 1|2] [--embedders builtin,builtin:lexical-v1,glove-wire] [--json] [--floors 0.2,0.22] [targets]")
+	ef.register(fs)
+	fs.Var(&sets, "set", "memory sets to measure: turns, facts (default both)")
+	fs.Var(&embedders, "embedders", "embedders to measure, each as --embedder takes it, or glove-wire: GloVe sentence vectors served over the OpenAI-compatible API by a loopback server (default: --embedder's)")
+	fs.StringVar(&half, "half", "", "ask only the questions of one half of the conversations: 1 (conv-26, conv-30) or 2 (conv-41, conv-42)")
+	fs.Var(&floors, "floors", "also sweep these floors (recall@10, silences and injected at each)")
+	fs.Float64Var(&t.MinRecall10, "min-recall10", 0, "fail unless recall@10 with the floor off reaches this (every set)")
+	fs.Float64Var(&t.MinRecall5, "min-recall5", 0, "fail unless recall@5 with the floor off reaches this (every set)")
+	fs.Float64Var(&t.MaxFloorDrop, "max-floor-drop", 0, "fail if recall@10 drops by more than this at the default floor")
+	fs.Float64Var(&t.MinSilence, "min-silence", 0, "fail unless foreign-query silence reaches this")
+	fs.Float64Var(&t.MinSwapped, "min-swapped", 0, "fail unless name-swapped silence reaches this")
+	fs.Float64Var(&t.MaxInjected, "max-injected", 0, "fail if more results than this are injected per own question")
+	fs.StringVar(&data, "data", "", "LoCoMo data directory (default: the repository's "+locomo.RepoDir+", or $"+locomo.DirEnv+")")
+	fs.BoolVar(&asJSON, "json", false, "print the reports as JSON")
+	vw := fs.Float64("vector-weight", -1, "the vector's share of ordering, for every embedder (default: the weight measured for each)")
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -39,55 +50,124 @@ func cmdBench(e env, args []string) error {
 		}
 		data = d
 	}
-	qs, err := locomo.LoadQuestions(data)
+	var opts locomo.Options
+	switch half {
+	case "":
+	case "1", "2":
+		opts.Principals = locomo.Halves[int(half[0]-'1')]
+	default:
+		return memgate.FieldError("half", "must be 1 or 2")
+	}
+	for _, f := range floors {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v < 0 || v > 1 {
+			return memgate.FieldError("floors", "must be numbers in [0, 1]")
+		}
+		opts.Floors = append(opts.Floors, v)
+	}
+	todo := locomo.Sets
+	if len(sets) > 0 {
+		todo = nil
+		for _, s := range sets {
+			set, err := locomo.ParseSet(strings.TrimSpace(s))
+			if err != nil {
+				return memgate.FieldError("set", "%v", err)
+			}
+			todo = append(todo, set)
+		}
+	}
+	d, err := locomo.Load(data)
 	if err != nil {
 		return err
 	}
+	if len(embedders) == 0 {
+		embedders = listFlag{ef.spec}
+	}
+	var reports []*locomo.Report
+	var failed []string
+	for _, spec := range embedders {
+		emb, done, err := benchEmbedder(ef, strings.TrimSpace(spec))
+		if err != nil {
+			return err
+		}
+		for _, set := range todo {
+			var w *float64
+			if *vw >= 0 {
+				w = vw
+			}
+			rep, ingest, err := benchSet(e, d, set, emb, w, opts)
+			if err != nil {
+				done()
+				return err
+			}
+			reports = append(reports, rep)
+			if !asJSON {
+				fmt.Fprintf(e.stdout, "LoCoMo dev split, imported in %v\n", ingest.Round(time.Millisecond))
+				rep.WriteTable(e.stdout)
+				fmt.Fprintln(e.stdout)
+			}
+			if err := rep.Check(t); err != nil {
+				failed = append(failed, err.Error())
+			}
+		}
+		done()
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, reports); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%s", strings.Join(failed, "\n"))
+	}
+	return nil
+}
+
+// benchEmbedder returns the embedder spec names (see --embedders) and a
+// function that releases it.
+func benchEmbedder(ef embedderFlags, spec string) (memgate.Embedder, func(), error) {
+	if spec == "glove-wire" {
+		srv := glovewire.Start()
+		emb, err := openai.New(openai.Config{Model: glovewire.Model, URL: srv.URL + "/v1"})
+		if err != nil {
+			srv.Close()
+			return nil, nil, err
+		}
+		return emb, srv.Close, nil
+	}
+	ef.spec = spec
+	emb, err := ef.embedder()
+	return emb, func() {}, err
+}
+
+// benchSet imports one set into a new database and evaluates it.
+func benchSet(e env, d *locomo.Data, set locomo.Set, emb memgate.Embedder, vw *float64, opts locomo.Options) (*locomo.Report, time.Duration, error) {
 	tmp, err := os.MkdirTemp("", "memgate-locomo-")
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer os.RemoveAll(tmp)
 	db, err := sqlite.Open(e.ctx, filepath.Join(tmp, "locomo.db"))
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer db.Close()
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, VectorWeight: vw})
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer eng.Close()
 	start := time.Now()
-	imp, err := locomo.Import(e.ctx, eng, data)
-	if err != nil {
-		return err
+	if _, err := locomo.Import(e.ctx, eng, d.Dir, set); err != nil {
+		return nil, 0, err
 	}
 	ingest := time.Since(start)
-	rep, err := locomo.Evaluate(e.ctx, eng, qs)
+	rep, err := locomo.Evaluate(e.ctx, eng, d, set, opts)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	if len(floors) > 0 {
-		var fl []float64
-		for _, f := range floors {
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || v < 0 || v > 1 {
-				return memgate.FieldError("floors", "must be numbers in [0, 1]")
-			}
-			fl = append(fl, v)
-		}
-		if rep.Sweep, err = locomo.Sweep(e.ctx, eng, qs, fl); err != nil {
-			return err
-		}
+	if embs, err := emb.Embed(e.ctx, []string{"memgate"}); err == nil && len(embs) == 1 {
+		rep.Embedder = embs[0].Provider + ":" + embs[0].Model
 	}
-	if asJSON {
-		if err := writeJSON(e.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(e.stdout, "LoCoMo dev split: %d memories imported in %v, %d questions, embedder %s\n\n", imp.Imported, ingest.Round(time.Millisecond), len(qs), builtin.Model)
-		rep.WriteTable(e.stdout)
-	}
-	return rep.Check(minRecall, maxDrop, minSilence)
+	return rep, ingest, nil
 }
