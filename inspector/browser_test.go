@@ -35,6 +35,7 @@ import (
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/server"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -554,7 +555,7 @@ func TestInspectorInBrowser(t *testing.T) {
 		if got := b.text("#sha"); got != m.ContentSHA256 {
 			t.Errorf("hash = %q, want %q", got, m.ContentSHA256)
 		}
-		if got := b.text("#embedding"); got != "builtin · builtin/lexical-v1 · 384 dimensions" {
+		if got := b.text("#embedding"); got != "builtin · builtin/hybrid-v2 · 484 dimensions" {
 			t.Errorf("embedding = %q", got)
 		}
 		if got := b.text("#receipt"); !strings.Contains(got, "she told the onboarding agent") {
@@ -587,8 +588,8 @@ func TestInspectorInBrowser(t *testing.T) {
 		var scores []float64
 		scores = evalJS[[]float64](b, `Array.from(document.querySelectorAll('#below tbody td.score'), td => parseFloat(td.textContent))`)
 		for _, sc := range scores {
-			if !(sc > 0 && sc < 0.22) {
-				t.Errorf("below-floor score %v is not under the floor 0.22", sc)
+			if !(sc > 0 && sc < rank.DefaultFloor) {
+				t.Errorf("below-floor score %v is not under the floor %v", sc, rank.DefaultFloor)
 			}
 		}
 		ctxBlock := b.text("#context")
