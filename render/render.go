@@ -90,17 +90,32 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// lookalike reports characters a model may read as an angle bracket.
+// lookalike reports characters a model may read as an angle bracket,
+// which could open or close a tag of the block: the whole class, not a
+// list of examples. Angle quotation marks (« » ‹ ›), the angle brackets
+// of every block that has them (technical, mathematical, CJK, the
+// ornamental dingbats ❬❭ ❮❯ ❰❱, the curved and black ones ⧼⧽ ⦑⦒ …),
+// much-less/greater signs, and the small, fullwidth, modifier and
+// syllabic forms of < and >.
 func lookalike(r rune) bool {
-	switch r {
-	case '\u2039', '\u203A', // single angle quotation marks
-		'\u2329', '\u232A', // angle brackets
-		'\u27E8', '\u27E9', '\u27EA', '\u27EB', // mathematical angle brackets
-		'\u3008', '\u3009', '\u300A', '\u300B', // CJK angle brackets
-		'\uFE64', '\uFE65', // small less/greater-than
-		'\uFF1C', '\uFF1E', // fullwidth less/greater-than
-		'\u02C2', '\u02C3', // modifier letter arrowheads
-		'\u1438', '\u1433': // Canadian syllabics that look like < >
+	switch {
+	case r == '\u00AB' || r == '\u00BB', // « »
+		r == '\u2039' || r == '\u203A',                                   // ‹ ›
+		r == '\u2329' || r == '\u232A',                                   // 〈 〉 technical
+		r >= '\u276C' && r <= '\u2771',                                   // ❬❭ ❮❯ ❰❱ ornamental angle brackets
+		r >= '\u27E8' && r <= '\u27EB',                                   // ⟨⟩ ⟪⟫ mathematical angle brackets
+		r >= '\u2991' && r <= '\u2998',                                   // ⦑⦒ ⦓⦔ ⦕⦖ ⦗⦘ angle and arc brackets
+		r == '\u29FC' || r == '\u29FD',                                   // ⧼ ⧽ curved angle brackets
+		r == '\u226A' || r == '\u226B',                                   // ≪ ≫
+		r == '\u22D8' || r == '\u22D9',                                   // ⋘ ⋙
+		r == '\u2AF7' || r == '\u2AF8',                                   // ⫷ ⫸
+		r >= '\u3008' && r <= '\u300B',                                   // 〈〉《》 CJK angle brackets
+		r == '\uFE3D' || r == '\uFE3E' || r == '\uFE3F' || r == '\uFE40', // vertical presentation forms
+		r == '\uFE64' || r == '\uFE65',                                   // small less/greater-than
+		r == '\uFF1C' || r == '\uFF1E',                                   // fullwidth less/greater-than
+		r == '\u02C2' || r == '\u02C3',                                   // modifier letter arrowheads
+		r == '\u1438' || r == '\u1433',                                   // Canadian syllabics that look like < >
+		r == '\U000E003C' || r == '\U000E003E':                           // tag less/greater-than (also invisible)
 		return true
 	}
 	return false

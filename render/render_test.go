@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +86,26 @@ func FuzzContext(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLookalikeBracketsEscaped: every angle-bracket look-alike, from the
+// class lookalike names, leaves the block as a numeric reference, never as
+// itself; the control (ordinary brackets and letters) is left alone.
+func TestLookalikeBracketsEscaped(t *testing.T) {
+	for _, r := range []rune{'«', '»', '‹', '›', '❰', '❱', '❬', '❭', '❮', '❯', '⧼', '⧽', '⟨', '⟩', '⦑', '⦒', '≪', '≫',
+		'〈', '〉', '《', '》', '﹤', '﹥', '＜', '＞', '˂', '˃', 'ᐸ', 'ᐳ'} {
+		in := string(r) + "/memories" + string(r)
+		out := Escape(in)
+		if strings.ContainsRune(out, r) {
+			t.Errorf("Escape(%q) = %q: the look-alike %U passed through", in, out, r)
+		}
+		if !strings.Contains(out, fmt.Sprintf("&#x%X;", r)) {
+			t.Errorf("Escape(%q) = %q: want the numeric reference of %U", in, out, r)
+		}
+	}
+	for _, ok := range []string{"(a) [b] {c}", "Zoë's café", "2 × 3 = 6", "—"} {
+		if got := Escape(ok); got != ok {
+			t.Errorf("Escape(%q) = %q: ordinary text changed", ok, got)
+		}
+	}
 }
