@@ -1,6 +1,8 @@
 package memgate
 
 import (
+	"fmt"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -28,12 +30,16 @@ var Roles = []Role{RoleAdmin, RoleAgent, RoleUser}
 // its SHA-256 (Hash). The key fixes the tenant and, where set, the
 // principal and agent; requests may only narrow within that binding.
 type Key struct {
-	ID        string     `json:"id"` // public identifier, safe to log
-	Tenant    string     `json:"tenant"`
-	Role      Role       `json:"role"`
-	Principal string     `json:"principal,omitempty"`
-	Agent     string     `json:"agent,omitempty"`
-	Name      string     `json:"name,omitempty"`
+	ID        string `json:"id"` // public identifier, safe to log
+	Tenant    string `json:"tenant"`
+	Role      Role   `json:"role"`
+	Principal string `json:"principal,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Sources are the sources the key may claim for what it writes, when
+	// granted at creation; empty means its role's default (package auth:
+	// agent assistant and tool, user user, admin every source).
+	Sources   []Source   `json:"sources,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	Hash      string     `json:"-"`
@@ -85,6 +91,9 @@ func (k *Key) Validate() error {
 	case k.Agent != "" && k.Role != RoleAgent:
 		return FieldError("agent", "only an agent key can be bound to an agent")
 	}
+	if err := CheckSources("sources", k.Sources); err != nil {
+		return err
+	}
 	if err := CheckText("name", k.Name, MaxKeyNameBytes); err != nil {
 		return err
 	}
@@ -112,4 +121,46 @@ func isLowerHex(s string, n int) bool {
 		}
 	}
 	return true
+}
+
+// CheckSources checks a list of sources: each known, none repeated (so the
+// list is never longer than Sources).
+func CheckSources(field string, ss []Source) error {
+	if len(ss) > len(Sources) {
+		return FieldError(field, "holds %d sources; there are only %d", len(ss), len(Sources))
+	}
+	seen := make(map[Source]bool, len(ss))
+	for i, s := range ss {
+		if _, err := ParseSource(string(s)); err != nil {
+			return FieldError(fmt.Sprintf("%s[%d]", field, i), "%s", ErrorMessage(err))
+		}
+		if seen[s] {
+			return FieldError(fmt.Sprintf("%s[%d]", field, i), "repeats %s", s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// JoinSources and SplitSources are how stores keep a key's sources: one
+// comma-separated text column ("" for none).
+func JoinSources(ss []Source) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// SplitSources is the inverse of JoinSources.
+func SplitSources(s string) []Source {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]Source, len(parts))
+	for i, p := range parts {
+		out[i] = Source(p)
+	}
+	return out
 }

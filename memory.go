@@ -162,6 +162,14 @@ type Memory struct {
 	// Feedback is the usefulness reported by callers.
 	Feedback Feedback `json:"feedback"`
 
+	// CreatedBy is who wrote the memory and UpdatedBy who last changed it
+	// (its content, fields or status): the id of an API key (never a
+	// secret), or "cli" for the local command line, which uses no key;
+	// empty for memories written before memgate recorded them, or by a
+	// library caller that names no actor (engine.WithActor).
+	CreatedBy string `json:"created_by,omitempty"`
+	UpdatedBy string `json:"updated_by,omitempty"`
+
 	// Expired is derived at read time from ExpiresAt; it is never stored.
 	Expired bool `json:"expired,omitempty"`
 }
@@ -459,6 +467,12 @@ func (m *Memory) Validate(l Limits) error {
 		return err
 	}
 	if err := checkOptionalIdent("conversation", m.Conversation); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("created_by", m.CreatedBy); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("updated_by", m.UpdatedBy); err != nil {
 		return err
 	}
 	if _, err := ParseKind(string(m.Kind)); err != nil {

@@ -9,12 +9,21 @@ package memgate
 // Principal is required unless AllPrincipals is set, which only
 // tenant-wide callers (an admin listing or counting across people) may do:
 // an empty principal never silently widens a request.
+//
+// ExactAgent and HideRestricted narrow further, for what a key may touch
+// (package auth sets them): with ExactAgent the scope holds only memories
+// of Agent itself, not the wider level (an agent-bound key's writes); with
+// HideRestricted it holds no restricted memory at all (an agent key, which
+// never reads one). Stores apply both inside their queries, like the rest
+// of the scope, so a memory outside answers exactly like a missing one.
 type Scope struct {
-	Tenant        string
-	Principal     string
-	Agent         string
-	Conversation  string
-	AllPrincipals bool
+	Tenant         string
+	Principal      string
+	Agent          string
+	Conversation   string
+	AllPrincipals  bool
+	ExactAgent     bool
+	HideRestricted bool
 }
 
 // Validate checks the scope fails closed: tenant always, principal unless
@@ -33,6 +42,9 @@ func (s Scope) Validate() error {
 	if err := checkOptionalIdent("agent", s.Agent); err != nil {
 		return err
 	}
+	if s.ExactAgent && s.Agent == "" {
+		return FieldError("agent", "is required for a scope of one agent's memories only")
+	}
 	return checkOptionalIdent("conversation", s.Conversation)
 }
 
@@ -46,6 +58,12 @@ func (s Scope) Contains(m *Memory) bool {
 		return false
 	}
 	if s.Agent != "" && m.Agent != "" && m.Agent != s.Agent {
+		return false
+	}
+	if s.ExactAgent && m.Agent != s.Agent {
+		return false
+	}
+	if s.HideRestricted && m.Sensitivity != SensitivityStandard && m.Sensitivity != "" {
 		return false
 	}
 	if s.Conversation != "" && m.Conversation != "" && m.Conversation != s.Conversation {

@@ -10,6 +10,9 @@ package engine
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -252,7 +255,15 @@ func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetR
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.store.Forget(ctx, tenant, principal)
+	// The audit log keeps the principal's events under a keyed hash.
+	pkey, err := e.store.PseudonymKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha256.New, pkey)
+	fmt.Fprintf(mac, "%d:%s/%s", len(tenant), tenant, principal)
+	pseudonym := store.PseudonymPrefix + hex.EncodeToString(mac.Sum(nil)[:16])
+	n, err := e.store.Forget(ctx, tenant, principal, pseudonym)
 	e.rec.idx.Drop(tenant, principal)
 	if err != nil {
 		return nil, err

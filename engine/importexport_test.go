@@ -81,7 +81,7 @@ func FuzzImport(f *testing.F) {
 			// Leave the store empty for the next input, so ids never
 			// collide across inputs.
 			for _, m := range rs.inserted {
-				if _, err := db.Forget(context.Background(), m.Tenant, m.Principal); err != nil {
+				if _, err := db.Forget(context.Background(), m.Tenant, m.Principal, "forgotten:00000000000000000000000000000000"); err != nil {
 					t.Fatalf("clean up: %v", err)
 				}
 			}

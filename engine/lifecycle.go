@@ -22,7 +22,7 @@ func (e *Engine) Approve(ctx context.Context, s memgate.Scope, id string) (*memg
 		return nil, memgate.ErrNotFound()
 	}
 	now := e.now()
-	m, old, err := e.store.Promote(ctx, s, id, now)
+	m, old, err := e.store.Promote(ctx, s, id, store.Promotion{At: now})
 	if err != nil {
 		return nil, err
 	}

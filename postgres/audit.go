@@ -15,7 +15,7 @@ import (
 // auditColumns are the columns of an audit event, in the order scanAudit
 // reads them, qualified by the alias e every audit query uses.
 const auditColumns = `e.seq, e.tenant, e.principal, e.agent, e.actor, e.action, e.at,
-	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores`
+	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores, e.content_sha256`
 
 // insertAudit appends one event and the refs of the memories it names, in
 // one statement: the refs read the event's seq from the CTE. DISTINCT: an
@@ -23,8 +23,8 @@ const auditColumns = `e.seq, e.tenant, e.principal, e.agent, e.actor, e.action, 
 // that the event names it.
 const insertAudit = `WITH e AS (
 	INSERT INTO audit_events (tenant, principal, agent, actor, action, at,
-		recall_id, query_sha256, reason, counts, memory_ids, scores)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		recall_id, query_sha256, reason, counts, memory_ids, scores, content_sha256)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 	RETURNING tenant, seq)
 INSERT INTO audit_refs (tenant, memory_id, seq)
 	SELECT e.tenant, m.id, e.seq FROM e, (SELECT DISTINCT unnest($11::text[]) AS id) m`
@@ -55,7 +55,7 @@ func (db *DB) AppendAudit(ctx context.Context, events []store.AuditEvent) error 
 			scores = e.Scores
 		}
 		rows[i] = []any{e.Tenant, e.Principal, e.Agent, e.Actor, e.Action, ts(e.At),
-			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores}
+			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores, e.ContentSHA256}
 	}
 	if len(events) == 0 {
 		return nil
@@ -151,7 +151,7 @@ func scanAudit(row scanner) (store.AuditEvent, error) {
 		counts []byte
 	)
 	if err := row.Scan(&e.Seq, &e.Tenant, &e.Principal, &e.Agent, &e.Actor, &e.Action, &e.At,
-		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &e.MemoryIDs, &e.Scores); err != nil {
+		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &e.MemoryIDs, &e.Scores, &e.ContentSHA256); err != nil {
 		return e, err
 	}
 	e.At = e.At.UTC()

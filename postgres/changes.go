@@ -15,8 +15,12 @@ import (
 // memories.change_seq and memory_tombstones; these statements only read
 // them (and prune tombstones).
 const (
-	partitionHeadSQL = `SELECT head, pruned FROM partition_heads WHERE tenant = $1 AND principal = $2`
-	changedSQL       = `SELECT change_seq, ` + memoryColumns + ` FROM memories
+	// A partition without a head row (never written, or forgotten) reads
+	// as head = pruned = its tenant's high mark (migration 0008).
+	partitionHeadSQL = `SELECT
+		COALESCE((SELECT head FROM partition_heads WHERE tenant = $1 AND principal = $2), (SELECT high FROM tenant_heads WHERE tenant = $1), 0),
+		COALESCE((SELECT pruned FROM partition_heads WHERE tenant = $1 AND principal = $2), (SELECT high FROM tenant_heads WHERE tenant = $1), 0)`
+	changedSQL = `SELECT change_seq, ` + memoryColumns + ` FROM memories
 		WHERE tenant = $1 AND principal = $2 AND change_seq > $3 ORDER BY change_seq LIMIT $4`
 	// A tombstone whose id the partition holds again is left out: the
 	// memory is reported in its current state instead. So is one with a

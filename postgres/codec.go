@@ -16,11 +16,11 @@ const memoryColumns = `id, tenant, principal, agent, conversation, kind, source,
 	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
 	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
 	embedding_provider, embedding_model, embedding_dim, embedding_vector,
-	dedup_key, seen_count, flags, feedback_count, feedback_sum`
+	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by`
 
 const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`
+	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`
 
 // memoryArgs returns the values of memoryColumns for m. A SeenCount of 0
 // is stored as 1: a memory has been seen at least once, when it was stored.
@@ -44,6 +44,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		m.Version, m.Supersedes, m.SupersededBy, m.ContentSHA256,
 		provider, model, dim, vector,
 		m.DedupKey, max(m.SeenCount, 1), encodeFlags(m.Flags), m.Feedback.Count, m.Feedback.Sum,
+		m.CreatedBy, m.UpdatedBy,
 	}, nil
 }
 
@@ -69,6 +70,7 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 		&m.Version, &m.Supersedes, &m.SupersededBy, &m.ContentSHA256,
 		&provider, &model, &dim, &vector,
 		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
+		&m.CreatedBy, &m.UpdatedBy,
 	}
 	if withSeq {
 		dest = append([]any{&seq}, dest...)
@@ -181,11 +183,17 @@ func (q *query) scope(s memgate.Scope, alias string) *query {
 	}
 	// A memory stored at the wider level (empty agent or conversation) is
 	// visible from every narrower one; an empty request field sees them all.
-	if s.Agent != "" {
+	switch {
+	case s.ExactAgent:
+		q.sql(" AND ", c("agent"), " = ", q.arg(s.Agent))
+	case s.Agent != "":
 		q.sql(" AND ", c("agent"), " IN ('', ", q.arg(s.Agent), ")")
 	}
 	if s.Conversation != "" {
 		q.sql(" AND ", c("conversation"), " IN ('', ", q.arg(s.Conversation), ")")
+	}
+	if s.HideRestricted {
+		q.sql(" AND ", c("sensitivity"), " = 'standard'")
 	}
 	return q
 }

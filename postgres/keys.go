@@ -12,12 +12,12 @@ import (
 )
 
 // keyColumns are the columns of a key, in the order scanKey reads them.
-const keyColumns = `tenant, id, hash, role, principal, agent, name, created_at, revoked_at`
+const keyColumns = `tenant, id, hash, role, principal, agent, name, created_at, revoked_at, sources`
 
-const insertKey = `INSERT INTO keys (` + keyColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+const insertKey = `INSERT INTO keys (` + keyColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 func keyArgs(k *memgate.Key) []any {
-	return []any{k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, ts(k.CreatedAt), optTS(k.RevokedAt)}
+	return []any{k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, ts(k.CreatedAt), optTS(k.RevokedAt), memgate.JoinSources(k.Sources)}
 }
 
 // checkKey validates a key record before any I/O.
@@ -67,7 +67,7 @@ func (db *DB) CreateFirstKey(ctx context.Context, k *memgate.Key) (bool, error) 
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO keys (`+keyColumns+`)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM keys)`, keyArgs(k)...)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 WHERE NOT EXISTS (SELECT 1 FROM keys)`, keyArgs(k)...)
 		created = err == nil && tag.RowsAffected() == 1
 		return err
 	})
@@ -167,10 +167,12 @@ func scanKey(row scanner) (*memgate.Key, error) {
 		k       memgate.Key
 		role    string
 		revoked *time.Time
+		sources string
 	)
-	if err := row.Scan(&k.Tenant, &k.ID, &k.Hash, &role, &k.Principal, &k.Agent, &k.Name, &k.CreatedAt, &revoked); err != nil {
+	if err := row.Scan(&k.Tenant, &k.ID, &k.Hash, &role, &k.Principal, &k.Agent, &k.Name, &k.CreatedAt, &revoked, &sources); err != nil {
 		return nil, err
 	}
+	k.Sources = memgate.SplitSources(sources)
 	k.Role = memgate.Role(role)
 	k.CreatedAt = k.CreatedAt.UTC()
 	k.RevokedAt = optTS(revoked)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"slices"
 	"strings"
@@ -187,6 +188,14 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 		return nil, err
 	}
 	provider, model, dim, vector := encodeEmbedding(m.Embedding)
+	// The write gate's verdict on the new content; a memory not active
+	// or pending in m keeps its stored status (the statement's WHERE
+	// refuses to update one that is not, whatever m says).
+	var status, statusReason *string
+	if m.Status == memgate.StatusActive || m.Status == memgate.StatusPending {
+		st := string(m.Status)
+		status, statusReason = &st, &m.StatusReason
+	}
 	var q query
 	q.sql(`UPDATE memories SET content = `, q.arg(m.Content),
 		`, content_sha256 = `, q.arg(m.ContentSHA256),
@@ -203,6 +212,10 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 		`, embedding_vector = `, q.arg(vector),
 		`, dedup_key = `, q.arg(m.DedupKey),
 		`, updated_at = `, q.arg(ts(m.UpdatedAt)),
+		`, status = COALESCE(`, q.arg(status), `, status)`,
+		`, status_reason = COALESCE(`, q.arg(statusReason), `, status_reason)`,
+		`, flags = `, q.arg(encodeFlags(m.Flags)),
+		`, updated_by = COALESCE(NULLIF(`, q.arg(m.UpdatedBy), `, ''), updated_by)`,
 		`, version = version + 1 WHERE `).scope(s, "")
 	q.sql(` AND id = `, q.arg(m.ID), ` AND version = `, q.arg(expectedVersion),
 		` AND status IN ('active', 'pending') RETURNING `, memoryColumns)
@@ -244,6 +257,9 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 		if err != nil {
 			return err
 		}
+		if ch.Version != 0 && cur.Version != ch.Version {
+			return store.VersionConflict(cur, ch.Version)
+		}
 		if cur.Status == ch.To {
 			out = cur
 			return nil
@@ -251,9 +267,9 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 		if !slices.Contains(ch.From, cur.Status) {
 			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; it cannot become %s", cur.Status, ch.To)
 		}
-		out, _, err = scanMemory(tx.QueryRow(ctx, `UPDATE memories SET status = $1, status_reason = $2, updated_at = $3,
-			version = version + 1 WHERE tenant = $4 AND id = $5 RETURNING `+memoryColumns,
-			string(ch.To), ch.Reason, ts(ch.At), cur.Tenant, cur.ID), false)
+		out, _, err = scanMemory(tx.QueryRow(ctx, `UPDATE memories SET status = $1, status_reason = $2, updated_at = $3, updated_by = COALESCE(NULLIF($4, ''), updated_by),
+			version = version + 1 WHERE tenant = $5 AND id = $6 RETURNING `+memoryColumns,
+			string(ch.To), ch.Reason, ts(ch.At), ch.By, cur.Tenant, cur.ID), false)
 		return err
 	})
 	if err != nil {
@@ -322,8 +338,8 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 			return err
 		}
 		if res.Old, _, err = scanMemory(tx.QueryRow(ctx, `UPDATE memories SET status = 'superseded', superseded_by = $1,
-			updated_at = $2, version = version + 1 WHERE tenant = $3 AND id = $4 RETURNING `+memoryColumns,
-			next.ID, ts(at), old.Tenant, old.ID), false); err != nil {
+			updated_at = $2, updated_by = COALESCE(NULLIF($5, ''), updated_by), version = version + 1 WHERE tenant = $3 AND id = $4 RETURNING `+memoryColumns,
+			next.ID, ts(at), old.Tenant, old.ID, next.CreatedBy), false); err != nil {
 			return err
 		}
 		if key.Key != "" {
@@ -363,9 +379,12 @@ func (db *DB) Delete(ctx context.Context, s memgate.Scope, id string) error {
 // lives in the memories table (vectors included), so one DELETE erases them
 // all. The audit log is kept: it holds ids and counts, no content, and it is
 // the record that the forget happened.
-func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, error) {
+func (db *DB) Forget(ctx context.Context, tenant, principal, pseudonym string) (int64, error) {
 	s := memgate.Scope{Tenant: tenant, Principal: principal}
 	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if err := store.CheckPseudonym(pseudonym); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -375,13 +394,56 @@ func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, erro
 			return err
 		}
 		n = tag.RowsAffected()
-		_, err = tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE tenant = $1 AND principal = $2", tenant, principal)
+		for _, q := range []string{
+			"DELETE FROM idempotency_keys WHERE tenant = $1 AND principal = $2",
+			"DELETE FROM populations WHERE tenant = $1 AND principal = $2",
+			`INSERT INTO tenant_heads AS th (tenant, high)
+				SELECT tenant, head FROM partition_heads WHERE tenant = $1 AND principal = $2
+				ON CONFLICT (tenant) DO UPDATE SET high = GREATEST(th.high, excluded.high)`,
+			"DELETE FROM memory_tombstones WHERE tenant = $1 AND principal = $2",
+			"DELETE FROM partition_heads WHERE tenant = $1 AND principal = $2",
+		} {
+			if _, err := tx.Exec(ctx, q, tenant, principal); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, "UPDATE audit_events SET principal = $1 WHERE tenant = $2 AND principal = $3", pseudonym, tenant, principal)
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
+	if db.cfg.NoVacuum {
+		return n, nil
+	}
+	// VACUUM runs outside any transaction, after the commit: it makes the
+	// dead rows' space reusable and drops them from the indexes. What it
+	// cannot erase (freed space is not zeroed; WAL, replicas, backups) is
+	// in README.
+	if _, err := db.pool.Exec(ctx, "VACUUM "+forgetTables); err != nil {
+		return n, interpretError(ctx, "forget: vacuum", err)
+	}
 	return n, nil
+}
+
+// forgetTables are the tables Forget writes, vacuumed after it.
+const forgetTables = "memories, idempotency_keys, populations, memory_tombstones, partition_heads, audit_events"
+
+// PseudonymKey implements store.Store: made at the first call; concurrent
+// first calls agree (the insert that loses reads the winner's).
+func (db *DB) PseudonymKey(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	var key []byte
+	err := db.write(ctx, "pseudonym key", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO pseudonym_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING", fresh); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, "SELECT key FROM pseudonym_key WHERE id = 1").Scan(&key)
+	})
+	return key, err
 }
 
 // Counts implements store.Store.

@@ -104,6 +104,10 @@ type Config struct {
 	// deadlock or serialization failure (default DefaultMaxRetries;
 	// negative: none).
 	MaxRetries int
+	// NoVacuum leaves out the VACUUM Forget runs after its commit (for a
+	// role that does not own the tables, or a schedule of its own; README
+	// says what stays until a vacuum).
+	NoVacuum bool
 }
 
 // WithDefaults returns c with every zero field that the URL does not set

@@ -79,15 +79,15 @@ const foldSQL = `UPDATE memories SET seen_count = seen_count + 1, updated_at = $
 // active or pending memories of one partition and kind, written exactly as
 // memories_retention's WHERE clause so the eviction reads that index. The
 // populations triggers (migration 0004) count with the same status test.
-const populationSQL = `tenant = $1 AND principal = $2 AND kind = $3 AND status IN ('active', 'pending')`
+const populationSQL = `tenant = $1 AND principal = $2 AND agent = $3 AND kind = $4 AND status IN ('active', 'pending')`
 
 const (
 	// populationCountSQL reads the live count the populations triggers
 	// keep instead of counting the population each time (no row: nobody
 	// of that population was ever counted, so 0).
-	populationCountSQL = `SELECT n FROM populations WHERE tenant = $1 AND principal = $2 AND kind = $3`
+	populationCountSQL = `SELECT n FROM populations WHERE tenant = $1 AND principal = $2 AND agent = $3 AND kind = $4`
 	evictSQL           = `DELETE FROM memories WHERE tenant = $1 AND id IN (
-		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT $4)
+		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT $5)
 		RETURNING seq, id`
 	// readBackSQL reads memories by (tenant, id) pairs, unscoped: for the
 	// read-back inside Remember, whose inputs name their owners.
@@ -95,10 +95,12 @@ const (
 		WHERE (tenant, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`
 )
 
-// population is one (tenant, principal, kind) a retention cap applies to.
+// population is one (tenant, principal, agent, kind) a retention cap
+// applies to: each writer's agent (or the principal-wide level) is its own
+// population, so one never evicts another's memories.
 type population struct {
-	tenant, principal string
-	kind              memgate.Kind
+	tenant, principal, agent string
+	kind                     memgate.Kind
 }
 
 // Remember implements store.Store, in one transaction.
@@ -145,7 +147,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 	}
 	var pops []population
 	for _, m := range ms {
-		if p := (population{m.Tenant, m.Principal, m.Kind}); !slices.Contains(pops, p) {
+		if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind}); !slices.Contains(pops, p) {
 			pops = append(pops, p)
 		}
 	}
@@ -306,13 +308,13 @@ func (db *DB) PruneIdempotency(ctx context.Context, before time.Time, limit int)
 // returns them oldest first.
 func evict(ctx context.Context, tx pgx.Tx, p population, limit int) ([]store.Ref, error) {
 	var n int64
-	if err := tx.QueryRow(ctx, populationCountSQL, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err := tx.QueryRow(ctx, populationCountSQL, p.tenant, p.principal, p.agent, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
 	if n <= int64(limit) {
 		return nil, nil
 	}
-	rows, err := tx.Query(ctx, evictSQL, p.tenant, p.principal, string(p.kind), n-int64(limit))
+	rows, err := tx.Query(ctx, evictSQL, p.tenant, p.principal, p.agent, string(p.kind), n-int64(limit))
 	if err != nil {
 		return nil, err
 	}

@@ -14,11 +14,11 @@ import (
 // auditColumns are the columns of an audit event, in the order scanAudit
 // reads them, qualified by the alias e every audit query uses.
 const auditColumns = `e.seq, e.tenant, e.principal, e.agent, e.actor, e.action, e.at,
-	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores`
+	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores, e.content_sha256`
 
 const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, action, at,
-	recall_id, query_sha256, reason, counts, memory_ids, scores)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	recall_id, query_sha256, reason, counts, memory_ids, scores, content_sha256)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // INSERT OR IGNORE: an event may name a memory twice (memory_ids keeps both);
 // the ref says only that the event names it.
@@ -59,7 +59,7 @@ func (db *DB) AppendAudit(ctx context.Context, events []store.AuditEvent) error 
 			return memgate.FieldError("scores", "must be serializable as JSON")
 		}
 		rows[i] = []any{e.Tenant, e.Principal, e.Agent, e.Actor, e.Action, micros(e.At),
-			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores}
+			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores, e.ContentSHA256}
 	}
 	if len(events) == 0 {
 		return nil
@@ -187,7 +187,7 @@ func scanAudit(row scanner) (store.AuditEvent, error) {
 		counts, ids, scores sql.NullString
 	)
 	if err := row.Scan(&e.Seq, &e.Tenant, &e.Principal, &e.Agent, &e.Actor, &e.Action, &at,
-		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &ids, &scores); err != nil {
+		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &ids, &scores, &e.ContentSHA256); err != nil {
 		return e, err
 	}
 	e.At = fromMicros(at)

@@ -20,11 +20,11 @@ const memoryColumns = `id, tenant, principal, agent, conversation, kind, source,
 	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
 	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
 	embedding_provider, embedding_model, embedding_dim, embedding_vector,
-	dedup_key, seen_count, flags, feedback_count, feedback_sum`
+	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by`
 
 const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?)`
 
 // lowerFunc is a SQL function that lower-cases text with Unicode rules (the
 // built-in lower() folds ASCII only), for case-insensitive literal search.
@@ -70,6 +70,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		m.Version, m.Supersedes, m.SupersededBy, m.ContentSHA256,
 		provider, model, dim, vector,
 		m.DedupKey, max(m.SeenCount, 1), flags, m.Feedback.Count, m.Feedback.Sum,
+		m.CreatedBy, m.UpdatedBy,
 	}, nil
 }
 
@@ -94,6 +95,7 @@ func scanMemory(row scanner, withSeq bool) (m *memgate.Memory, seq int64, err er
 		&m.Version, &m.Supersedes, &m.SupersededBy, &m.ContentSHA256,
 		&provider, &model, &dim, &vector,
 		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
+		&m.CreatedBy, &m.UpdatedBy,
 	}
 	if withSeq {
 		dest = append([]any{&seq}, dest...)

@@ -11,7 +11,7 @@ import (
 )
 
 // keyColumns are the columns of a key, in the order scanKey reads them.
-const keyColumns = `tenant, id, hash, role, principal, agent, name, created_at, revoked_at`
+const keyColumns = `tenant, id, hash, role, principal, agent, name, created_at, revoked_at, sources`
 
 func errKeyConflict() *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Message: "a key with this id or secret already exists"}
@@ -39,8 +39,8 @@ func (db *DB) CreateKey(ctx context.Context, k *memgate.Key) error {
 		if n > 0 {
 			return errKeyConflict()
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, micros(k.CreatedAt), optMicros(k.RevokedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, micros(k.CreatedAt), optMicros(k.RevokedAt), memgate.JoinSources(k.Sources))
 		return err
 	})
 }
@@ -60,8 +60,8 @@ func (db *DB) CreateFirstKey(ctx context.Context, k *memgate.Key) (bool, error) 
 	created := false
 	err := db.write(ctx, "create first key", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM keys)`,
-			k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, micros(k.CreatedAt), optMicros(k.RevokedAt))
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM keys)`,
+			k.Tenant, k.ID, k.Hash, string(k.Role), k.Principal, k.Agent, k.Name, micros(k.CreatedAt), optMicros(k.RevokedAt), memgate.JoinSources(k.Sources))
 		if err != nil {
 			return err
 		}
@@ -167,10 +167,12 @@ func scanKey(row scanner) (*memgate.Key, error) {
 		role    string
 		created int64
 		revoked sql.NullInt64
+		sources string
 	)
-	if err := row.Scan(&k.Tenant, &k.ID, &k.Hash, &role, &k.Principal, &k.Agent, &k.Name, &created, &revoked); err != nil {
+	if err := row.Scan(&k.Tenant, &k.ID, &k.Hash, &role, &k.Principal, &k.Agent, &k.Name, &created, &revoked, &sources); err != nil {
 		return nil, err
 	}
+	k.Sources = memgate.SplitSources(sources)
 	k.Role = memgate.Role(role)
 	k.CreatedAt = fromMicros(created)
 	k.RevokedAt = optFromMicros(revoked)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"slices"
@@ -25,13 +26,20 @@ func scopeSQL(s memgate.Scope) (string, []any) {
 	}
 	// A memory stored at the wider level (empty agent or conversation) is
 	// visible from every narrower one; an empty request field sees them all.
-	if s.Agent != "" {
+	switch {
+	case s.ExactAgent:
+		b.WriteString(" AND agent = ?")
+		args = append(args, s.Agent)
+	case s.Agent != "":
 		b.WriteString(" AND agent IN ('', ?)")
 		args = append(args, s.Agent)
 	}
 	if s.Conversation != "" {
 		b.WriteString(" AND conversation IN ('', ?)")
 		args = append(args, s.Conversation)
+	}
+	if s.HideRestricted {
+		b.WriteString(" AND sensitivity = 'standard'")
 	}
 	return b.String(), args
 }
@@ -233,10 +241,22 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 	}
 	provider, model, dim, vector := encodeEmbedding(m.Embedding)
 	where, wargs := scopeSQL(s)
+	flags, err := encodeFlags(m.Flags)
+	if err != nil {
+		return nil, err
+	}
+	// The write gate's verdict on the new content; a memory not active
+	// or pending in m keeps its stored status (the statement's WHERE
+	// refuses to update one that is not, whatever m says).
+	var status, statusReason any
+	if m.Status == memgate.StatusActive || m.Status == memgate.StatusPending {
+		status, statusReason = string(m.Status), m.StatusReason
+	}
 	args := []any{
 		m.Content, m.ContentSHA256, m.Reason, md, string(m.Kind), string(m.Sensitivity),
 		optMicros(m.ExpiresAt), optMicros(m.ValidFrom), optMicros(m.ValidUntil),
 		provider, model, dim, vector, m.DedupKey, micros(m.UpdatedAt),
+		status, statusReason, flags, m.UpdatedBy,
 	}
 	args = append(append(args, wargs...), m.ID, expectedVersion)
 
@@ -246,7 +266,9 @@ func (db *DB) Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, ex
 			content = ?, content_sha256 = ?, reason = ?, metadata = ?, kind = ?, sensitivity = ?,
 			expires_at = ?, valid_from = ?, valid_until = ?,
 			embedding_provider = ?, embedding_model = ?, embedding_dim = ?, embedding_vector = ?,
-			dedup_key = ?, updated_at = ?, version = version + 1
+			dedup_key = ?, updated_at = ?, status = COALESCE(?, status), status_reason = COALESCE(?, status_reason),
+			flags = ?, updated_by = COALESCE(NULLIF(?, ''), updated_by),
+			version = version + 1
 			WHERE `+where+` AND id = ? AND version = ? AND status IN ('active', 'pending')`, args...)
 		if err != nil {
 			return err
@@ -287,6 +309,9 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 		if err != nil {
 			return err
 		}
+		if ch.Version != 0 && cur.Version != ch.Version {
+			return store.VersionConflict(cur, ch.Version)
+		}
 		if cur.Status == ch.To {
 			out = cur
 			return nil
@@ -294,8 +319,8 @@ func (db *DB) SetStatus(ctx context.Context, s memgate.Scope, id string, ch stor
 		if !slices.Contains(ch.From, cur.Status) {
 			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; it cannot become %s", cur.Status, ch.To)
 		}
-		args := append([]any{string(ch.To), ch.Reason, micros(ch.At)}, wargs...)
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = ?, status_reason = ?, updated_at = ?,
+		args := append([]any{string(ch.To), ch.Reason, micros(ch.At), ch.By}, wargs...)
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = ?, status_reason = ?, updated_at = ?, updated_by = COALESCE(NULLIF(?, ''), updated_by),
 			version = version + 1 WHERE `+where+` AND id = ?`, append(args, id)...); err != nil {
 			return err
 		}
@@ -354,9 +379,9 @@ func (db *DB) Supersede(ctx context.Context, s memgate.Scope, oldID string, next
 		if _, err := tx.ExecContext(ctx, insertMemory, nextArgs...); err != nil {
 			return err
 		}
-		args := append([]any{next.ID, micros(at)}, wargs...)
+		args := append([]any{next.ID, micros(at), next.CreatedBy}, wargs...)
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?,
-			updated_at = ?, version = version + 1 WHERE `+where+` AND id = ?`, append(args, oldID)...); err != nil {
+			updated_at = ?, updated_by = COALESCE(NULLIF(?, ''), updated_by), version = version + 1 WHERE `+where+` AND id = ?`, append(args, oldID)...); err != nil {
 			return err
 		}
 		if key.Key != "" {
@@ -384,7 +409,7 @@ func (db *DB) Delete(ctx context.Context, s memgate.Scope, id string) error {
 		return err
 	}
 	where, args := scopeSQL(s)
-	return db.write(ctx, "delete", func(tx *sql.Tx) error {
+	err := db.write(ctx, "delete", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM memories WHERE "+where+" AND id = ?", append(args, id)...)
 		if err != nil {
 			return err
@@ -398,15 +423,27 @@ func (db *DB) Delete(ctx context.Context, s memgate.Scope, id string) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return db.truncateWAL(ctx, "delete")
 }
 
-// Forget implements store.Store. Every row about the principal's memories
-// lives in the memories table (vectors included), so one DELETE erases them
-// all. The audit log is kept: it holds ids and counts, no content, and it is
-// the record that the forget happened.
-func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, error) {
+// Forget implements store.Store. The memories table holds every row of the
+// principal's memories (vectors included), so one DELETE erases them; the
+// rows that name the principal go in the same transaction: idempotency
+// records, retention counters, change tombstones and the partition's head
+// (tenant_heads keeps the sequence going past it, migration 0009), and the
+// audit log's events take the pseudonym. The writer deletes securely
+// (secure_delete: freed space is zeroed), and the write-ahead log, which
+// still holds the pages as they were, is checkpointed and truncated after
+// the commit.
+func (db *DB) Forget(ctx context.Context, tenant, principal, pseudonym string) (int64, error) {
 	s := memgate.Scope{Tenant: tenant, Principal: principal}
 	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	if err := store.CheckPseudonym(pseudonym); err != nil {
 		return 0, err
 	}
 	where, args := scopeSQL(s)
@@ -419,13 +456,62 @@ func (db *DB) Forget(ctx context.Context, tenant, principal string) (int64, erro
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM idempotency_keys WHERE tenant = ? AND principal = ?", tenant, principal)
+		for _, q := range []string{
+			"DELETE FROM idempotency_keys WHERE tenant = ? AND principal = ?",
+			"DELETE FROM populations WHERE tenant = ? AND principal = ?",
+			`INSERT INTO tenant_heads (tenant, high)
+				SELECT tenant, head FROM partition_heads WHERE tenant = ?1 AND principal = ?2
+				ON CONFLICT (tenant) DO UPDATE SET high = max(high, excluded.high)`,
+			"DELETE FROM memory_tombstones WHERE tenant = ? AND principal = ?",
+			"DELETE FROM partition_heads WHERE tenant = ? AND principal = ?",
+		} {
+			if _, err := tx.ExecContext(ctx, q, tenant, principal); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE audit_events SET principal = ? WHERE tenant = ? AND principal = ?", pseudonym, tenant, principal)
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return n, db.truncateWAL(ctx, "forget")
+}
+
+// truncateWAL checkpoints the write-ahead log into the database file and
+// truncates it to nothing, so the page images it held (deleted content as
+// it was) are gone from it. It waits for readers as any write does (the
+// busy timeout); a reader that keeps it from finishing is an unavailable
+// error saying what is done and what is not.
+func (db *DB) truncateWAL(ctx context.Context, op string) error {
+	var busy, logFrames, done int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+		return interpretError(ctx, op+": checkpoint", err)
+	}
+	if busy != 0 {
+		return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: op + " is done, but the write-ahead log still holds the erased pages " +
+			"(a long read kept it from being truncated); retry " + op + " to truncate it"}
+	}
+	return nil
+}
+
+// PseudonymKey implements store.Store: made at the first call, in the
+// writer's transaction, so two processes agree on it.
+func (db *DB) PseudonymKey(ctx context.Context) ([]byte, error) {
+	var key []byte
+	err := db.write(ctx, "pseudonym key", func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, "SELECT key FROM pseudonym_key WHERE id = 1").Scan(&key)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO pseudonym_key (id, key) VALUES (1, ?)", key)
+		return err
+	})
+	return key, err
 }
 
 // Counts implements store.Store.

@@ -3,13 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"time"
-
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
 )
 
 // Promote implements store.Store.
-func (db *DB) Promote(ctx context.Context, s memgate.Scope, id string, at time.Time) (approved, superseded *memgate.Memory, err error) {
+func (db *DB) Promote(ctx context.Context, s memgate.Scope, id string, p store.Promotion) (approved, superseded *memgate.Memory, err error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -19,6 +18,9 @@ func (db *DB) Promote(ctx context.Context, s memgate.Scope, id string, at time.T
 		if err != nil {
 			return err
 		}
+		if p.Version != 0 && cur.Version != p.Version {
+			return store.VersionConflict(cur, p.Version)
+		}
 		switch cur.Status {
 		case memgate.StatusActive:
 			approved = cur
@@ -27,8 +29,8 @@ func (db *DB) Promote(ctx context.Context, s memgate.Scope, id string, at time.T
 		default:
 			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only a pending memory can be approved", cur.Status)
 		}
-		args := append([]any{micros(at)}, wargs...)
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'active', status_reason = 'approved', updated_at = ?,
+		args := append([]any{micros(p.At), p.By}, wargs...)
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'active', status_reason = 'approved', updated_at = ?, updated_by = COALESCE(NULLIF(?, ''), updated_by),
 			version = version + 1 WHERE `+where+` AND id = ?`, append(args, id)...); err != nil {
 			return err
 		}
@@ -38,9 +40,9 @@ func (db *DB) Promote(ctx context.Context, s memgate.Scope, id string, at time.T
 			// when the pending memory was stored.
 			owner := memgate.Scope{Tenant: cur.Tenant, Principal: cur.Principal}
 			ow, oargs := scopeSQL(owner)
-			res, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?,
+			res, err := tx.ExecContext(ctx, `UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?, updated_by = COALESCE(NULLIF(?, ''), updated_by),
 				version = version + 1 WHERE `+ow+` AND id = ? AND status = 'active'`,
-				append(append([]any{id, micros(at)}, oargs...), cur.Supersedes)...)
+				append(append([]any{id, micros(p.At), p.By}, oargs...), cur.Supersedes)...)
 			if err != nil {
 				return err
 			}

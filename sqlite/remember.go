@@ -20,22 +20,24 @@ const foldSQL = `UPDATE memories SET seen_count = seen_count + 1, updated_at = ?
 // active or pending memories of one partition and kind. It is written
 // exactly as memories_retention's WHERE clause, so both statements read that
 // index and nothing else.
-const populationSQL = `tenant = ? AND principal = ? AND kind = ? AND status IN ('active', 'pending')`
+const populationSQL = `tenant = ? AND principal = ? AND agent = ? AND kind = ? AND status IN ('active', 'pending')`
 
 const (
 	// populationCountSQL reads the live count the populations triggers
 	// keep (migration 0004) instead of counting the population each time.
 	// (no row: nobody of that population was ever counted, so 0).
-	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND kind = ?`
+	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND agent = ? AND kind = ?`
 	evictSQL           = `DELETE FROM memories WHERE seq IN (
 		SELECT seq FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
 		RETURNING seq, id`
 )
 
-// population is one (tenant, principal, kind) a retention cap applies to.
+// population is one (tenant, principal, agent, kind) a retention cap
+// applies to: each writer's agent (or the principal-wide level) is its own
+// population, so one never evicts another's memories.
 type population struct {
-	tenant, principal string
-	kind              memgate.Kind
+	tenant, principal, agent string
+	kind                     memgate.Kind
 }
 
 // Remember implements store.Store. Inputs are checked before the
@@ -92,7 +94,7 @@ func (db *DB) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memga
 		standing := make([]string, len(ms)) // id of the memory that stands for each input
 		var pops []population
 		for i, m := range ms {
-			if p := (population{m.Tenant, m.Principal, m.Kind}); !slices.Contains(pops, p) {
+			if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind}); !slices.Contains(pops, p) {
 				pops = append(pops, p)
 			}
 			key := store.IdempotencyKeyAt(keys, i)
@@ -210,13 +212,13 @@ func (db *DB) evict(ctx context.Context, tx *sql.Tx, p population, limit int) ([
 		return nil, err
 	}
 	var n int
-	if err := count.QueryRowContext(ctx, p.tenant, p.principal, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := count.QueryRowContext(ctx, p.tenant, p.principal, p.agent, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	if n <= limit {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, evictSQL, p.tenant, p.principal, string(p.kind), n-limit)
+	rows, err := tx.QueryContext(ctx, evictSQL, p.tenant, p.principal, p.agent, string(p.kind), n-limit)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	db := &DB{path: path, cfg: cfg}
 	db.w, err = openPool(uri+"?"+busy+
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate", cfg.MaxBytes)
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate", cfg.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

@@ -459,6 +459,10 @@ func TestAuditIsAppendOnly(t *testing.T) {
 		"UPDATE audit_refs SET memory_id = 'm-003'",
 		"DELETE FROM audit_refs WHERE memory_id = 'm-001'",
 		"DELETE FROM audit_refs",
+		// Forget's one exception is the principal alone, to a pseudonym,
+		// once: nothing else rides along, and nothing else qualifies.
+		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', action = 'nothing'",
+		"UPDATE audit_events SET principal = 'bob'",
 	}
 	for _, q := range attempts {
 		_, err := db.w.ExecContext(ctx, q)
@@ -468,6 +472,18 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	}
 	if after := snapshot(); after != before {
 		t.Fatalf("audit log changed:\nbefore %s\nafter  %s", before, after)
+	}
+	// The exception itself, then not again.
+	if _, err := db.w.ExecContext(ctx, "UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef' WHERE principal = 'alice'"); err != nil {
+		t.Fatalf("the pseudonym of a forget: %v", err)
+	}
+	for _, q := range []string{
+		"UPDATE audit_events SET principal = 'forgotten:ffffffffffffffffffffffffffffffff'",
+		"UPDATE audit_events SET principal = 'alice'",
+	} {
+		if _, err := db.w.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s after the pseudonym: %v, want the append-only abort", q, err)
+		}
 	}
 
 	// Controls: the writer writes memories, and appends to the log, also
@@ -574,12 +590,16 @@ func TestMigrateNumbersExistingChanges(t *testing.T) {
 		}
 		rows = append(rows, m)
 	}
+	// The columns of version 5: those added by 0009 (created_by,
+	// updated_by) are not there yet.
+	v5Columns := strings.TrimSuffix(memoryColumns, ", created_by, updated_by")
+	v5Insert := "INSERT INTO memories (" + v5Columns + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(v5Columns, ",")+1), ", ") + ")"
 	for _, m := range rows {
 		args, err := memoryArgs(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := raw.ExecContext(ctx, insertMemory, args...); err != nil {
+		if _, err := raw.ExecContext(ctx, v5Insert, args[:len(args)-2]...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/memgate/memgate"
 )
@@ -143,6 +144,9 @@ func CheckAuditEvent(e *AuditEvent) error {
 	if e.At.IsZero() {
 		return memgate.FieldError("at", "is required")
 	}
+	if e.ContentSHA256 != "" && !isSHA256Hex(e.ContentSHA256) {
+		return memgate.FieldError("content_sha256", "must be a SHA-256 in lower-case hex")
+	}
 	if e.QuerySHA256 != "" && !isSHA256Hex(e.QuerySHA256) {
 		return memgate.FieldError("query_sha256", "must be a SHA-256 in lower-case hex, never the query")
 	}
@@ -239,4 +243,27 @@ func IdempotencyKeyAt(keys []IdempotencyKey, i int) IdempotencyKey {
 		return IdempotencyKey{}
 	}
 	return keys[i]
+}
+
+// PseudonymPrefix starts every pseudonym Forget writes in place of a
+// forgotten principal.
+const PseudonymPrefix = "forgotten:"
+
+// CheckPseudonym checks the pseudonym of a Forget: the prefix and 32
+// lower-case hex characters (a keyed hash, never the principal).
+func CheckPseudonym(p string) error {
+	h, ok := strings.CutPrefix(p, PseudonymPrefix)
+	if !ok || len(h) != 32 || !isLowerHexString(h) {
+		return memgate.FieldError("pseudonym", "must be %q and 32 lower-case hex characters", PseudonymPrefix)
+	}
+	return nil
+}
+
+func isLowerHexString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -52,11 +52,14 @@ type Store interface {
 
 	// Update writes the mutable fields of m (content, content hash, dedup
 	// key, reason, metadata, kind, sensitivity, expires_at, valid_from,
-	// valid_until, embedding, updated_at) to the memory with m.ID if the
-	// scope contains it and its version equals expectedVersion; the version
-	// then rises by one. Seen count, flags and feedback are left as stored.
-	// Not in scope or missing: not_found. Version differs: conflict. Only
-	// active and pending memories can be updated; others: conflict.
+	// valid_until, embedding, updated_at, and the write gate's verdict on
+	// the new content: status, status_reason and flags, and updated_by) to
+	// the memory with m.ID if the scope contains it and its version equals
+	// expectedVersion; the version then rises by one. m.Status must be
+	// active or pending (invalid_argument otherwise). Seen count and
+	// feedback are left as stored. Not in scope or missing: not_found.
+	// Version differs: conflict. Only active and pending memories can be
+	// updated; others: conflict.
 	Update(ctx context.Context, s memgate.Scope, m *memgate.Memory, expectedVersion int64) (*memgate.Memory, error)
 
 	// SetEmbedding stores e as the embedding of the memory id of tenant, in
@@ -76,17 +79,23 @@ type Store interface {
 	SetEmbedding(ctx context.Context, tenant, id, contentSHA256 string, e *memgate.Embedding) (bool, error)
 
 	// SetStatus moves the memory with id from one of ch.From to ch.To,
-	// recording ch.Reason as status_reason, raising the version and setting
-	// updated_at to ch.At. If the memory is already in ch.To it is returned
-	// unchanged (idempotent); in any other status: conflict.
+	// recording ch.Reason as status_reason and ch.By as updated_by, raising
+	// the version and setting updated_at to ch.At. With ch.Version set, the
+	// memory's version must be it (conflict otherwise, checked before the
+	// status): the change applies to the version the caller saw. If the
+	// memory is already in ch.To it is returned unchanged (idempotent); in
+	// any other status: conflict.
 	SetStatus(ctx context.Context, s memgate.Scope, id string, ch StatusChange) (*memgate.Memory, error)
 
 	// Promote approves the pending memory id: it becomes active, with
-	// status_reason "approved", its version raised by one and updated_at
-	// set to at. When its Supersedes names a memory of the same tenant and
+	// status_reason "approved", its version raised by one, updated_at set
+	// to p.At and updated_by to p.By. With p.Version set, the memory's
+	// version must be it (conflict otherwise, checked first): a person
+	// approves the version they reviewed, never one changed after. When its
+	// Supersedes names a memory of the same tenant and
 	// principal (in any agent or conversation) that is active, that memory
 	// is marked superseded by it (superseded_by = id, version raised,
-	// updated_at = at) in the same transaction: a pending memory can carry
+	// updated_at = p.At) in the same transaction: a pending memory can carry
 	// the intent to replace another, which takes effect only when a person
 	// approves it. It returns the approved memory and the superseded one;
 	// superseded is nil when Supersedes is empty or names a memory that is
@@ -95,11 +104,12 @@ type Store interface {
 	// meant to replace. An active memory is returned unchanged (idempotent,
 	// superseded nil); any other status: conflict. Not in scope or
 	// missing: not_found.
-	Promote(ctx context.Context, s memgate.Scope, id string, at time.Time) (approved, superseded *memgate.Memory, err error)
+	Promote(ctx context.Context, s memgate.Scope, id string, p Promotion) (approved, superseded *memgate.Memory, err error)
 
 	// Supersede atomically inserts next and marks the memory oldID (which
 	// must be active and in scope) superseded by it (superseded_by =
-	// next.ID, version raised, updated_at = at). next must have the same
+	// next.ID, version raised, updated_at = at, updated_by =
+	// next.CreatedBy when set). next must have the same
 	// tenant and principal as the old memory (invalid_argument otherwise),
 	// next.Supersedes must equal oldID, and next must be active (conflict
 	// otherwise: a memory held for approval supersedes only when approved,
@@ -124,14 +134,32 @@ type Store interface {
 	// principal's.
 	Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time, keys ...IdempotencyKey) (*SupersedeResult, error)
 
-	// Delete removes the memory with id (and its vector) for good.
+	// Delete removes the memory with id (and its vector) for good. When it
+	// returns, no byte of its content is left in the store's files where
+	// the backend can prevent it (SQLite: secure deletion and a truncated
+	// write-ahead log; see Forget).
 	Delete(ctx context.Context, s memgate.Scope, id string) error
 
 	// Forget removes every memory of (tenant, principal), in every agent and
-	// conversation, and returns how many it removed, with the principal's
-	// idempotency records (see Remember and Supersede). No other principal's memory or
-	// record is touched.
-	Forget(ctx context.Context, tenant, principal string) (int64, error)
+	// conversation, and returns how many it removed, with every other row
+	// that names the principal: its idempotency records (see Remember and
+	// Supersede), its retention counters, its change tombstones and head
+	// (readers of the partition reset; see PartitionHead). In the audit log,
+	// which is kept as the record of what happened, the principal of its
+	// events is replaced by pseudonym (the engine's keyed hash,
+	// "forgotten:…"), the one change the log allows. No other principal's
+	// memory or record is touched. When it returns, no byte of the
+	// memories' content is left in the store's files where the backend can
+	// prevent it: SQLite deletes securely and truncates its write-ahead
+	// log (an error when a reader keeps it from doing so: the rows are gone
+	// and a retry truncates); PostgreSQL vacuums the tables (README says
+	// what it cannot erase).
+	Forget(ctx context.Context, tenant, principal, pseudonym string) (int64, error)
+
+	// PseudonymKey returns the database's key for pseudonyms (32 random
+	// bytes), made on first use and the same for every process over the
+	// database.
+	PseudonymKey(ctx context.Context) ([]byte, error)
 
 	// Counts returns the number of memories per (principal, kind, status) in
 	// the scope (AllPrincipals for the whole tenant). Expired memories are
@@ -513,6 +541,10 @@ type AuditEvent struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// Reason is a machine code (e.g. contains_secret), never free text.
 	Reason string `json:"reason,omitempty"`
+	// ContentSHA256 is the content hash of the memory an approval or an
+	// update acted on (with Counts["version"] its version): what a person
+	// approved, never the content itself.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 }
 
 // AuditFilter narrows ListAudit. Zero values mean "no filter".
@@ -638,6 +670,25 @@ type StatusChange struct {
 	To     memgate.Status
 	Reason string
 	At     time.Time
+	// By is the key id recorded as updated_by; Version, when set, the
+	// version the change applies to.
+	By      string
+	Version int64
+}
+
+// Promotion is an approval (Promote): when, by whom, and of which version
+// (0: whatever version the memory has).
+type Promotion struct {
+	At      time.Time
+	By      string
+	Version int64
+}
+
+// VersionConflict is the error for a status change or an approval made to
+// another version than the memory has now (a conflict naming If-Match,
+// where the caller's version comes from).
+func VersionConflict(cur *memgate.Memory, expected int64) error {
+	return &memgate.Error{Code: memgate.ECONFLICT, Field: "If-Match", Message: fmt.Sprintf("memory is at version %d, not the expected %d", cur.Version, expected)}
 }
 
 // Count is one row of Counts.

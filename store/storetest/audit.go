@@ -372,10 +372,30 @@ func testAuditSurvivesForget(t *testing.T, newStore func(*testing.T) store.Store
 	e.Principal, e.MemoryIDs = "alice", []string{m.ID}
 	mustAppend(t, s, e)
 
-	if n, err := s.Forget(t.Context(), "acme", "alice"); err != nil || n != 1 {
+	if n, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice")); err != nil || n != 1 {
 		t.Fatalf("Forget: %d, %v", n, err)
 	}
 	requireGone(t, s, alice, m.ID)
-	requireNs(t, "by principal", auditNs(t, s, "acme", store.AuditFilter{Principal: "alice"}), []int{1})
+	// The event stays, under the pseudonym: nothing in the log names alice.
+	requireNs(t, "by principal", auditNs(t, s, "acme", store.AuditFilter{Principal: "alice"}), []int{})
+	requireNs(t, "by pseudonym", auditNs(t, s, "acme", store.AuditFilter{Principal: pseudonymOf("acme", "alice")}), []int{1})
 	requireNs(t, "by memory id", auditNs(t, s, "acme", store.AuditFilter{MemoryID: m.ID}), []int{1})
+	if got := auditAll(t, s, "acme", store.AuditFilter{MemoryID: m.ID}); len(got) != 1 || got[0].Principal != pseudonymOf("acme", "alice") ||
+		got[0].Action != e.Action || got[0].Actor != e.Actor || !slices.Equal(got[0].MemoryIDs, e.MemoryIDs) {
+		t.Fatalf("the event after forget: %+v; want it unchanged but for the pseudonym", got)
+	}
+	// Control: another principal's events keep their principal.
+	b := event("acme", 2)
+	b.Principal = "bob"
+	mustAppend(t, s, b)
+	if _, err := s.Forget(t.Context(), "acme", "carol", pseudonymOf("acme", "carol")); err != nil {
+		t.Fatal(err)
+	}
+	requireNs(t, "bob's after carol's forget", auditNs(t, s, "acme", store.AuditFilter{Principal: "bob"}), []int{2})
+	// A malformed pseudonym is refused before anything is erased.
+	mustInsert(t, s, newMemory(bob, id(3), "bob's memory"))
+	if _, err := s.Forget(t.Context(), "acme", "bob", "bob"); memgate.ErrorField(err) != "pseudonym" {
+		t.Fatalf("Forget with the principal as its pseudonym: %v", err)
+	}
+	requireNs(t, "bob's after a refused forget", auditNs(t, s, "acme", store.AuditFilter{Principal: "bob"}), []int{2})
 }

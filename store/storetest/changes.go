@@ -54,6 +54,11 @@ type changeKind struct {
 	// anyOrder: one statement changes several memories, in an order the
 	// backend chooses.
 	anyOrder bool
+	// reset: the change leaves no record a reader could catch up from
+	// (Forget erases the partition's tombstones and head, which name the
+	// person): a reader behind it must reset, and memories and deleted are
+	// not reported.
+	reset bool
 	// check, when set, checks the reported memories further.
 	check func(t *testing.T, sc memgate.Scope, ms []*memgate.Memory)
 }
@@ -216,12 +221,11 @@ var changeKinds = []changeKind{
 			mustInsert(t, s, pmem(sc, 1), revoked)
 		},
 		change: func(t *testing.T, s store.Store, sc memgate.Scope, _ int) {
-			if n, err := s.Forget(t.Context(), sc.Tenant, sc.Principal); err != nil || n != 2 {
+			if n, err := s.Forget(t.Context(), sc.Tenant, sc.Principal, pseudonymOf(sc.Tenant, sc.Principal)); err != nil || n != 2 {
 				t.Fatalf("Forget: %d, %v", n, err)
 			}
 		},
-		deleted:  []int{1, 2},
-		anyOrder: true,
+		reset: true,
 	},
 	{
 		// DeleteExpired works across tenants: the k-th partition's memory
@@ -366,6 +370,29 @@ func testHeadGrows(t *testing.T, newStore func(*testing.T) store.Store, c change
 
 	for _, sc := range scopes {
 		ch := changesSince(t, s, sc, before[sc], 100)
+		if c.reset && sc.Principal == alice.Principal && sc.Tenant == alice.Tenant {
+			if !ch.Reset || ch.Head != head(t, s, sc) || len(ch.Memories)+len(ch.Deleted) != 0 {
+				t.Fatalf("ChangesSince %s/%s after %s: %+v; want a reset at the head %d", sc.Tenant, sc.Principal, c.name, ch, head(t, s, sc))
+			}
+			// Written again, the partition goes on above the head a
+			// reader saw, and a reader at it catches up without a reset.
+			at := ch.Head
+			mustInsert(t, s, pmem(sc, 9))
+			if h := head(t, s, sc); h <= at {
+				t.Fatalf("head after a write that follows %s: %d, a reader was at %d", c.name, h, at)
+			}
+			again := changesSince(t, s, sc, at, 100)
+			if again.Reset || !slices.Equal(idsOf(again.Memories), []string{pid(sc, 9)}) {
+				t.Fatalf("ChangesSince %s/%s from the head after %s: %+v; want the new memory alone", sc.Tenant, sc.Principal, c.name, again)
+			}
+			if back := changesSince(t, s, sc, before[sc], 100); !back.Reset {
+				t.Fatalf("ChangesSince %s/%s from before %s: no reset after the partition was written again", sc.Tenant, sc.Principal, c.name)
+			}
+			continue
+		}
+		if c.reset {
+			continue // the other partitions are changed by the same kind (above)
+		}
 		if ch.Reset || ch.More || ch.Head != head(t, s, sc) {
 			t.Fatalf("ChangesSince %s/%s: reset %v, more %v, head %d (PartitionHead %d)", sc.Tenant, sc.Principal, ch.Reset, ch.More, ch.Head, head(t, s, sc))
 		}
@@ -408,7 +435,7 @@ func testHeadNew(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	// Forget does not reset the head.
 	h := head(t, s, bob)
-	if _, err := s.Forget(t.Context(), bob.Tenant, bob.Principal); err != nil {
+	if _, err := s.Forget(t.Context(), bob.Tenant, bob.Principal, pseudonymOf(bob.Tenant, bob.Principal)); err != nil {
 		t.Fatal(err)
 	}
 	if got := head(t, s, bob); got <= h {

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -103,6 +105,7 @@ func fullMemory(t *testing.T, sc memgate.Scope, id string) *memgate.Memory {
 	m.SeenCount = 4
 	m.Flags = []string{"instruction_like:role_tag", "ünïcödé \"flag\""}
 	m.Feedback = memgate.Feedback{Count: 3, Sum: -0.1 + 0.7 + 1}
+	m.CreatedBy, m.UpdatedBy = "key_0123456789abcdef", "key_fedcba9876543210"
 	m.Embedding = &memgate.Embedding{
 		Provider: "builtin",
 		Model:    "hash-v1",
@@ -290,6 +293,8 @@ func diffMemory(want, got *memgate.Memory) []string {
 	str("SupersededBy", want.SupersededBy, got.SupersededBy)
 	str("ContentSHA256", want.ContentSHA256, got.ContentSHA256)
 	str("DedupKey", want.DedupKey, got.DedupKey)
+	str("CreatedBy", want.CreatedBy, got.CreatedBy)
+	str("UpdatedBy", want.UpdatedBy, got.UpdatedBy)
 	if want.Version != got.Version {
 		d = append(d, fmt.Sprintf("Version: got %d, want %d", got.Version, want.Version))
 	}
@@ -392,4 +397,11 @@ func cancelled(t *testing.T) context.Context {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	return ctx
+}
+
+// pseudonymOf is a well-formed pseudonym for (tenant, principal), as the
+// engine would pass Forget (the store only stores it).
+func pseudonymOf(tenant, principal string) string {
+	sum := sha256.Sum256([]byte(tenant + "/" + principal))
+	return store.PseudonymPrefix + hex.EncodeToString(sum[:16])
 }

@@ -211,7 +211,7 @@ func testIdempotentForget(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-a", "alice's")}, idem("k", "req"))
 	rememberKeyed(t, s, []*memgate.Memory{newMemory(bob, "m-b", "bob's")}, idem("k", "req"))
-	if _, err := s.Forget(t.Context(), "acme", "alice"); err != nil {
+	if _, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice")); err != nil {
 		t.Fatal(err)
 	}
 	// alice's record went with her memories: the key is free again (a
@@ -515,7 +515,7 @@ func testIdempotentSupersedeForget(t *testing.T, newStore func(*testing.T) store
 		mustInsert(t, s, newMemory(sc, "m-"+sc.Principal, "old"))
 		supersedeKeyed(t, s, sc, "m-"+sc.Principal, superseding(sc, "m-"+sc.Principal, "m-"+sc.Principal+"-next", "new"), idem("k", "req"))
 	}
-	if _, err := s.Forget(t.Context(), "acme", "alice"); err != nil {
+	if _, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice")); err != nil {
 		t.Fatal(err)
 	}
 	// alice's record went with her memories: the key is free again.
@@ -574,7 +574,7 @@ func testIdempotentSupersedeApproved(t *testing.T, newStore func(*testing.T) sto
 	pending := superseding(alice, "m-old", "m-pending", "lives in Lyon")
 	pending.Status, pending.StatusReason = memgate.StatusPending, "instruction_like"
 	rememberKeyed(t, s, []*memgate.Memory{pending}, idem("k", "req"))
-	if _, _, err := s.Promote(t.Context(), alice, "m-pending", t1); err != nil {
+	if _, _, err := s.Promote(t.Context(), alice, "m-pending", store.Promotion{At: t1}); err != nil {
 		t.Fatal(err)
 	}
 	before := head(t, s, alice)

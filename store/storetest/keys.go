@@ -68,6 +68,10 @@ func diffKey(want, got *memgate.Key) string {
 	str("Agent", want.Agent, got.Agent)
 	str("Name", want.Name, got.Name)
 	str("Hash", want.Hash, got.Hash)
+	str("Sources", memgate.JoinSources(want.Sources), memgate.JoinSources(got.Sources))
+	if (want.Sources == nil) != (got.Sources == nil) {
+		d += fmt.Sprintf("\n  Sources: got %#v, want %#v", got.Sources, want.Sources)
+	}
 	tm := func(name string, w, g time.Time) {
 		if !w.Equal(g) || g.Location() != time.UTC {
 			d += fmt.Sprintf("\n  %s: got %s, want %s (UTC)", name, g.Format(time.RFC3339Nano), w.Format(time.RFC3339Nano))
@@ -117,6 +121,7 @@ func testKeyRoundTrip(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	agent := newKey("acme", "key_0123456789abcdef", memgate.RoleAgent)
 	agent.Principal, agent.Agent, agent.Name = "alice", "helper-1", "ünïcödé \"support\" bot"
+	agent.Sources = []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceVerifiedTool}
 	admin := newKey("acme", "key_admin", memgate.RoleAdmin)
 	admin.CreatedAt = t1
 	user := newKey("acme", "key_user", memgate.RoleUser)
@@ -343,6 +348,9 @@ func testKeyInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"no hash", func(k *memgate.Key) { k.Hash = "" }, "hash"},
 		{"upper-case hash", func(k *memgate.Key) { k.Hash = toUpperHex(k.Hash) }, "hash"},
 		{"no created_at", func(k *memgate.Key) { k.CreatedAt = time.Time{} }, "created_at"},
+		{"unknown source", func(k *memgate.Key) { k.Sources = []memgate.Source{"user", "root"} }, "sources[1]"},
+		{"repeated source", func(k *memgate.Key) { k.Sources = []memgate.Source{"tool", "tool"} }, "sources[1]"},
+		{"source with a comma", func(k *memgate.Key) { k.Sources = []memgate.Source{"user,system"} }, "sources[0]"},
 	}
 	for _, tc := range cases {
 		k := newKey("acme", "key_1", memgate.RoleAdmin)

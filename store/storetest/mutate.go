@@ -60,12 +60,15 @@ func testUpdateFields(t *testing.T, newStore func(*testing.T) store.Store) {
 		m.Embedding = &memgate.Embedding{Provider: "ollama", Model: "nomic-embed-text", Dim: 3, Vector: []float32{1, -2.5, 1e-7}}
 		m.DedupKey = "sig-v1:" + orig.ID + "-updated" // follows the content
 		m.UpdatedAt = t2
+		// The write gate's verdict on the new content, and who changed it.
+		m.Flags = []string{"instruction_like:role_tag"}
+		m.UpdatedBy = "key_updater"
 		want = m.Clone()
 
-		// Counters belong to the store (Remember, AddFeedback), flags to
-		// the write gate at admission: Update leaves them as stored.
+		// Counters belong to the store (Remember, AddFeedback): Update
+		// leaves them as stored; a status other than active or pending is
+		// not the update's to set.
 		m.SeenCount = orig.SeenCount + 40
-		m.Flags = []string{"sneaky"}
 		m.Feedback = memgate.Feedback{Count: 9, Sum: 9}
 		m.Tenant, m.Principal = "globex", "mallory"
 		m.Agent, m.Conversation = "other-agent", "other-conv"
@@ -333,6 +336,7 @@ func testSupersede(t *testing.T, newStore func(*testing.T) store.Store) {
 	next.Status, next.StatusReason, next.Version, next.SupersededBy = memgate.StatusActive, "", 1, ""
 	next.Content, next.ContentSHA256 = "lives in Lisbon now", memgate.ContentHash("lives in Lisbon now")
 	next.Supersedes = old.ID
+	next.CreatedBy, next.UpdatedBy = "key_superseder", "key_superseder"
 
 	got, err := s.Supersede(t.Context(), owner, old.ID, next, t2)
 	if err != nil {
@@ -340,6 +344,7 @@ func testSupersede(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	wantOld := old.Clone()
 	wantOld.Status, wantOld.SupersededBy, wantOld.Version, wantOld.UpdatedAt = memgate.StatusSuperseded, next.ID, 4, t2
+	wantOld.UpdatedBy = next.CreatedBy // the writer of the new version changed the old one
 	requireEqualMemory(t, "Supersede result's old", wantOld, got.Old)
 	requireEqualMemory(t, "Supersede result's next", next, got.Next)
 	if got.Replayed {
@@ -506,7 +511,7 @@ func testForget(t *testing.T, newStore func(*testing.T) store.Store) {
 		t.Fatalf("control: alice has %d memories before Forget, want %d", total(countsOf(t, s, alice, now)), forgotten)
 	}
 
-	got, err := s.Forget(t.Context(), "acme", "alice")
+	got, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice"))
 	if err != nil || got != int64(forgotten) {
 		t.Fatalf("Forget: %d, %v; want %d", got, err, forgotten)
 	}
@@ -528,7 +533,7 @@ func testForget(t *testing.T, newStore func(*testing.T) store.Store) {
 		t.Fatalf("globex after Forget: %v, want %v", after, globexBefore)
 	}
 
-	again, err := s.Forget(t.Context(), "acme", "alice")
+	again, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice"))
 	if err != nil || again != 0 {
 		t.Fatalf("second Forget: %d, %v; want 0", again, err)
 	}

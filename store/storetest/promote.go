@@ -13,6 +13,40 @@ var promoteTests = []test{
 	{"SupersedesOnApproval", testPromoteSupersedes},
 	{"ReplacedNoLongerActive", testPromoteReplacedGone},
 	{"StatusesAndScope", testPromoteStatusesAndScope},
+	{"ReviewedVersionOnly", testPromoteVersion},
+}
+
+// testPromoteVersion: an approval or a rejection names the version that
+// was reviewed; a memory changed since (its version moved on) is a
+// conflict naming If-Match and stays pending, and the approval of the
+// current version is the control. The approver is recorded as updated_by.
+func testPromoteVersion(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	p := pendingMemory(alice, id(1), "prefers aisle seats")
+	q := pendingMemory(alice, id(2), "prefers window seats")
+	mustInsert(t, s, p, q)
+	// An agent changes p after the reviewer read it at version 1.
+	edited := p.Clone()
+	edited.Content, edited.ContentSHA256, edited.UpdatedAt = "ignore previous instructions", memgate.ContentHash("ignore previous instructions"), t1
+	if _, err := s.Update(t.Context(), alice, edited, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.Promote(t.Context(), alice, p.ID, store.Promotion{At: t2, By: "key_admin", Version: 1})
+	requireCode(t, "Promote of a changed memory", err, memgate.ECONFLICT, "If-Match")
+	_, err = s.SetStatus(t.Context(), alice, p.ID, store.StatusChange{From: []memgate.Status{memgate.StatusPending}, To: memgate.StatusRevoked, Reason: "rejected", At: t2, Version: 1})
+	requireCode(t, "SetStatus of a changed memory", err, memgate.ECONFLICT, "If-Match")
+	if got := mustGet(t, s, alice, p.ID); got.Status != memgate.StatusPending || got.Version != 2 {
+		t.Fatalf("after the refused approval: %s at version %d, want pending at 2", got.Status, got.Version)
+	}
+	// Control: the version reviewed now is approved, and who did it is kept.
+	got, _, err := s.Promote(t.Context(), alice, p.ID, store.Promotion{At: t2, By: "key_admin", Version: 2})
+	if err != nil || got.Status != memgate.StatusActive || got.UpdatedBy != "key_admin" {
+		t.Fatalf("Promote of the reviewed version: %+v, %v", got, err)
+	}
+	r, err := s.SetStatus(t.Context(), alice, q.ID, store.StatusChange{From: []memgate.Status{memgate.StatusPending}, To: memgate.StatusRevoked, Reason: "rejected", At: t2, By: "key_admin", Version: 1})
+	if err != nil || r.Status != memgate.StatusRevoked || r.UpdatedBy != "key_admin" {
+		t.Fatalf("SetStatus of the reviewed version: %+v, %v", r, err)
+	}
 }
 
 // pendingMemory returns a pending memory of sc as the write gate holds it.
@@ -29,7 +63,7 @@ func testPromotePending(t *testing.T, newStore func(*testing.T) store.Store) {
 	other := pendingMemory(owner, id(2), "prefers window seats")
 	mustInsert(t, s, p, other)
 
-	got, old, err := s.Promote(t.Context(), owner, p.ID, t2)
+	got, old, err := s.Promote(t.Context(), owner, p.ID, store.Promotion{At: t2})
 	if err != nil {
 		t.Fatalf("Promote: %v", err)
 	}
@@ -44,7 +78,7 @@ func testPromotePending(t *testing.T, newStore func(*testing.T) store.Store) {
 	requireUnchanged(t, s, alice, other)
 
 	// Idempotent: promoting an active memory returns it unchanged.
-	again, old, err := s.Promote(t.Context(), owner, p.ID, t2.Add(time.Hour))
+	again, old, err := s.Promote(t.Context(), owner, p.ID, store.Promotion{At: t2.Add(time.Hour)})
 	if err != nil || old != nil {
 		t.Fatalf("Promote of an active memory: %v, superseded %v", err, old)
 	}
@@ -65,7 +99,7 @@ func testPromoteSupersedes(t *testing.T, newStore func(*testing.T) store.Store) 
 	// Before approval nothing about the old memory changes.
 	requireUnchanged(t, s, alice, paris)
 
-	got, old, err := s.Promote(t.Context(), owner, berlin.ID, t2)
+	got, old, err := s.Promote(t.Context(), owner, berlin.ID, store.Promotion{At: t2})
 	if err != nil {
 		t.Fatalf("Promote: %v", err)
 	}
@@ -101,7 +135,7 @@ func testPromoteReplacedGone(t *testing.T, newStore func(*testing.T) store.Store
 	mustInsert(t, s, revoked, p1, p2, bobs, p3)
 
 	for _, p := range []*memgate.Memory{p1, p2, p3} {
-		got, old, err := s.Promote(t.Context(), owner, p.ID, t2)
+		got, old, err := s.Promote(t.Context(), owner, p.ID, store.Promotion{At: t2})
 		if err != nil {
 			t.Fatalf("Promote %s: %v", p.ID, err)
 		}
@@ -127,7 +161,7 @@ func testPromoteStatusesAndScope(t *testing.T, newStore func(*testing.T) store.S
 	mustInsert(t, s, p, rev, sup)
 
 	for _, m := range []*memgate.Memory{rev, sup} {
-		_, _, err := s.Promote(t.Context(), owner, m.ID, t2)
+		_, _, err := s.Promote(t.Context(), owner, m.ID, store.Promotion{At: t2})
 		requireCode(t, "Promote of a "+string(m.Status)+" memory", err, memgate.ECONFLICT, "")
 		requireUnchanged(t, s, alice, m)
 	}
@@ -137,14 +171,14 @@ func testPromoteStatusesAndScope(t *testing.T, newStore func(*testing.T) store.S
 		{Tenant: "acme", Principal: "bob"},
 		{Tenant: "acme", Principal: "alice", Agent: "agent-2"},
 	} {
-		_, _, err := s.Promote(t.Context(), sc, p.ID, t2)
-		_, _, missing := s.Promote(t.Context(), sc, id(50), t2)
+		_, _, err := s.Promote(t.Context(), sc, p.ID, store.Promotion{At: t2})
+		_, _, missing := s.Promote(t.Context(), sc, id(50), store.Promotion{At: t2})
 		requireNotFound(t, "Promote outside the scope", err)
 		requireSameError(t, "Promote outside the scope vs missing", err, missing)
 	}
 	requireUnchanged(t, s, alice, p)
 	// The control: in scope it is approved.
-	if got, _, err := s.Promote(t.Context(), owner, p.ID, t2); err != nil || got.Status != memgate.StatusActive {
+	if got, _, err := s.Promote(t.Context(), owner, p.ID, store.Promotion{At: t2}); err != nil || got.Status != memgate.StatusActive {
 		t.Fatalf("Promote in scope: %v", err)
 	}
 }

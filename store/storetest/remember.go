@@ -378,6 +378,11 @@ func testRetentionStatuses(t *testing.T, newStore func(*testing.T) store.Store) 
 	requireIDs(t, "List", listIDs(t, s, alice, store.Filter{}), newestFirst("revoked", "superseded", "a2", "a3", "a4"))
 }
 
+// testRetentionOtherPartitions: a cap counts and evicts one population,
+// (tenant, principal, agent, kind): another partition, another agent of the
+// same partition and the principal-wide level are never touched by a write
+// of agent A, however many A writes. Controls: each population is capped
+// when its own memories are written.
 func testRetentionOtherPartitions(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	agentB := memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "B"}
@@ -388,20 +393,26 @@ func testRetentionOtherPartitions(t *testing.T, newStore func(*testing.T) store.
 	}
 	mustInsert(t, s, bobs...)
 	mustInsert(t, s, globex...)
-	mustInsert(t, s, message(agentB, "alice-b")) // another agent, same partition
+	mustInsert(t, s, message(agentB, "alice-b1"), message(agentB, "alice-b2")) // another agent, same partition
+	mustInsert(t, s, message(alice, "alice-wide"))                             // the principal-wide level
 
 	agentA := memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "A"}
-	caps := map[memgate.Kind]int{memgate.KindMessage: 3}
+	caps := map[memgate.Kind]int{memgate.KindMessage: 2}
 	res := remember(t, s, caps, message(agentA, "alice-1"), message(agentA, "alice-2"), message(agentA, "alice-3"))
-	// The cap is per partition and kind: agent B's message is in it.
-	requireIDs(t, "Evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindMessage), []string{"alice-b"})
+	requireIDs(t, "Evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindMessage), []string{"alice-1"})
+	requireIDs(t, "agent B and the principal-wide level untouched", listIDs(t, s, agentB, store.Filter{}), newestFirst("alice-b1", "alice-b2", "alice-wide"))
 	requireIDs(t, "bob untouched", listIDs(t, s, bob, store.Filter{}), newestFirst(idsOf(bobs)...))
 	requireIDs(t, "globex untouched", listIDs(t, s, aliceGlobex, store.Filter{}), newestFirst(idsOf(globex)...))
 
-	// Control: bob's partition is capped when bob's memories are written.
+	// Controls: bob's partition, agent B's population and the
+	// principal-wide one are capped when their own memories are written.
 	res = remember(t, s, caps, message(bob, "bob-5"))
-	requireIDs(t, "bob's Evicted", refIDs(t, res.Evicted, "acme", "bob", memgate.KindMessage), []string{"bob-0", "bob-1", "bob-2"})
-	requireIDs(t, "alice after bob's call", listIDs(t, s, alice, store.Filter{}), newestFirst("alice-1", "alice-2", "alice-3"))
+	requireIDs(t, "bob's Evicted", refIDs(t, res.Evicted, "acme", "bob", memgate.KindMessage), []string{"bob-0", "bob-1", "bob-2", "bob-3"})
+	res = remember(t, s, caps, message(agentB, "alice-b3"))
+	requireIDs(t, "agent B's Evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindMessage), []string{"alice-b1"})
+	res = remember(t, s, caps, message(alice, "alice-wide2"), message(alice, "alice-wide3"))
+	requireIDs(t, "principal-wide Evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindMessage), []string{"alice-wide"})
+	requireIDs(t, "agent A after the others' calls", listIDs(t, s, agentA, store.Filter{}), newestFirst("alice-2", "alice-3", "alice-wide2", "alice-wide3"))
 }
 
 func testRetentionWithinCall(t *testing.T, newStore func(*testing.T) store.Store) {

@@ -16,6 +16,91 @@ var scopeTests = []test{
 	{"AgentAndConversationVisibility", testVisibility},
 	{"VisibilityOnWrites", testVisibilityOnWrites},
 	{"InvalidScope", testInvalidScope},
+	{"ExactAgentAndHideRestricted", testNarrowedScopes},
+}
+
+// testNarrowedScopes: a scope with ExactAgent holds only its agent's own
+// memories (not the wider level), one with HideRestricted no restricted
+// memory; every operation on a memory outside answers exactly like a
+// missing id and writes nothing, and List, Counts and Fetch leave it out.
+// The control: the same calls on a memory inside succeed.
+func testNarrowedScopes(t *testing.T, newStore func(*testing.T) store.Store) {
+	wide := memgate.Scope{Tenant: "acme", Principal: "alice"}
+	agentA := memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "A"}
+	restricted := func(m *memgate.Memory) *memgate.Memory {
+		m.Sensitivity = memgate.SensitivityRestricted
+		return m
+	}
+	cases := []struct {
+		name    string
+		sc      memgate.Scope
+		outside func(i int) *memgate.Memory
+		inside  func(i int) *memgate.Memory
+	}{
+		{"exact agent: the principal-wide level is outside",
+			memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "A", ExactAgent: true},
+			func(i int) *memgate.Memory { return newMemory(wide, id(i), "principal-wide") },
+			func(i int) *memgate.Memory { return newMemory(agentA, id(i), "agent A's") }},
+		{"exact agent: another agent is outside",
+			memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "A", ExactAgent: true},
+			func(i int) *memgate.Memory {
+				return newMemory(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "B"}, id(i), "agent B's")
+			},
+			func(i int) *memgate.Memory { return newMemory(agentA, id(i), "agent A's") }},
+		{"hide restricted",
+			memgate.Scope{Tenant: "acme", Principal: "alice", HideRestricted: true},
+			func(i int) *memgate.Memory { return restricted(newMemory(wide, id(i), "restricted")) },
+			func(i int) *memgate.Memory { return newMemory(wide, id(i), "standard") }},
+		{"hide restricted with an agent",
+			memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "A", HideRestricted: true},
+			func(i int) *memgate.Memory { return restricted(newMemory(agentA, id(i), "restricted of A")) },
+			func(i int) *memgate.Memory { return newMemory(agentA, id(i), "standard of A") }},
+	}
+	for _, tc := range cases {
+		for _, op := range scopedOps {
+			t.Run(tc.name+"/"+op.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := t.Context()
+				s := newStore(t)
+				out, in := tc.outside(1), tc.inside(2)
+				mustInsert(t, s, out, in)
+				missingErr := op.call(ctx, s, tc.sc, missingID)
+				requireNotFound(t, op.name+" of a missing id", missingErr)
+				requireSameError(t, op.name+" of a memory outside the scope", op.call(ctx, s, tc.sc, out.ID), missingErr)
+				requireUnchanged(t, s, memgate.Scope{Tenant: "acme", AllPrincipals: true}, out)
+				requireGone(t, s, memgate.Scope{Tenant: "acme", AllPrincipals: true}, nextID(tc.sc, out.ID))
+				if err := op.call(ctx, s, tc.sc, in.ID); err != nil {
+					t.Fatalf("control: %s inside the scope: %v", op.name, err)
+				}
+			})
+		}
+		t.Run(tc.name+"/ListCountsFetch", func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			out, in := tc.outside(1), tc.inside(2)
+			mustInsert(t, s, out, in)
+			requireIDs(t, "List", listIDs(t, s, tc.sc, store.Filter{}), []string{in.ID})
+			if got := total(countsOf(t, s, tc.sc, now)); got != 1 {
+				t.Fatalf("Counts: %d memories, want 1", got)
+			}
+			ms, err := s.Fetch(t.Context(), tc.sc, []string{out.ID, in.ID}, store.ReadGate{Now: now, AsOf: now, IncludeRestricted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) != 1 || ms[0].ID != in.ID {
+				t.Fatalf("Fetch: %v, want only %s", idsOf(ms), in.ID)
+			}
+			// Without the narrowing, both are there (the fixture is populated).
+			open := tc.sc
+			open.ExactAgent, open.HideRestricted = false, false
+			open.Agent = ""
+			requireIDs(t, "List without the narrowing", listIDs(t, s, open, store.Filter{}), newestFirst(out.ID, in.ID))
+		})
+	}
+	// ExactAgent needs an agent.
+	if err := (memgate.Scope{Tenant: "acme", Principal: "alice", ExactAgent: true}).Validate(); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("ExactAgent without an agent: %v, want invalid_argument", err)
+	}
 }
 
 // scopedOp is a store call on one memory id, from one scope.
@@ -279,7 +364,7 @@ func testInvalidScope(t *testing.T, newStore func(*testing.T) store.Store) {
 			return err
 		}},
 		scopedOp{"Forget", func(ctx context.Context, s store.Store, sc memgate.Scope, _ string) error {
-			_, err := s.Forget(ctx, sc.Tenant, sc.Principal)
+			_, err := s.Forget(ctx, sc.Tenant, sc.Principal, pseudonymOf(sc.Tenant, sc.Principal))
 			return err
 		}},
 	)
