@@ -10,8 +10,9 @@
 // the write gate like any other memory (held as pending for approval under
 // the default policy).
 //
-// It must never log a message, a reply, a prompt, model output or memory
-// content (ids, counts and timings only); never store model output that
+// It must never log a message, a reply, a prompt, model output, memory
+// content or a principal's identifier (ids of memories, recalls and
+// conversations, counts and timings only); never store model output that
 // failed validation, nor anything without the write gate; and never act
 // outside the Turn's scope, which the caller derives from a credential.
 package agent
@@ -150,6 +151,15 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg, log: cfg.Logger}, nil
 }
 
+// With returns an agent like a whose memory calls go to e: the same model
+// and configuration, another engine (package guard passes a key's session,
+// so every recall and remember of the turn is authorized as the key's).
+func (a *Agent) With(e Engine) *Agent {
+	c := *a
+	c.cfg.Engine = e
+	return &c
+}
+
 // Turn is one user message in a conversation.
 type Turn struct {
 	// Scope is whom the turn is for, derived by the caller from a
@@ -163,6 +173,12 @@ type Turn struct {
 	// principal sees them); a caller whose credential is bound to an agent
 	// sets that agent, so that nothing is stored wider than it may write.
 	FactAgent string
+	// UserSource is the source the user's turn is stored as (default
+	// user). A caller whose credential may not claim user (an agent key
+	// without that grant) sets assistant: the agent reports what the
+	// person said, and the memory says who vouches for it; the turn's
+	// metadata then carries speaker "user".
+	UserSource memgate.Source
 }
 
 // Result is a turn's outcome: the reply with the receipts of what was
@@ -303,7 +319,7 @@ func (a *Agent) Respond(ctx context.Context, t Turn) (*Result, error) {
 		{Role: RoleUser, Content: t.Message},
 	}})
 	if err != nil {
-		a.log.WarnContext(ctx, "chat model failed", "tenant", s.Tenant, "principal", s.Principal, "conversation", s.Conversation,
+		a.log.WarnContext(ctx, "chat model failed", "tenant", s.Tenant, "conversation", s.Conversation,
 			"recall_id", rec.RecallID, "code", memgate.ErrorCode(err), "took", time.Since(modelStart))
 		return nil, err
 	}
@@ -315,6 +331,9 @@ func (a *Agent) Respond(ctx context.Context, t Turn) (*Result, error) {
 	turn := memgate.Memory{Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation, Kind: memgate.KindMessage}
 	user, asst := turn, turn
 	user.Source, user.Content = memgate.SourceUser, t.Message
+	if t.UserSource != "" && t.UserSource != memgate.SourceUser {
+		user.Source, user.Metadata = t.UserSource, map[string]any{"speaker": "user"}
+	}
 	asst.Source, asst.Content = memgate.SourceAssistant, reply.Content
 	if reply.Provider != "" && reply.Model != "" {
 		asst.Metadata = map[string]any{"llm_provider": reply.Provider, "llm_model": reply.Model}
@@ -350,7 +369,7 @@ func (a *Agent) remember(ctx context.Context, m memgate.Memory, supersedes strin
 		case memgate.EPOLICY, memgate.EINVALID, memgate.ETOOLARGE, memgate.ECONFLICT, memgate.ENOTFOUND:
 		default:
 			o.Status = StatusFailed
-			a.log.WarnContext(ctx, "chat remember failed", "tenant", m.Tenant, "principal", m.Principal,
+			a.log.WarnContext(ctx, "chat remember failed", "tenant", m.Tenant,
 				"source", m.Source, "kind", m.Kind, "code", o.Error.Code)
 		}
 		return o
@@ -370,7 +389,7 @@ func (a *Agent) logTurn(ctx context.Context, s memgate.Scope, res *Result, model
 		}
 	}
 	attrs := []any{
-		"tenant", s.Tenant, "principal", s.Principal, "conversation", s.Conversation,
+		"tenant", s.Tenant, "conversation", s.Conversation,
 		"recall_id", res.Recall.RecallID, "recalled", len(res.Recall.Results), "remembered", ids,
 		"provider", res.Model.Provider, "model", res.Model.Model, "model_took", modelTook, "took", took,
 	}

@@ -91,7 +91,7 @@ func TestExtractionSupersedesOnlyAfterApproval(t *testing.T) {
 		t.Fatalf("Paris before approval: %+v", p)
 	}
 
-	if _, err := w.eng.Approve(context.Background(), memgate.Scope{Tenant: "acme", Principal: "alice"}, berlin); err != nil {
+	if _, err := w.eng.Approve(context.Background(), memgate.Scope{Tenant: "acme", Principal: "alice"}, berlin, w.get(berlin).Version); err != nil {
 		t.Fatalf("approve: %v", err)
 	}
 	got = w.recallIDs("Where does Alice live?")

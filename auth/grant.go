@@ -23,6 +23,9 @@ type Grant struct {
 	// MayIncludeRestricted is true when recall may be asked for restricted
 	// memories with this key (MayIncludeRestricted).
 	MayIncludeRestricted bool `json:"may_include_restricted"`
+	// Sources are the sources the key may claim for what it writes
+	// (SourcesOf).
+	Sources []memgate.Source `json:"sources"`
 }
 
 // GrantOf returns what k grants. k must be a key Authenticate returned.
@@ -33,6 +36,7 @@ func GrantOf(k *memgate.Key) Grant {
 		Operations:           AllowedOps(k.Role),
 		TenantWide:           tenantWideKey(k),
 		MayIncludeRestricted: MayIncludeRestricted(k.Role),
+		Sources:              SourcesOf(k),
 	}
 }
 

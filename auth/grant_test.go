@@ -41,6 +41,9 @@ func TestGrantOf(t *testing.T) {
 			if wide := err == nil && s.AllPrincipals; g.TenantWide != wide {
 				t.Fatalf("tenant_wide %v, but ScopeFor(list, no principal) gives %+v, %v", g.TenantWide, s, err)
 			}
+			if !slices.Equal(g.Sources, auth.SourcesOf(&k)) || len(g.Sources) == 0 {
+				t.Fatalf("sources %v, want %v", g.Sources, auth.SourcesOf(&k))
+			}
 			if g.MayIncludeRestricted != auth.MayIncludeRestricted(k.Role) {
 				t.Fatalf("may_include_restricted %v for role %s", g.MayIncludeRestricted, k.Role)
 			}
@@ -66,7 +69,7 @@ func TestGrantOf(t *testing.T) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			wantNames := []string{"key_id", "may_include_restricted", "name", "operations", "role", "tenant", "tenant_wide"}
+			wantNames := []string{"key_id", "may_include_restricted", "name", "operations", "role", "sources", "tenant", "tenant_wide"}
 			if k.Principal != "" {
 				wantNames = append(wantNames, "principal")
 			}
@@ -91,7 +94,7 @@ func TestAllowedOps(t *testing.T) {
 		t.Fatalf("admin: %v, want every operation %v", got, auth.Ops)
 	}
 	if got, want := auth.AllowedOps(memgate.RoleUser), []auth.Op{
-		auth.OpRecall, auth.OpList, auth.OpGet, auth.OpRevoke, auth.OpDelete, auth.OpForget, auth.OpAudit, auth.OpStats, auth.OpWhoami,
+		auth.OpRemember, auth.OpRecall, auth.OpList, auth.OpGet, auth.OpUpdate, auth.OpRevoke, auth.OpDelete, auth.OpForget, auth.OpAudit, auth.OpStats, auth.OpWhoami,
 	}; !slices.Equal(got, want) {
 		t.Fatalf("user: %v, want %v", got, want)
 	}

@@ -44,11 +44,11 @@ var Ops = []Op{
 // unknown operation) is denied.
 //
 //	op         admin  agent  user
-//	remember     ✓      ✓
+//	remember     ✓      ✓      ✓
 //	recall       ✓      ✓      ✓
 //	list         ✓      ✓      ✓
 //	get          ✓      ✓      ✓
-//	update       ✓      ✓
+//	update       ✓      ✓      ✓
 //	revoke       ✓      ✓      ✓
 //	approve      ✓
 //	reject       ✓
@@ -73,11 +73,17 @@ var Ops = []Op{
 // Chat (a turn of the agent middleware) remembers the exchange and may
 // propose memories, so it is granted where remember is and not to a user
 // key, which may not remember: a person talks to an agent through the
-// agent's key, not their own.
+// agent's key, not their own. A user key may remember and update its own
+// principal's memories as source user (what the person says themself,
+// through the inspector or an app acting with their key).
+//
+// What a key may write is narrowed further by the sources it may claim
+// (SourcesOf, MayClaim), and what it may read by sensitivity: an agent key
+// never reads a restricted memory (ScopeFor sets HideRestricted).
 var permissions = map[memgate.Role]map[Op]bool{
 	memgate.RoleAdmin: set(Ops...),
 	memgate.RoleAgent: set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpFeedback, OpWhoami, OpChat),
-	memgate.RoleUser:  set(OpRecall, OpList, OpGet, OpRevoke, OpDelete, OpForget, OpAudit, OpStats, OpWhoami),
+	memgate.RoleUser:  set(OpRemember, OpRecall, OpList, OpGet, OpUpdate, OpRevoke, OpDelete, OpForget, OpAudit, OpStats, OpWhoami),
 }
 
 func set(ops ...Op) map[Op]bool {
@@ -93,6 +99,66 @@ func set(ops ...Op) map[Op]bool {
 func Allowed(role memgate.Role, op Op) bool {
 	return permissions[role][op]
 }
+
+// defaultSources are the sources each role may claim for what it writes
+// when its key was granted none at creation: an agent asserts what it
+// concluded (assistant) or what a tool returned (tool); a person what they
+// say (user); an admin anything. user, system, verified_tool and import
+// reach an agent key only by an explicit grant.
+var defaultSources = map[memgate.Role][]memgate.Source{
+	memgate.RoleAdmin: memgate.Sources,
+	memgate.RoleAgent: {memgate.SourceAssistant, memgate.SourceTool},
+	memgate.RoleUser:  {memgate.SourceUser},
+}
+
+// SourcesOf returns the sources k may claim: the ones granted at its
+// creation, else its role's default. A copy: the caller may keep it.
+func SourcesOf(k *memgate.Key) []memgate.Source {
+	if k == nil {
+		return nil
+	}
+	if len(k.Sources) > 0 {
+		return append([]memgate.Source(nil), k.Sources...)
+	}
+	return append([]memgate.Source(nil), defaultSources[k.Role]...)
+}
+
+// MayClaim reports whether k may write a memory attributed to src, or
+// change one that is.
+func MayClaim(k *memgate.Key, src memgate.Source) bool {
+	for _, s := range SourcesOf(k) {
+		if s == src {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrSource is the error for a source the key may not claim: forbidden,
+// naming field (source, or an item's), the same for every such source.
+func ErrSource(field string) *memgate.Error {
+	return &memgate.Error{Code: memgate.EFORBIDDEN, Field: field, Message: "is not a source this API key may claim (whoami lists its sources)"}
+}
+
+// MayLowerSensitivity reports whether role may make a restricted memory
+// standard: the person (user) and the tenant's admin may; an agent, which
+// never reads a restricted memory, may not.
+func MayLowerSensitivity(role memgate.Role) bool {
+	return role == memgate.RoleAdmin || role == memgate.RoleUser
+}
+
+// MayPreview reports whether role may mark a recall as a preview (left out
+// of the memories' recall history because nothing reached a prompt): the
+// inspector's people and admins; an agent's recalls reach prompts, and it
+// may not hide them.
+func MayPreview(role memgate.Role) bool {
+	return role == memgate.RoleAdmin || role == memgate.RoleUser
+}
+
+// agentWrites are the operations that change existing memories: with a
+// key bound to an agent they reach that agent's memories only (ScopeFor
+// sets ExactAgent), never principal-wide ones or another agent's.
+var agentWrites = set(OpRemember, OpUpdate, OpRevoke, OpFeedback, OpDelete, OpApprove, OpReject)
 
 // MayIncludeRestricted reports whether role may ask recall for restricted
 // memories: the person themself (user) and the tenant's admin may; an agent
@@ -147,6 +213,13 @@ func errOutsideKey(field string) *memgate.Error {
 //     key's agent (narrowing: that agent's memories and agent-wide ones).
 //     Another agent is forbidden. An unbound key takes the request's agent.
 //   - Conversation comes from the request (it only narrows).
+//   - An agent key never reads a restricted memory: the scope of every
+//     operation of an agent key has HideRestricted, so a restricted
+//     memory answers like a missing one. A key bound to an agent changes
+//     only its agent's memories: on the operations that change existing
+//     memories (remember's supersedes, update, revoke, feedback) the scope
+//     has ExactAgent. The request's own ExactAgent and HideRestricted are
+//     kept (they only narrow).
 //
 // The result is validated (memgate.Scope.Validate): a malformed identifier
 // in the request is invalid_argument. A nil key is unauthenticated.
@@ -197,6 +270,8 @@ func ScopeFor(k *memgate.Key, op Op, req memgate.Scope) (memgate.Scope, error) {
 	default:
 		s.Agent = req.Agent
 	}
+	s.HideRestricted = req.HideRestricted || k.Role == memgate.RoleAgent
+	s.ExactAgent = req.ExactAgent || (k.Agent != "" && agentWrites[op])
 
 	if err := s.Validate(); err != nil {
 		return memgate.Scope{}, err

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,11 +16,11 @@ func TestPermissionTable(t *testing.T) {
 	t.Parallel()
 	// Roles allowed per operation: a admin, g agent, u user.
 	want := map[auth.Op]string{
-		auth.OpRemember: "ag",
+		auth.OpRemember: "agu",
 		auth.OpRecall:   "agu",
 		auth.OpList:     "agu",
 		auth.OpGet:      "agu",
-		auth.OpUpdate:   "ag",
+		auth.OpUpdate:   "agu",
 		auth.OpRevoke:   "agu",
 		auth.OpApprove:  "a",
 		auth.OpReject:   "a",
@@ -59,7 +60,7 @@ func TestPermissionTable(t *testing.T) {
 				switch {
 				case wantOK && err != nil:
 					t.Fatalf("ScopeFor(%s, %s): %v", role, op, err)
-				case wantOK && (s.Tenant != "acme" || s.Principal != "alice"):
+				case wantOK && (s.Tenant != "acme" || s.Principal != "alice" || s.HideRestricted != (role == memgate.RoleAgent)):
 					t.Fatalf("ScopeFor(%s, %s) = %+v", role, op, s)
 				case !wantOK && memgate.ErrorCode(err) != memgate.EFORBIDDEN:
 					t.Fatalf("ScopeFor(%s, %s): %v, want forbidden", role, op, err)
@@ -292,5 +293,89 @@ func TestScopeForWithoutKey(t *testing.T) {
 		if memgate.ErrorCode(err) != memgate.EUNAUTHORIZED || s != (memgate.Scope{}) {
 			t.Fatalf("ScopeFor(%+v): %+v, %v; want unauthenticated", k, s, err)
 		}
+	}
+}
+
+// TestSourcesOf: what a key may claim is its grant, else its role's
+// default; an agent key never claims user, system, verified_tool or import
+// without a grant.
+func TestSourcesOf(t *testing.T) {
+	t.Parallel()
+	agent := &memgate.Key{ID: "key_g", Tenant: "acme", Role: memgate.RoleAgent}
+	user := &memgate.Key{ID: "key_u", Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"}
+	admin := &memgate.Key{ID: "key_a", Tenant: "acme", Role: memgate.RoleAdmin}
+	granted := &memgate.Key{ID: "key_x", Tenant: "acme", Role: memgate.RoleAgent, Sources: []memgate.Source{memgate.SourceUser, memgate.SourceAssistant}}
+	cases := []struct {
+		key  *memgate.Key
+		want []memgate.Source
+	}{
+		{agent, []memgate.Source{memgate.SourceAssistant, memgate.SourceTool}},
+		{user, []memgate.Source{memgate.SourceUser}},
+		{admin, memgate.Sources},
+		{granted, []memgate.Source{memgate.SourceUser, memgate.SourceAssistant}},
+	}
+	for _, tc := range cases {
+		got := auth.SourcesOf(tc.key)
+		if !slices.Equal(got, tc.want) {
+			t.Fatalf("SourcesOf(%s) = %v, want %v", tc.key.ID, got, tc.want)
+		}
+		for _, src := range memgate.Sources {
+			if auth.MayClaim(tc.key, src) != slices.Contains(tc.want, src) {
+				t.Fatalf("MayClaim(%s, %s) = %v", tc.key.ID, src, !slices.Contains(tc.want, src))
+			}
+		}
+	}
+	// The copy is the caller's: changing it grants nothing.
+	got := auth.SourcesOf(agent)
+	got[0] = memgate.SourceSystem
+	if auth.MayClaim(agent, memgate.SourceSystem) {
+		t.Fatal("editing SourcesOf's result granted system to an agent key")
+	}
+	if auth.MayClaim(nil, memgate.SourceUser) {
+		t.Fatal("a nil key may claim user")
+	}
+}
+
+// TestScopeNarrowsAgents: an agent key's scope never holds a restricted
+// memory, and an agent-bound key's writes reach its agent's memories only;
+// the control (admin, user, an unbound agent's writes, an agent-bound
+// key's reads) is not narrowed.
+func TestScopeNarrowsAgents(t *testing.T) {
+	t.Parallel()
+	bound := &memgate.Key{ID: "key_b", Tenant: "acme", Role: memgate.RoleAgent, Agent: "helper"}
+	unbound := &memgate.Key{ID: "key_g", Tenant: "acme", Role: memgate.RoleAgent}
+	user := &memgate.Key{ID: "key_u", Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"}
+	admin := &memgate.Key{ID: "key_a", Tenant: "acme", Role: memgate.RoleAdmin}
+	cases := []struct {
+		key         *memgate.Key
+		op          auth.Op
+		hide, exact bool
+	}{
+		{bound, auth.OpUpdate, true, true},
+		{bound, auth.OpRevoke, true, true},
+		{bound, auth.OpFeedback, true, true},
+		{bound, auth.OpRemember, true, true},
+		{bound, auth.OpRecall, true, false},
+		{bound, auth.OpGet, true, false},
+		{bound, auth.OpChat, true, false},
+		{unbound, auth.OpUpdate, true, false},
+		{unbound, auth.OpList, true, false},
+		{user, auth.OpGet, false, false},
+		{user, auth.OpUpdate, false, false},
+		{admin, auth.OpUpdate, false, false},
+	}
+	for _, tc := range cases {
+		s, err := auth.ScopeFor(tc.key, tc.op, memgate.Scope{Principal: "alice"})
+		if err != nil {
+			t.Fatalf("ScopeFor(%s, %s): %v", tc.key.ID, tc.op, err)
+		}
+		if s.HideRestricted != tc.hide || s.ExactAgent != tc.exact {
+			t.Fatalf("ScopeFor(%s, %s) = %+v, want HideRestricted %v, ExactAgent %v", tc.key.ID, tc.op, s, tc.hide, tc.exact)
+		}
+	}
+	// A request's own narrowing is kept.
+	s, err := auth.ScopeFor(admin, auth.OpList, memgate.Scope{Principal: "alice", Agent: "helper", ExactAgent: true, HideRestricted: true})
+	if err != nil || !s.ExactAgent || !s.HideRestricted {
+		t.Fatalf("ScopeFor(admin, list, narrowed) = %+v, %v; want the narrowing kept", s, err)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/agent/agenttest"
-	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -37,7 +37,11 @@ func TestChatAgainstTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Auth: auth.New(db), RateLimit: httpapi.RateLimit{PerSecond: -1}, Agent: ag})
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Guard: g, Agent: ag})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -402,6 +402,9 @@ type ListRequest struct {
 	Q        string
 	Limit    int
 	Cursor   string
+	// StandardOnly leaves restricted memories out (sensitivity=standard),
+	// for a key that may read them but a reader (a model) that may not.
+	StandardOnly bool
 }
 
 // Page is a page of List.
@@ -430,6 +433,9 @@ func (c *Client) List(ctx context.Context, r ListRequest) (*Page, error) {
 		q.Set("limit", strconv.Itoa(r.Limit))
 	}
 	set(q, "cursor", r.Cursor)
+	if r.StandardOnly {
+		q.Set("sensitivity", string(memgate.SensitivityStandard))
+	}
 	var out Page
 	if err := c.do(ctx, request{method: "GET", path: "/v1/memories", query: q}, &out); err != nil {
 		return nil, err
@@ -546,13 +552,33 @@ func (c *Client) Revoke(ctx context.Context, s Scope, id, reason string) (*memga
 }
 
 // Approve makes a pending memory active (POST /v1/memories/{id}/approve).
-func (c *Client) Approve(ctx context.Context, s Scope, id string) (*memgate.Memory, error) {
-	return c.memoryCall(ctx, "POST", s, id, "/approve", struct{}{}, nil)
+//
+// version is the version that was reviewed (sent as If-Match): a memory
+// changed since is a conflict and stays pending.
+func (c *Client) Approve(ctx context.Context, s Scope, id string, version int64) (*memgate.Memory, error) {
+	h, err := reviewed(version)
+	if err != nil {
+		return nil, err
+	}
+	return c.memoryCall(ctx, "POST", s, id, "/approve", struct{}{}, h)
 }
 
-// Reject refuses a pending memory (POST /v1/memories/{id}/reject).
-func (c *Client) Reject(ctx context.Context, s Scope, id, reason string) (*memgate.Memory, error) {
-	return c.memoryCall(ctx, "POST", s, id, "/reject", reasonBody{reason}, nil)
+// Reject refuses a pending memory (POST /v1/memories/{id}/reject) at the
+// version that was reviewed, as Approve.
+func (c *Client) Reject(ctx context.Context, s Scope, id string, version int64, reason string) (*memgate.Memory, error) {
+	h, err := reviewed(version)
+	if err != nil {
+		return nil, err
+	}
+	return c.memoryCall(ctx, "POST", s, id, "/reject", reasonBody{reason}, h)
+}
+
+// reviewed is the If-Match header of an approval or a rejection.
+func reviewed(version int64) (http.Header, error) {
+	if version <= 0 {
+		return nil, memgate.FieldError("version", "is required: the version of the memory that was reviewed")
+	}
+	return http.Header{"If-Match": {`"` + strconv.FormatInt(version, 10) + `"`}}, nil
 }
 
 // Feedback reports how useful a memory was, in [-1, 1] (POST
@@ -661,6 +687,58 @@ func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*
 func (c *Client) Whoami(ctx context.Context) (*auth.Grant, error) {
 	var out auth.Grant
 	if err := c.do(ctx, request{method: "GET", path: "/v1/whoami"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// NewKey is the template of CreateKey: the role, the binding and the
+// sources the key may claim (empty: its role's default).
+type NewKey struct {
+	Role      memgate.Role     `json:"role"`
+	Principal string           `json:"principal,omitempty"`
+	Agent     string           `json:"agent,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Sources   []memgate.Source `json:"sources,omitempty"`
+}
+
+// CreatedKey is a key CreateKey made: its record and its secret, which
+// the server shows this once.
+type CreatedKey struct {
+	Key    *memgate.Key `json:"key"`
+	Secret string       `json:"secret"`
+}
+
+// CreateKey mints a key in the caller's tenant (POST /v1/keys; an admin
+// key).
+func (c *Client) CreateKey(ctx context.Context, k NewKey) (*CreatedKey, error) {
+	var out CreatedKey
+	if err := c.do(ctx, request{method: "POST", path: "/v1/keys", body: k}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListKeys returns every key of the caller's tenant, oldest first (GET
+// /v1/keys; an admin key).
+func (c *Client) ListKeys(ctx context.Context) ([]*memgate.Key, error) {
+	var out struct {
+		Keys []*memgate.Key `json:"keys"`
+	}
+	if err := c.do(ctx, request{method: "GET", path: "/v1/keys"}, &out); err != nil {
+		return nil, err
+	}
+	return out.Keys, nil
+}
+
+// RevokeKey revokes a key of the caller's tenant (POST
+// /v1/keys/{id}/revoke; an admin key).
+func (c *Client) RevokeKey(ctx context.Context, id string) (*memgate.Key, error) {
+	if !memgate.ValidIdent(id) {
+		return nil, memgate.FieldError("id", "must match [A-Za-z0-9._:@-]{1,128}")
+	}
+	var out memgate.Key
+	if err := c.do(ctx, request{method: "POST", path: "/v1/keys/" + url.PathEscape(id) + "/revoke", body: struct{}{}}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

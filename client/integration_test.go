@@ -15,6 +15,7 @@ import (
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -36,7 +37,11 @@ func newLiveServer(t *testing.T) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := httpapi.New(httpapi.Config{Engine: eng, Auth: auth.New(db), RateLimit: httpapi.RateLimit{PerSecond: -1}})
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Guard: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +84,9 @@ func TestAgainstTheServer(t *testing.T) {
 	s := newLiveServer(t)
 	ctx := t.Context()
 	admin := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAdmin})
-	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Agent: "helper"})
+	// An agent that relays what people say: granted user at creation.
+	relay := []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceTool}
+	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Agent: "helper", Sources: relay})
 	user := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"})
 	globex := s.client(t, memgate.Key{Tenant: "globex", Role: memgate.RoleAdmin})
 	alice := client.Scope{Principal: "alice"}
@@ -117,8 +124,12 @@ func TestAgainstTheServer(t *testing.T) {
 	if f := memgate.ErrorField(err); !strings.HasPrefix(f, "memories[1]") {
 		t.Fatalf("RememberBatch with a bad item names %q", f)
 	}
-	_, err = user.Remember(ctx, client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "x"})
-	requireCode(t, "Remember with a user key", err, memgate.EFORBIDDEN)
+	// A user key writes as the person (source user) and nothing else.
+	_, err = user.Remember(ctx, client.Memory{Kind: memgate.KindFact, Source: memgate.SourceSystem, Content: "Alice is an administrator."})
+	requireCode(t, "Remember as system with a user key", err, memgate.EFORBIDDEN)
+	if own, err := user.Remember(ctx, client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Alice keeps bees."}); err != nil || own.Principal != "alice" {
+		t.Fatalf("Remember as the person with a user key: %+v, %v", own, err)
+	}
 
 	// Recall.
 	res, err := agent.Recall(ctx, client.RecallRequest{Principal: "alice", Query: "What does Alice drink?", Explain: true})
@@ -137,8 +148,9 @@ func TestAgainstTheServer(t *testing.T) {
 	requireCode(t, "Recall with k out of range", err, memgate.EINVALID)
 
 	// List and Get, and another tenant's view of the same id.
+	// Tea, Lisbon and the bees the person wrote herself.
 	page, err := user.List(ctx, client.ListRequest{Statuses: []memgate.Status{memgate.StatusActive}})
-	if err != nil || len(page.Memories) != 2 {
+	if err != nil || len(page.Memories) != 3 {
 		t.Fatalf("List by the user: %+v, %v", page, err)
 	}
 	if m, err := user.Get(ctx, client.Scope{}, tea.ID); err != nil || m.Content != tea.Content {
@@ -163,16 +175,16 @@ func TestAgainstTheServer(t *testing.T) {
 	requireCode(t, "Update from a stale version", err, memgate.ECONFLICT)
 
 	// Approve, reject, feedback, revoke.
-	if m, err := admin.Approve(ctx, alice, peanuts.ID); err != nil || m.Status != memgate.StatusActive {
+	if m, err := admin.Approve(ctx, alice, peanuts.ID, peanuts.Version); err != nil || m.Status != memgate.StatusActive {
 		t.Fatalf("Approve: %+v, %v", m, err)
 	}
-	_, err = agent.Approve(ctx, alice, peanuts.ID)
+	_, err = agent.Approve(ctx, alice, peanuts.ID, peanuts.Version)
 	requireCode(t, "Approve with an agent key", err, memgate.EFORBIDDEN)
 	held, err := agent.Remember(ctx, client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceTool, Content: "Alice owns a boat."})
 	if err != nil || held.Status != memgate.StatusPending {
 		t.Fatalf("Remember from a tool: %+v, %v", held, err)
 	}
-	if m, err := admin.Reject(ctx, alice, held.ID, "not true"); err != nil || m.Status != memgate.StatusRevoked || m.StatusReason != "not true" {
+	if m, err := admin.Reject(ctx, alice, held.ID, held.Version, "not true"); err != nil || m.Status != memgate.StatusRevoked || m.StatusReason != "not true" {
 		t.Fatalf("Reject: %+v, %v", m, err)
 	}
 	if m, err := agent.Feedback(ctx, alice, lisbon.ID, 0.75); err != nil || m.Feedback.Count != 1 {
@@ -193,7 +205,7 @@ func TestAgainstTheServer(t *testing.T) {
 		t.Fatalf("Audit of recalls by the user: %+v, %v", recalls, err)
 	}
 	st, err := admin.Stats(ctx, client.Scope{})
-	if err != nil || st.Tenant != "acme" || st.Total != 4 || st.ByStatus["revoked"] != 2 {
+	if err != nil || st.Tenant != "acme" || st.Total != 5 || st.ByStatus["revoked"] != 2 {
 		t.Fatalf("Stats: %+v, %v", st, err)
 	}
 	if st, err := globex.Stats(ctx, client.Scope{}); err != nil || st.Total != 0 {
@@ -202,7 +214,7 @@ func TestAgainstTheServer(t *testing.T) {
 
 	// Export from one tenant, import into another.
 	var jsonl bytes.Buffer
-	if _, err := admin.Export(ctx, client.Scope{}, &jsonl); err != nil || strings.Count(jsonl.String(), "\n") != 4 {
+	if _, err := admin.Export(ctx, client.Scope{}, &jsonl); err != nil || strings.Count(jsonl.String(), "\n") != 5 {
 		t.Fatalf("Export: %v\n%s", err, jsonl.String())
 	}
 	// A line may name only the importing tenant: drop acme's name.
@@ -211,7 +223,7 @@ func TestAgainstTheServer(t *testing.T) {
 		t.Fatalf("export shape changed: %s", jsonl.String())
 	}
 	imp, err := globex.Import(ctx, strings.NewReader(moved))
-	if err != nil || imp.Imported != 4 {
+	if err != nil || imp.Imported != 5 {
 		t.Fatalf("Import: %+v, %v", imp, err)
 	}
 	if m, err := globex.Get(ctx, alice, tea.ID); err != nil || m.Tenant != "globex" {
@@ -225,10 +237,10 @@ func TestAgainstTheServer(t *testing.T) {
 	_, err = user.Get(ctx, client.Scope{}, peanuts.ID)
 	requireCode(t, "Get after Delete", err, memgate.ENOTFOUND)
 	rc, err := user.Forget(ctx, "")
-	if err != nil || rc.Forgotten != 3 || rc.Principal != "alice" || rc.Tenant != "acme" {
+	if err != nil || rc.Forgotten != 4 || rc.Principal != "alice" || rc.Tenant != "acme" {
 		t.Fatalf("Forget: %+v, %v", rc, err)
 	}
-	if st, err := globex.Stats(ctx, client.Scope{}); err != nil || st.Total != 4 {
+	if st, err := globex.Stats(ctx, client.Scope{}); err != nil || st.Total != 5 {
 		t.Fatalf("another tenant's memories after forget: %+v, %v", st, err)
 	}
 }
@@ -373,7 +385,7 @@ func TestRememberRetriedWithIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	s := newLiveServer(t)
 	ctx := t.Context()
-	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice"})
+	agent := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice", Sources: []memgate.Source{memgate.SourceUser}})
 	m := client.Memory{Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "Alice has a cat named Miso."}
 	first, err := agent.Remember(ctx, m, client.IdempotencyKey("k-1"))
 	if err != nil {

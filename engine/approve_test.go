@@ -54,7 +54,7 @@ func TestPendingSupersedesOnlyWhenApproved(t *testing.T) {
 		t.Fatalf("before approval recall = %v; want Paris and not the pending Berlin", ids)
 	}
 
-	approved, err := h.eng.Approve(ctx, s, berlin.ID)
+	approved, err := h.eng.Approve(ctx, s, berlin.ID, berlin.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestPendingSupersedeRules(t *testing.T) {
 	if _, err := h.eng.Revoke(ctx, s, active.ID, "changed"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.eng.Approve(ctx, s, p2.ID)
+	got, err := h.eng.Approve(ctx, s, p2.ID, p2.Version)
 	if err != nil || got.Status != memgate.StatusActive {
 		t.Fatalf("approve after the old one was revoked: %v, %v", got, err)
 	}

@@ -40,6 +40,13 @@ func WithActor(ctx context.Context, actor string) context.Context {
 	return context.WithValue(ctx, actorKey{}, actor)
 }
 
+// writerOf is what a memory records as created_by and updated_by: the
+// actor WithActor named, or "" (a library caller that named none).
+func writerOf(ctx context.Context) string {
+	a, _ := ctx.Value(actorKey{}).(string)
+	return a
+}
+
 func actorOf(ctx context.Context) string {
 	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
 		return a

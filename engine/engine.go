@@ -10,9 +10,6 @@ package engine
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -116,6 +113,9 @@ type Engine struct {
 	log   *slog.Logger
 	rec   recaller
 
+	pkeyMu sync.Mutex
+	pkey   []byte
+
 	auditOnce  sync.Once
 	closeOnce  sync.Once
 	auditq     chan store.AuditEvent
@@ -130,7 +130,9 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, log: cfg.Logger, auditStop: make(chan struct{})}
+	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{})}
+	// Log lines name a principal only by its pseudonym (pseudonym.go).
+	e.log = slog.New(&pseudonymous{inner: cfg.Logger.Handler(), e: e})
 	idx, err := index.New(cfg.Index, e.load)
 	if err != nil {
 		return nil, err
@@ -170,15 +172,14 @@ func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*sto
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	for _, k := range f.Kinds {
-		if _, err := memgate.ParseKind(string(k)); err != nil {
-			return nil, err
-		}
+	if err := checkKinds("kind", f.Kinds); err != nil {
+		return nil, err
 	}
-	for _, src := range f.Sources {
-		if _, err := memgate.ParseSource(string(src)); err != nil {
-			return nil, err
-		}
+	if err := checkSources("source", f.Sources); err != nil {
+		return nil, err
+	}
+	if err := checkFilterLen("status", len(f.Statuses)); err != nil {
+		return nil, err
 	}
 	for _, st := range f.Statuses {
 		if st == memgate.StatusExpired {
@@ -201,6 +202,54 @@ func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*sto
 		e.derive(m, now)
 	}
 	return p, nil
+}
+
+// MaxFilterValues bounds every list of values a request filters on (kinds,
+// sources, statuses): there are fewer values than this of each, so a
+// longer list only costs the store (every value is a bound parameter).
+const MaxFilterValues = 16
+
+// checkFilterLen refuses a filter list longer than MaxFilterValues,
+// naming field.
+func checkFilterLen(field string, n int) error {
+	if n > MaxFilterValues {
+		return &memgate.Error{Code: memgate.ETOOLARGE, Field: field, Message: fmt.Sprintf("holds %d values, the limit is %d", n, MaxFilterValues)}
+	}
+	return nil
+}
+
+// checkKinds checks a kind filter: bounded, every kind known.
+func checkKinds(field string, ks []memgate.Kind) error {
+	if err := checkFilterLen(field, len(ks)); err != nil {
+		return err
+	}
+	for _, k := range ks {
+		if _, err := memgate.ParseKind(string(k)); err != nil {
+			return memgate.FieldError(field, "unknown kind %q (one of message, fact, preference, task, summary)", clip(string(k)))
+		}
+	}
+	return nil
+}
+
+// checkSources checks a source filter: bounded, every source known.
+func checkSources(field string, ss []memgate.Source) error {
+	if err := checkFilterLen(field, len(ss)); err != nil {
+		return err
+	}
+	for _, src := range ss {
+		if _, err := memgate.ParseSource(string(src)); err != nil {
+			return memgate.FieldError(field, "unknown source %q (one of user, assistant, tool, verified_tool, system, import)", clip(string(src)))
+		}
+	}
+	return nil
+}
+
+// clip shortens a caller's value quoted in an error.
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
 }
 
 // derive sets the fields computed at read time.
@@ -236,6 +285,10 @@ type ForgetReceipt struct {
 	Forgotten int64            `json:"forgotten"` // memories erased, with their vectors, feedback and dedup signatures
 	ByKind    map[string]int64 `json:"by_kind"`
 	ByStatus  map[string]int64 `json:"by_status"`
+	// AuditPrincipal is the principal's pseudonym ("forgotten:…", a keyed
+	// hash): the audit log's events about the principal, the forget's
+	// own included, now name it so, and an admin finds them with it.
+	AuditPrincipal string `json:"audit_principal"`
 }
 
 // Forget erases every memory of (tenant, principal) — in every agent and
@@ -255,20 +308,19 @@ func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetR
 	if err != nil {
 		return nil, err
 	}
-	// The audit log keeps the principal's events under a keyed hash.
-	pkey, err := e.store.PseudonymKey(ctx)
+	pseudonym, err := e.Pseudonym(ctx, tenant, principal)
 	if err != nil {
 		return nil, err
 	}
-	mac := hmac.New(sha256.New, pkey)
-	fmt.Fprintf(mac, "%d:%s/%s", len(tenant), tenant, principal)
-	pseudonym := store.PseudonymPrefix + hex.EncodeToString(mac.Sum(nil)[:16])
+	// Events still queued name the principal: appended first, they take
+	// the pseudonym with the rest.
+	e.flushAudit()
 	n, err := e.store.Forget(ctx, tenant, principal, pseudonym)
 	e.rec.idx.Drop(tenant, principal)
 	if err != nil {
 		return nil, err
 	}
-	rc.Forgotten = n
+	rc.Forgotten, rc.AuditPrincipal = n, pseudonym
 	var counted int64
 	for _, c := range counts {
 		rc.ByKind[string(c.Kind)] += c.N
@@ -280,7 +332,7 @@ func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetR
 		// exact, the breakdown is not. Say so rather than guess.
 		rc.ByKind, rc.ByStatus = nil, nil
 	}
-	e.audit(ctx, store.AuditEvent{Tenant: tenant, Principal: principal, Action: ActionForget, Counts: map[string]int64{"forgotten": n}})
+	e.audit(ctx, store.AuditEvent{Tenant: tenant, Principal: pseudonym, Action: ActionForget, Counts: map[string]int64{"forgotten": n}})
 	e.log.InfoContext(ctx, "forget", "tenant", tenant, "principal", principal, "removed", n, "took", time.Since(start))
 	return rc, nil
 }

@@ -333,7 +333,7 @@ func TestHeldSupersedeWithIdempotencyKeyReplays(t *testing.T) {
 
 	// Approved since, the old memory is superseded: the retry still
 	// replays, now the approved memory.
-	if _, err := h.eng.Approve(ctx, s, first.ID); err != nil {
+	if _, err := h.eng.Approve(ctx, s, first.ID, first.Version); err != nil {
 		t.Fatal(err)
 	}
 	late, err := h.eng.Remember(ctx, proposal)

@@ -78,6 +78,11 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 		if err != nil {
 			return ImportResult{}, lineError(lineNo, err)
 		}
+		// created_by is the line's (the record's history, from an
+		// export); the import is the last change.
+		if w := writerOf(ctx); w != "" {
+			m.UpdatedBy = w
+		}
 		if prev, dup := ids[m.ID]; dup {
 			return ImportResult{}, lineError(lineNo, memgate.FieldError("id", "repeats the id of line %d", prev))
 		}

@@ -9,42 +9,61 @@ import (
 )
 
 // Approve moves a pending memory to active: from now on it is recalled.
-// When the pending memory was meant to supersede another (it was
-// remembered with Supersedes and the write gate held it), that memory, if
-// still active, is marked superseded by it in the same transaction: the
-// replacement takes effect only now, and the old memory stays in the chain.
-// Approving an active memory returns it unchanged.
-func (e *Engine) Approve(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error) {
+// version is the version the approver reviewed (a REST caller's If-Match):
+// a memory changed since is a conflict naming If-Match and stays pending,
+// so what becomes active is exactly what a person read. When the pending
+// memory was meant to supersede another (it was remembered with
+// Supersedes and the write gate held it), that memory, if still active,
+// is marked superseded by it in the same transaction: the replacement
+// takes effect only now, and the old memory stays in the chain. Approving
+// an active memory returns it unchanged. The audit event records the
+// approved version and content hash.
+func (e *Engine) Approve(ctx context.Context, s memgate.Scope, id string, version int64) (*memgate.Memory, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if err := memgate.CheckIdent("id", id); err != nil {
 		return nil, memgate.ErrNotFound()
 	}
+	if err := checkReviewed(version); err != nil {
+		return nil, err
+	}
 	now := e.now()
-	m, old, err := e.store.Promote(ctx, s, id, store.Promotion{At: now})
+	m, old, err := e.store.Promote(ctx, s, id, store.Promotion{At: now, By: writerOf(ctx), Version: version})
 	if err != nil {
 		return nil, err
 	}
 	e.indexed(m)
-	e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionApprove, MemoryIDs: []string{m.ID}})
+	e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionApprove, MemoryIDs: []string{m.ID},
+		Counts: map[string]int64{"version": version}, ContentSHA256: m.ContentSHA256})
 	if old != nil {
 		e.indexed(old)
 		e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionSupersede, MemoryIDs: []string{old.ID, m.ID}})
 	}
-	e.log.InfoContext(ctx, ActionApprove, "tenant", m.Tenant, "principal", m.Principal, "id", m.ID, "status", m.Status, "superseded", old != nil)
+	e.log.InfoContext(ctx, ActionApprove, "tenant", m.Tenant, "principal", m.Principal, "id", m.ID, "version", version, "status", m.Status, "superseded", old != nil)
 	e.derive(m, now)
 	return m, nil
 }
 
+// checkReviewed checks the version an approval or a rejection names.
+func checkReviewed(version int64) error {
+	if version <= 0 {
+		return memgate.FieldError("version", "is required: the version of the memory that was reviewed (If-Match)")
+	}
+	return nil
+}
+
 // Reject refuses a pending memory: it becomes revoked with reason and is
-// never recalled.
-func (e *Engine) Reject(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error) {
+// never recalled. version is the reviewed one, as for Approve.
+func (e *Engine) Reject(ctx context.Context, s memgate.Scope, id string, version int64, reason string) (*memgate.Memory, error) {
+	if err := checkReviewed(version); err != nil {
+		return nil, err
+	}
 	if reason == "" {
 		reason = "rejected"
 	}
 	return e.setStatus(ctx, s, id, ActionReject, store.StatusChange{
-		From: []memgate.Status{memgate.StatusPending}, To: memgate.StatusRevoked, Reason: reason,
+		From: []memgate.Status{memgate.StatusPending}, To: memgate.StatusRevoked, Reason: reason, Version: version,
 	})
 }
 
@@ -66,13 +85,17 @@ func (e *Engine) setStatus(ctx context.Context, s memgate.Scope, id, action stri
 	if err := checkReason("reason", ch.Reason, e.cfg.Limits); err != nil {
 		return nil, err
 	}
-	ch.At = e.now()
+	ch.At, ch.By = e.now(), writerOf(ctx)
 	m, err := e.store.SetStatus(ctx, s, id, ch)
 	if err != nil {
 		return nil, err
 	}
 	e.indexed(m)
-	e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: action, MemoryIDs: []string{m.ID}})
+	ev := store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: action, MemoryIDs: []string{m.ID}}
+	if ch.Version > 0 {
+		ev.Counts, ev.ContentSHA256 = map[string]int64{"version": ch.Version}, m.ContentSHA256
+	}
+	e.audit(ctx, ev)
 	e.log.InfoContext(ctx, action, "tenant", m.Tenant, "principal", m.Principal, "id", m.ID, "status", m.Status)
 	e.derive(m, ch.At)
 	return m, nil

@@ -529,15 +529,14 @@ func (e *Engine) checkRecall(req *RecallRequest) (rank.Options, error) {
 	default:
 		o.Floor = *req.MinScore
 	}
-	for _, k := range req.Kinds {
-		if _, err := memgate.ParseKind(string(k)); err != nil {
-			return o, err
-		}
+	if req.IncludeRestricted && s.HideRestricted {
+		return o, &memgate.Error{Code: memgate.EFORBIDDEN, Field: "include_restricted", Message: "is not granted to this API key's role"}
 	}
-	for _, src := range req.Sources {
-		if _, err := memgate.ParseSource(string(src)); err != nil {
-			return o, err
-		}
+	if err := checkKinds("kinds", req.Kinds); err != nil {
+		return o, err
+	}
+	if err := checkSources("sources", req.Sources); err != nil {
+		return o, err
 	}
 	if len(req.Metadata) > 16 {
 		return o, memgate.FieldError("metadata", "at most 16 metadata filters")

@@ -343,7 +343,8 @@ func TestRecallValidates(t *testing.T) {
 		"k":            {Scope: scope("t", "p"), Query: "x", K: 101},
 		"min_score":    {Scope: scope("t", "p"), Query: "x", MinScore: &bad},
 		"principal":    {Scope: memgate.Scope{Tenant: "t"}, Query: "x"},
-		"kind":         {Scope: scope("t", "p"), Query: "x", Kinds: []memgate.Kind{"nope"}},
+		"kinds":        {Scope: scope("t", "p"), Query: "x", Kinds: []memgate.Kind{"nope"}},
+		"sources":      {Scope: scope("t", "p"), Query: "x", Sources: []memgate.Source{"root"}},
 		"budget_chars": {Scope: scope("t", "p"), Query: "x", BudgetChars: -1},
 	}
 	tests["min_score "] = engine.RecallRequest{Scope: scope("t", "p"), Query: "x", MinScore: &over}
@@ -352,6 +353,35 @@ func TestRecallValidates(t *testing.T) {
 		if memgate.ErrorField(err) != strings.TrimSpace(field) {
 			t.Errorf("%s: %v", field, err)
 		}
+	}
+	// Every list is bounded, naming its field: 30,000 kinds once grew a
+	// server to 1.3 GB (the statement cache), 32,767 gave a 500.
+	many := make([]memgate.Kind, 30_000)
+	for i := range many {
+		many[i] = memgate.KindFact
+	}
+	manySources := make([]memgate.Source, engine.MaxFilterValues+1)
+	for i := range manySources {
+		manySources[i] = memgate.SourceUser
+	}
+	for _, req := range []engine.RecallRequest{
+		{Scope: scope("t", "p"), Query: "x", Kinds: many},
+		{Scope: scope("t", "p"), Query: "x", Sources: manySources},
+	} {
+		_, err := eng.Recall(ctx, req)
+		if f := memgate.ErrorField(err); memgate.ErrorCode(err) != memgate.ETOOLARGE || (f != "kinds" && f != "sources") {
+			t.Errorf("a recall with %d kinds and %d sources: %v", len(req.Kinds), len(req.Sources), err)
+		}
+	}
+	if _, err := eng.List(ctx, scope("t", "p"), engine.ListRequest{Kinds: many}); memgate.ErrorCode(err) != memgate.ETOOLARGE || memgate.ErrorField(err) != "kind" {
+		t.Errorf("a list with 30,000 kinds: %v", err)
+	}
+	// Control: the most values a list may hold pass.
+	if _, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: "x", Kinds: many[:engine.MaxFilterValues], Sources: manySources[:engine.MaxFilterValues]}); err != nil {
+		t.Errorf("a recall with %d kinds and sources: %v", engine.MaxFilterValues, err)
+	}
+	if _, err := eng.List(ctx, scope("t", "p"), engine.ListRequest{Kinds: many[:engine.MaxFilterValues]}); err != nil {
+		t.Errorf("a list with %d kinds: %v", engine.MaxFilterValues, err)
 	}
 	if _, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: strings.Repeat("x", engine.MaxQueryBytes+1)}); memgate.ErrorCode(err) != memgate.ETOOLARGE {
 		t.Errorf("huge query: %v", err)

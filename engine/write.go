@@ -34,11 +34,18 @@ import (
 // so does a retry of one the write gate held, whether it still waits for
 // approval or was approved since. A retry after the old memory was deleted
 // is not_found, like any supersession of it.
+//
+// ExactAgent and HideRestricted narrow the memory Supersedes may name, as
+// in memgate.Scope (package guard sets them from the key): a key bound to
+// an agent supersedes only its agent's memories, an agent key never a
+// restricted one it cannot read.
 type RememberRequest struct {
 	Memory         memgate.Memory
 	TTL            time.Duration
 	Supersedes     string
 	IdempotencyKey string
+	ExactAgent     bool
+	HideRestricted bool
 }
 
 // requestSHA256 is the hash that tells a retry of r from another request
@@ -82,7 +89,9 @@ type Remembered struct {
 // Remember passes one memory through the write gate and stores it.
 func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*Remembered, error) {
 	if r.Supersedes != "" {
-		_, next, replayed, err := e.supersede(ctx, r.Memory.Scope(), r.Supersedes, r)
+		s := r.Memory.Scope()
+		s.ExactAgent, s.HideRestricted = r.ExactAgent, r.HideRestricted
+		_, next, replayed, err := e.supersede(ctx, s, r.Supersedes, r)
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +140,12 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 			return nil, err
 		}
 	}
+	writer := writerOf(ctx)
 	for i, r := range rs {
 		m, err := e.prepare(r, now, false)
+		if err == nil {
+			m.CreatedBy, m.UpdatedBy = writer, writer
+		}
 		if err == nil {
 			err = e.gate(ctx, m, r, now)
 		}
@@ -181,21 +194,42 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		return nil, err
 	}
 	out := make([]*Remembered, len(ms))
-	var stored, folded, pending, replayed []string
+	// One audit event per principal: a batch may hold several people's
+	// memories, and each person's audit log holds their own (never the
+	// first item's principal for all).
+	type tally struct {
+		stored, folded, pending, replayed, evicted []string
+	}
+	var order []string
+	byPrincipal := map[string]*tally{}
+	of := func(principal string) *tally {
+		t := byPrincipal[principal]
+		if t == nil {
+			t = &tally{}
+			byPrincipal[principal] = t
+			order = append(order, principal)
+		}
+		return t
+	}
+	var folded, pending, replayed int
 	for i, m := range res.Memories {
 		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i], Replayed: res.Replayed[i]}
 		e.derive(m, now)
+		t := of(m.Principal)
 		switch {
 		case res.Replayed[i]:
-			replayed = append(replayed, m.ID)
+			t.replayed = append(t.replayed, m.ID)
+			replayed++
 			continue // stored, indexed and audited by the first request
 		case res.Deduplicated[i]:
-			folded = append(folded, m.ID)
+			t.folded = append(t.folded, m.ID)
+			folded++
 		case m.Status == memgate.StatusPending:
-			pending = append(pending, m.ID)
-			stored = append(stored, m.ID)
+			t.pending = append(t.pending, m.ID)
+			t.stored = append(t.stored, m.ID)
+			pending++
 		default:
-			stored = append(stored, m.ID)
+			t.stored = append(t.stored, m.ID)
 		}
 		if !res.Deduplicated[i] {
 			e.indexed(m)
@@ -203,27 +237,46 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 	}
 	for _, r := range res.Evicted {
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
+		t := of(r.Principal)
+		t.evicted = append(t.evicted, r.ID)
 	}
 	first := ms[0]
-	e.auditLater(ctx, store.AuditEvent{
-		Tenant: first.Tenant, Principal: first.Principal, Agent: first.Agent, Action: ActionRemember,
-		MemoryIDs: append(append(stored, folded...), replayed...),
-		Counts: map[string]int64{"stored": int64(len(stored)), "deduplicated": int64(len(folded)), "pending": int64(len(pending)),
-			"replayed": int64(len(replayed)), "evicted": int64(len(res.Evicted))},
-	})
-	if len(res.Evicted) > 0 {
-		ids := make([]string, len(res.Evicted))
-		for i, r := range res.Evicted {
-			ids[i] = r.ID
+	for _, principal := range order {
+		t := byPrincipal[principal]
+		if len(t.stored)+len(t.folded)+len(t.replayed) > 0 {
+			e.auditLater(ctx, store.AuditEvent{
+				Tenant: first.Tenant, Principal: principal, Agent: agentOf(ms, principal), Action: ActionRemember,
+				MemoryIDs: append(append(append([]string(nil), t.stored...), t.folded...), t.replayed...),
+				Counts: map[string]int64{"stored": int64(len(t.stored)), "deduplicated": int64(len(t.folded)), "pending": int64(len(t.pending)),
+					"replayed": int64(len(t.replayed)), "evicted": int64(len(t.evicted))},
+			})
 		}
-		e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: first.Principal, Action: ActionEvict, MemoryIDs: ids, Reason: "retention_cap"})
+		if len(t.evicted) > 0 {
+			e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: principal, Action: ActionEvict, MemoryIDs: t.evicted, Reason: "retention_cap"})
+		}
 	}
 	if len(ms) == 1 {
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
 	} else {
-		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "deduplicated", len(folded), "pending", len(pending), "replayed", len(replayed), "evicted", len(res.Evicted), "took", time.Since(start))
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "principals", len(order), "deduplicated", folded, "pending", pending, "replayed", replayed, "evicted", len(res.Evicted), "took", time.Since(start))
 	}
 	return out, nil
+}
+
+// agentOf is the agent a batch's audit event for principal names: the
+// agent of its memories when they share one, else "" (several agents).
+func agentOf(ms []*memgate.Memory, principal string) string {
+	agent, seen := "", false
+	for _, m := range ms {
+		if m.Principal != principal {
+			continue
+		}
+		if seen && m.Agent != agent {
+			return ""
+		}
+		agent, seen = m.Agent, true
+	}
+	return agent
 }
 
 // idempotencyKeys are the store's keys for rs: nil when no request has
@@ -321,6 +374,9 @@ func (e *Engine) prepare(r RememberRequest, now time.Time, restore bool) (*memga
 		}
 		if m.Supersedes != "" || m.SupersededBy != "" {
 			return nil, memgate.FieldError("supersedes", "is set by supersede, not remember")
+		}
+		if m.CreatedBy != "" || m.UpdatedBy != "" {
+			return nil, memgate.FieldError("created_by", "is assigned by the server: the key that writes")
 		}
 		m.Status, m.StatusReason, m.Version = memgate.StatusActive, "", 1
 		m.CreatedAt, m.UpdatedAt = now, now
@@ -522,31 +578,53 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 	m.ContentSHA256 = memgate.ContentHash(m.Content)
 	m.DedupKey = e.dedupKey(m)
 	m.Embedding = emb
-	// The write gate judges the memory as it would be: an update must not
-	// carry past it what a remember could not.
-	if d := e.cfg.Policy.Decide(m); d.Action == policy.ActionReject {
+	// The write gate judges the memory as it would be, as it judges a
+	// remember: an update carries past it nothing a remember could not.
+	// A secret is refused; content the gate holds for approval makes the
+	// memory pending (out of recall until a person approves this version);
+	// the flags are the new content's. An update never activates: a
+	// pending memory stays pending whatever its new content.
+	d := e.cfg.Policy.Decide(m)
+	if d.Action == policy.ActionReject {
+		e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: s.Agent, Action: ActionUpdate, MemoryIDs: []string{m.ID}, Reason: d.Reason, Counts: map[string]int64{"refused": 1}})
 		return nil, d.Err
-	} else if d.Status == memgate.StatusPending && m.Status == memgate.StatusActive {
-		return nil, &memgate.Error{Code: memgate.EPOLICY, Field: "content",
-			Message: d.Reason + ": the updated memory would need approval; remember it as a new memory instead"}
-	} else {
-		m.Flags = d.Flags
 	}
+	if d.Status == memgate.StatusPending {
+		m.Status, m.StatusReason = memgate.StatusPending, d.Reason
+	}
+	m.Flags = d.Flags
+	m.UpdatedBy = writerOf(ctx)
 	if contentChanged {
 		m.Embedding = nil
 		if err := e.embed(ctx, []*memgate.Memory{m}); err != nil {
 			return nil, err
 		}
 	}
-	out, err := e.store.Update(ctx, s, m, expectedVersion)
+	// The caller could read the memory at expectedVersion (the Get above),
+	// and the compare-and-set keeps the write to that row: a writer that
+	// marks its memory restricted gets it back, though it cannot read it
+	// again.
+	ws := s
+	ws.HideRestricted = false
+	out, err := e.store.Update(ctx, ws, m, expectedVersion)
 	if err != nil {
 		return nil, err
 	}
 	e.indexed(out)
-	e.audit(ctx, store.AuditEvent{Tenant: out.Tenant, Principal: out.Principal, Agent: s.Agent, Action: ActionUpdate, MemoryIDs: []string{out.ID}, Counts: map[string]int64{"version": out.Version}})
-	e.log.InfoContext(ctx, "update", "tenant", s.Tenant, "id", id, "version", out.Version)
+	e.audit(ctx, store.AuditEvent{Tenant: out.Tenant, Principal: out.Principal, Agent: s.Agent, Action: ActionUpdate, MemoryIDs: []string{out.ID},
+		Counts: map[string]int64{"version": out.Version}, ContentSHA256: out.ContentSHA256, Reason: heldReason(out, m)})
+	e.log.InfoContext(ctx, "update", "tenant", s.Tenant, "id", id, "version", out.Version, "status", out.Status)
 	e.derive(out, now)
 	return out, nil
+}
+
+// heldReason is the audit reason of an update the write gate held for
+// approval ("" otherwise): the gate's code, never content.
+func heldReason(out, m *memgate.Memory) string {
+	if out.Status == memgate.StatusPending && m.StatusReason != "" {
+		return m.StatusReason
+	}
+	return ""
 }
 
 // Supersede stores r as the new version of the memory oldID, in the old
@@ -593,6 +671,7 @@ func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	now := e.now()
 	n, err := e.prepare(r, now, false)
 	if err == nil {
+		n.CreatedBy, n.UpdatedBy = writerOf(ctx), writerOf(ctx)
 		err = e.gate(ctx, n, r, now)
 	}
 	if err != nil {

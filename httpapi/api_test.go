@@ -16,6 +16,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/store"
 )
@@ -149,7 +150,7 @@ func TestEndpoints(t *testing.T) {
 
 	// Approve, reject, revoke, feedback.
 	var m memgate.Memory
-	h.do("POST", "/v1/memories/"+peanuts.ID+"/approve?principal=alice", admin, nil).want(t, http.StatusOK).decode(t, &m)
+	h.do("POST", "/v1/memories/"+peanuts.ID+"/approve?principal=alice", admin, nil, "If-Match", strconv.FormatInt(peanuts.Version, 10)).want(t, http.StatusOK).decode(t, &m)
 	if m.Status != memgate.StatusActive {
 		t.Fatalf("approve: %+v", m)
 	}
@@ -157,7 +158,7 @@ func TestEndpoints(t *testing.T) {
 	if pend.Status != memgate.StatusPending {
 		t.Fatalf("tool preference should be pending: %+v", pend)
 	}
-	h.do("POST", "/v1/memories/"+pend.ID+"/reject?principal=alice", admin, map[string]any{"reason": "not_true"}).want(t, http.StatusOK).decode(t, &m)
+	h.do("POST", "/v1/memories/"+pend.ID+"/reject?principal=alice", admin, map[string]any{"reason": "not_true"}, "If-Match", `"1"`).want(t, http.StatusOK).decode(t, &m)
 	if m.Status != memgate.StatusRevoked || m.StatusReason != "not_true" {
 		t.Fatalf("reject: %+v", m)
 	}
@@ -293,7 +294,7 @@ func memIDs(ms []memgate.Memory) []string {
 // TestMetricsDisabled: /metrics can be turned off.
 func TestMetricsDisabled(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *httpapi.Config) { c.DisableMetrics = true })
+	h := newHarness(t, withAPI(func(c *httpapi.Config) { c.Metrics = httpapi.MetricsOff }))
 	h.do("GET", "/metrics", "", nil).wantError(t, http.StatusNotFound, memgate.ENOTFOUND, "")
 }
 
@@ -360,69 +361,79 @@ func TestRoles(t *testing.T) {
 		key  string
 		// allowed operations
 		allowed []string
+		// agent is the key's bound agent, source one it may claim: the
+		// fixtures of the id routes are memories the key may touch, so
+		// the table tests the role, not the trust rules (trust_test.go).
+		agent, source string
 	}
 	agentOps := []string{"remember", "recall", "list", "get", "update", "revoke", "feedback", "whoami"}
-	userOps := []string{"recall", "list", "get", "revoke", "delete", "forget", "audit", "stats", "whoami"}
+	userOps := []string{"remember", "recall", "list", "get", "update", "revoke", "delete", "forget", "audit", "stats", "whoami"}
 	all := []string{"remember", "recall", "list", "get", "update", "delete", "revoke", "approve", "reject", "feedback", "forget", "audit", "stats", "import", "export", "whoami"}
 	roles := []roleKey{
-		{"admin", admin, all},
-		{"agent bound", h.key("acme", memgate.RoleAgent, "alice", "a1"), agentOps},
-		{"agent unbound", h.key("acme", memgate.RoleAgent, "", ""), agentOps},
-		{"user", h.key("acme", memgate.RoleUser, "alice", ""), userOps},
+		{"admin", admin, all, "", "user"},
+		{"agent bound", h.key("acme", memgate.RoleAgent, "alice", "a1"), agentOps, "a1", "assistant"},
+		{"agent unbound", h.key("acme", memgate.RoleAgent, "", ""), agentOps, "", "tool"},
+		{"user", h.key("acme", memgate.RoleUser, "alice", ""), userOps, "", "user"},
 	}
-	// Each case gets its own memories, stored by the admin for alice
-	// without an agent (so an agent-bound key sees them).
+	// Each case gets its own memories, stored by the admin for alice (in
+	// the key's agent, when bound, and with a source the key may claim).
 	type endpoint struct {
 		op   string
 		want int // status when allowed
-		do   func(key string) resp
+		do   func(rk roleKey) resp
 	}
-	fresh := func(source string) memgate.Memory {
-		return h.remember(admin, map[string]any{"principal": "alice", "kind": "fact", "source": source, "content": "Alice collects stamps " + strconv.FormatInt(time.Now().UnixNano(), 36) + "."})
+	stamp := func() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
+	fresh := func(rk roleKey) memgate.Memory {
+		return h.remember(admin, map[string]any{"principal": "alice", "agent": rk.agent, "kind": "message", "source": rk.source, "content": "Alice collects stamps " + stamp() + "."})
+	}
+	held := func(rk roleKey) memgate.Memory {
+		return h.remember(admin, map[string]any{"principal": "alice", "agent": rk.agent, "kind": "fact", "source": "assistant", "content": "Alice collects coins " + stamp() + "."})
 	}
 	endpoints := []endpoint{
-		{"remember", http.StatusCreated, func(k string) resp {
-			return h.do("POST", "/v1/memories", k, fact("alice", "Alice likes rowing "+strconv.FormatInt(time.Now().UnixNano(), 36)+"."))
+		{"remember", http.StatusCreated, func(rk roleKey) resp {
+			return h.do("POST", "/v1/memories", rk.key, map[string]any{"principal": "alice", "kind": "message", "source": rk.source, "content": "Alice likes rowing " + stamp() + "."})
 		}},
-		{"recall", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/recall", k, map[string]any{"principal": "alice", "query": "stamps"})
+		{"recall", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/recall", rk.key, map[string]any{"principal": "alice", "query": "stamps"})
 		}},
-		{"list", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/memories?principal=alice", k, nil) }},
-		{"get", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/memories/"+fresh("user").ID+"?principal=alice", k, nil) }},
-		{"update", http.StatusOK, func(k string) resp {
-			return h.do("PATCH", "/v1/memories/"+fresh("user").ID+"?principal=alice", k, map[string]any{"reason": "confirmed"}, "If-Match", "1")
+		{"list", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/memories?principal=alice", rk.key, nil) }},
+		{"get", http.StatusOK, func(rk roleKey) resp {
+			return h.do("GET", "/v1/memories/"+fresh(rk).ID+"?principal=alice", rk.key, nil)
 		}},
-		{"delete", http.StatusOK, func(k string) resp {
-			return h.do("DELETE", "/v1/memories/"+fresh("user").ID+"?principal=alice", k, nil)
+		{"update", http.StatusOK, func(rk roleKey) resp {
+			return h.do("PATCH", "/v1/memories/"+fresh(rk).ID+"?principal=alice", rk.key, map[string]any{"reason": "confirmed"}, "If-Match", "1")
 		}},
-		{"revoke", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/memories/"+fresh("user").ID+"/revoke?principal=alice", k, map[string]any{"reason": "wrong"})
+		{"delete", http.StatusOK, func(rk roleKey) resp {
+			return h.do("DELETE", "/v1/memories/"+fresh(rk).ID+"?principal=alice", rk.key, nil)
 		}},
-		{"approve", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/memories/"+fresh("assistant").ID+"/approve?principal=alice", k, nil)
+		{"revoke", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/memories/"+fresh(rk).ID+"/revoke?principal=alice", rk.key, map[string]any{"reason": "wrong"})
 		}},
-		{"reject", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/memories/"+fresh("assistant").ID+"/reject?principal=alice", k, nil)
+		{"approve", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/memories/"+held(rk).ID+"/approve?principal=alice", rk.key, nil, "If-Match", "1")
 		}},
-		{"feedback", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/memories/"+fresh("user").ID+"/feedback?principal=alice", k, map[string]any{"value": 1})
+		{"reject", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/memories/"+held(rk).ID+"/reject?principal=alice", rk.key, nil, "If-Match", "1")
 		}},
-		{"forget", http.StatusOK, func(k string) resp { return h.do("POST", "/v1/forget", k, map[string]any{"principal": "alice"}) }},
-		{"audit", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/audit?principal=alice", k, nil) }},
-		{"audit", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/audit/histogram?principal=alice", k, nil) }},
-		{"stats", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/stats?principal=alice", k, nil) }},
-		{"import", http.StatusOK, func(k string) resp {
-			return h.do("POST", "/v1/import", k, `{"principal":"alice","kind":"fact","source":"import","content":"Alice was born in 1990 `+strconv.FormatInt(time.Now().UnixNano(), 36)+`."}`+"\n")
+		{"feedback", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/memories/"+fresh(rk).ID+"/feedback?principal=alice", rk.key, map[string]any{"value": 1})
 		}},
-		{"export", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/export?principal=alice", k, nil) }},
-		{"whoami", http.StatusOK, func(k string) resp { return h.do("GET", "/v1/whoami", k, nil) }},
+		{"forget", http.StatusOK, func(rk roleKey) resp { return h.do("POST", "/v1/forget", rk.key, map[string]any{"principal": "alice"}) }},
+		{"audit", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/audit?principal=alice", rk.key, nil) }},
+		{"audit", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/audit/histogram?principal=alice", rk.key, nil) }},
+		{"stats", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/stats?principal=alice", rk.key, nil) }},
+		{"import", http.StatusOK, func(rk roleKey) resp {
+			return h.do("POST", "/v1/import", rk.key, `{"principal":"alice","kind":"fact","source":"import","content":"Alice was born in 1990 `+stamp()+`."}`+"\n")
+		}},
+		{"export", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/export?principal=alice", rk.key, nil) }},
+		{"whoami", http.StatusOK, func(rk roleKey) resp { return h.do("GET", "/v1/whoami", rk.key, nil) }},
 	}
 	for _, rk := range roles {
 		for _, ep := range endpoints {
 			allowed := slices.Contains(rk.allowed, ep.op)
 			t.Run(rk.name+"/"+ep.op, func(t *testing.T) {
 				before := h.count("acme")
-				r := ep.do(rk.key)
+				r := ep.do(rk)
 				if !allowed {
 					r.wantError(t, http.StatusForbidden, memgate.EFORBIDDEN, "")
 					// A denied call writes nothing: the fixture memory
@@ -485,8 +496,8 @@ func TestBindings(t *testing.T) {
 		t.Fatal("a refused request wrote")
 	}
 	// An unbound agent must name the principal.
-	h.do("POST", "/v1/memories", unbound, map[string]any{"kind": "fact", "source": "user", "content": "Somebody likes tea."}).wantError(t, http.StatusBadRequest, memgate.EINVALID, "principal")
-	h.remember(unbound, fact("bob", "Bob likes chess."))
+	h.do("POST", "/v1/memories", unbound, map[string]any{"kind": "fact", "source": "tool", "content": "Somebody likes tea."}).wantError(t, http.StatusBadRequest, memgate.EINVALID, "principal")
+	h.remember(unbound, map[string]any{"principal": "bob", "kind": "fact", "source": "tool", "content": "Bob likes chess."})
 	// A tenant-wide key must name whom forget erases.
 	h.do("POST", "/v1/forget", admin, map[string]any{}).wantError(t, http.StatusBadRequest, memgate.EINVALID, "principal")
 	if h.count("acme") != before+1 {
@@ -529,8 +540,8 @@ func TestCrossTenant(t *testing.T) {
 				{"PATCH", "/v1/memories/%s?principal=bob", map[string]any{"content": "Bob likes red."}, []string{"If-Match", "1"}},
 				{"DELETE", "/v1/memories/%s?principal=bob", nil, nil},
 				{"POST", "/v1/memories/%s/revoke?principal=bob", map[string]any{"reason": "x"}, nil},
-				{"POST", "/v1/memories/%s/approve?principal=bob", nil, nil},
-				{"POST", "/v1/memories/%s/reject?principal=bob", nil, nil},
+				{"POST", "/v1/memories/%s/approve?principal=bob", nil, []string{"If-Match", "1"}},
+				{"POST", "/v1/memories/%s/reject?principal=bob", nil, []string{"If-Match", "1"}},
 				{"POST", "/v1/memories/%s/feedback?principal=bob", map[string]any{"value": -1}, nil},
 			} {
 				foreign := h.do(r.method, fmt.Sprintf(r.path, bMem.ID), k, r.body, r.hdr...)
@@ -727,7 +738,7 @@ func TestBadInput(t *testing.T) {
 // key is not affected.
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(c *httpapi.Config) { c.RateLimit = httpapi.RateLimit{PerSecond: 0.01, Burst: 2} })
+	h := newHarness(t, func(s *setup) { s.guard.RateLimit = guard.RateLimit{PerSecond: 0.01, Burst: 2} })
 	a := h.key("acme", memgate.RoleAdmin, "", "")
 	b := h.key("acme", memgate.RoleAdmin, "", "")
 	h.do("GET", "/v1/memories", a, nil).want(t, http.StatusOK)
@@ -779,7 +790,7 @@ func TestMetricsMemoriesGauge(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := newHarness(t, func(c *httpapi.Config) { c.Now = clock })
+	h := newHarness(t, withAPI(func(c *httpapi.Config) { c.Now = clock }))
 	admin := h.key("acme", memgate.RoleAdmin, "", "")
 	gauge := func() string {
 		for _, l := range strings.Split(string(h.do("GET", "/metrics", "", nil).want(t, http.StatusOK).body), "\n") {

@@ -43,19 +43,15 @@ func (s *server) chat(c *call) error {
 	if err := c.decodeBody(&in, false); err != nil {
 		return err
 	}
-	sc, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation})
-	if err != nil {
-		return err
-	}
-	if sc.AllPrincipals || sc.Principal == "" {
-		return memgate.FieldError("principal", "is required: a chat is with one principal")
-	}
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.ChatTimeout)
 	defer cancel()
 	// The server's write timeout is sized for the other routes; this one
 	// waits on a model. An unsupported writer (a test recorder) is fine.
 	_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(s.cfg.ChatTimeout + 10*time.Second))
-	res, err := s.cfg.Agent.Respond(ctx, agent.Turn{Scope: sc, Message: in.Message, FactAgent: c.key.Agent})
+	res, err := c.sess.Chat(ctx, s.cfg.Agent, agent.Turn{
+		Scope:   memgate.Scope{Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation},
+		Message: in.Message,
+	})
 	if err != nil {
 		return err
 	}

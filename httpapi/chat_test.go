@@ -8,18 +8,20 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/agent/agenttest"
-	"github.com/memgate/memgate/httpapi"
 )
 
 // withChat gives the harness an agent over its engine and the fake model,
 // logging to the harness's logs (which must then hold no planted marker).
-func withChat(t *testing.T, llm *agenttest.Server, extract bool) func(*httpapi.Config) {
-	return func(c *httpapi.Config) {
-		ag, err := agent.New(agent.Config{Engine: c.Engine, Model: llm.Model(t), Extract: extract, Logger: c.Logger})
+func withChat(t *testing.T, llm *agenttest.Server, extract bool) func(*setup) {
+	return func(s *setup) {
+		if s.eng == nil {
+			return // the pass before the engine exists
+		}
+		ag, err := agent.New(agent.Config{Engine: s.eng, Model: llm.Model(t), Extract: extract, Logger: s.api.Logger})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Agent = ag
+		s.api.Agent = ag
 	}
 }
 
@@ -210,7 +212,8 @@ func TestChatTwoSessions(t *testing.T) {
 	llm := agenttest.NewServer(t)
 	h := newHarness(t, withChat(t, llm, true))
 	admin := h.key("acme", memgate.RoleAdmin, "", "")
-	agentKey := h.key("acme", memgate.RoleAgent, "", "")
+	// Granted user: the person's turns are stored as theirs.
+	agentKey := h.keyWith("acme", memgate.RoleAgent, "", "", memgate.SourceUser, memgate.SourceAssistant)
 	bob := h.remember(admin, fact("bob", "Bob lives in Madrid zqxjvarnish."))
 
 	// Session one.
@@ -234,7 +237,7 @@ func TestChatTwoSessions(t *testing.T) {
 	if m := h.get("acme", lisbon); m.Status != memgate.StatusPending || m.Conversation != "" || m.Principal != "alice" || m.Source != memgate.SourceAssistant {
 		t.Fatalf("proposed memory %+v", m)
 	}
-	h.do("POST", "/v1/memories/"+lisbon+"/approve?principal=alice", admin, nil).want(t, http.StatusOK)
+	h.do("POST", "/v1/memories/"+lisbon+"/approve?principal=alice", admin, nil, "If-Match", "1").want(t, http.StatusOK)
 
 	// Session two: a new conversation, named by the server.
 	llm.Script(func(agenttest.Request) string { return "You live in Lisbon." }, func(agenttest.Request) string { return `{"memories":[]}` })

@@ -55,9 +55,9 @@ type errorDetail struct {
 // kept for the request's log line, with the request id.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.DeadlineExceeded) && errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-		// The request's own deadline (Config.RequestTimeout), not a
+		// The request's own deadline (guard.Config.RequestTimeout), not a
 		// driver's: the store or the embedder did not answer in time.
-		err = &memgate.Error{Code: memgate.EUNAVAILABLE, Message: fmt.Sprintf("the request did not finish within %s (a database or embedder not answering); try again", s.cfg.RequestTimeout)}
+		err = &memgate.Error{Code: memgate.EUNAVAILABLE, Message: fmt.Sprintf("the request did not finish within %s (a database or embedder not answering); try again", s.guard.RequestTimeout())}
 	}
 	code := memgate.ErrorCode(err)
 	status, known := statusOf[code]

@@ -48,19 +48,13 @@ type rememberedList struct {
 	Memories []*engine.Remembered `json:"memories"`
 }
 
-// request turns one memoryInput into the engine's request, in the scope
-// the key allows.
+// request turns one memoryInput into the engine's request, as the caller
+// asked for it: the key's session narrows it (scope, source).
 func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
 	var req engine.RememberRequest
-	s, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation})
-	if err != nil {
-		return req, err
-	}
-	if s.AllPrincipals || s.Principal == "" {
-		return req, memgate.FieldError("principal", "is required")
-	}
+	var err error
 	m := memgate.Memory{
-		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
+		Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation,
 		Kind: memgate.Kind(in.Kind), Source: memgate.Source(in.Source), Sensitivity: memgate.Sensitivity(in.Sensitivity),
 		Content: in.Content, Reason: in.Reason, Metadata: in.Metadata,
 	}
@@ -112,7 +106,7 @@ func (s *server) remember(c *call) error {
 		if err := decodeStrict(b, &in); err != nil {
 			return err
 		}
-		if in.Tenant != "" && in.Tenant != c.key.Tenant {
+		if k := c.key(); in.Tenant != "" && in.Tenant != k.Tenant {
 			return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "tenant", Message: "is fixed by the key; another tenant may not be named"}
 		}
 		if len(in.Memories) == 0 {
@@ -127,7 +121,7 @@ func (s *server) remember(c *call) error {
 				reqs[i].IdempotencyKey = key + "#" + strconv.Itoa(i)
 			}
 		}
-		if out, err = s.eng.RememberBatch(c.ctx, reqs); err != nil {
+		if out, err = c.sess.RememberBatch(c.ctx, reqs); err != nil {
 			return headerField(err)
 		}
 	} else {
@@ -140,7 +134,7 @@ func (s *server) remember(c *call) error {
 			return err
 		}
 		req.IdempotencyKey = key
-		r, err := s.eng.Remember(c.ctx, req)
+		r, err := c.sess.Remember(c.ctx, req)
 		if err != nil {
 			return headerField(err)
 		}
@@ -231,16 +225,7 @@ func (s *server) recall(c *call) error {
 	if err := c.decodeBody(&in, false); err != nil {
 		return err
 	}
-	sc, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation})
-	if err != nil {
-		return err
-	}
-	if sc.AllPrincipals || sc.Principal == "" {
-		return memgate.FieldError("principal", "is required: recall is for one principal")
-	}
-	if in.IncludeRestricted && !auth.MayIncludeRestricted(c.key.Role) {
-		return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "include_restricted", Message: "is not granted to this API key's role"}
-	}
+	sc := memgate.Scope{Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation}
 	asOf, err := parseTime("as_of", in.AsOf)
 	if err != nil {
 		return err
@@ -258,7 +243,7 @@ func (s *server) recall(c *call) error {
 		req.Sources = append(req.Sources, memgate.Source(src))
 	}
 	start := time.Now()
-	res, err := s.eng.Recall(c.ctx, req)
+	res, err := c.sess.Recall(c.ctx, req)
 	if err != nil {
 		return err
 	}
@@ -278,13 +263,17 @@ type memoryList struct {
 var scopeParams = []string{"tenant", "principal", "agent", "conversation"}
 
 func (s *server) list(c *call) error {
-	q, err := parseQuery(c.r, append([]string{"q", "limit", "cursor"}, scopeParams...), []string{"kind", "source", "status"})
+	q, err := parseQuery(c.r, append([]string{"q", "limit", "cursor", "sensitivity"}, scopeParams...), []string{"kind", "source", "status"})
 	if err != nil {
 		return err
 	}
-	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
-	if err != nil {
-		return err
+	sc := q.scope()
+	switch q.get("sensitivity") {
+	case "":
+	case string(memgate.SensitivityStandard):
+		sc.HideRestricted = true
+	default:
+		return memgate.FieldError("sensitivity", `must be "standard" (only standard memories), or absent`)
 	}
 	f := store.Filter{Text: q.get("q"), Cursor: q.get("cursor")}
 	if f.Limit, err = q.int("limit"); err != nil {
@@ -302,7 +291,7 @@ func (s *server) list(c *call) error {
 	if err := memgate.CheckText("q", f.Text, engine.MaxQueryBytes); err != nil {
 		return err
 	}
-	p, err := s.eng.List(c.ctx, sc, f)
+	p, err := c.sess.List(c.ctx, sc, f)
 	if err != nil {
 		return err
 	}
@@ -314,14 +303,19 @@ func (s *server) list(c *call) error {
 	return nil
 }
 
-// idScope is the scope of a request on one memory: the scope parameters
-// of its query string, narrowed within the key.
+// idScope is the scope a request on one memory asks for: the scope
+// parameters of its query string (the session narrows them).
 func (c *call) idScope() (memgate.Scope, error) {
 	q, err := parseQuery(c.r, scopeParams, nil)
 	if err != nil {
 		return memgate.Scope{}, err
 	}
-	return c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
+	return q.scope(), nil
+}
+
+// scope is the scope a query string asks for.
+func (q *query) scope() memgate.Scope {
+	return memgate.Scope{Tenant: q.get("tenant"), Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")}
 }
 
 // writeMemory answers one memory, with its version as the ETag.
@@ -335,7 +329,7 @@ func (s *server) get(c *call) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.eng.Get(c.ctx, sc, c.r.PathValue("id"))
+	m, err := c.sess.Get(c.ctx, sc, c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -447,7 +441,7 @@ func (s *server) update(c *call) error {
 	if !changed {
 		return memgate.FieldError("", "nothing to update: name at least one of content, reason, metadata, kind, sensitivity, ttl, expires_at, valid_from, valid_until")
 	}
-	m, err := s.eng.Update(c.ctx, sc, c.r.PathValue("id"), version, p)
+	m, err := c.sess.Update(c.ctx, sc, c.r.PathValue("id"), version, p)
 	if err != nil {
 		return err
 	}
@@ -461,7 +455,7 @@ func (s *server) delete(c *call) error {
 		return err
 	}
 	id := c.r.PathValue("id")
-	if err := s.eng.Delete(c.ctx, sc, id); err != nil {
+	if err := c.sess.Delete(c.ctx, sc, id); err != nil {
 		return err
 	}
 	writeJSON(c.w, http.StatusOK, map[string]string{"deleted": id})
@@ -474,18 +468,6 @@ type reasonInput struct {
 }
 
 func (s *server) revoke(c *call) error {
-	return s.statusChange(c, func(sc memgate.Scope, id, reason string) (*memgate.Memory, error) {
-		return s.eng.Revoke(c.ctx, sc, id, reason)
-	})
-}
-
-func (s *server) reject(c *call) error {
-	return s.statusChange(c, func(sc memgate.Scope, id, reason string) (*memgate.Memory, error) {
-		return s.eng.Reject(c.ctx, sc, id, reason)
-	})
-}
-
-func (s *server) statusChange(c *call, do func(memgate.Scope, string, string) (*memgate.Memory, error)) error {
 	sc, err := c.idScope()
 	if err != nil {
 		return err
@@ -494,7 +476,7 @@ func (s *server) statusChange(c *call, do func(memgate.Scope, string, string) (*
 	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	m, err := do(sc, c.r.PathValue("id"), in.Reason)
+	m, err := c.sess.Revoke(c.ctx, sc, c.r.PathValue("id"), in.Reason)
 	if err != nil {
 		return err
 	}
@@ -502,7 +484,37 @@ func (s *server) statusChange(c *call, do func(memgate.Scope, string, string) (*
 	return nil
 }
 
+// reject refuses a pending memory at the version the reviewer saw
+// (If-Match, required): a memory changed since is a 409 and stays pending.
+func (s *server) reject(c *call) error {
+	version, err := ifMatch(c.r)
+	if err != nil {
+		return err
+	}
+	sc, err := c.idScope()
+	if err != nil {
+		return err
+	}
+	var in reasonInput
+	if err := c.decodeBody(&in, true); err != nil {
+		return err
+	}
+	m, err := c.sess.Reject(c.ctx, sc, c.r.PathValue("id"), version, in.Reason)
+	if err != nil {
+		return err
+	}
+	writeMemory(c.w, m)
+	return nil
+}
+
+// approve activates a pending memory at the version the reviewer saw
+// (If-Match, required): a memory changed since is a 409 and stays
+// pending, so what becomes active is what a person read.
 func (s *server) approve(c *call) error {
+	version, err := ifMatch(c.r)
+	if err != nil {
+		return err
+	}
 	sc, err := c.idScope()
 	if err != nil {
 		return err
@@ -511,7 +523,7 @@ func (s *server) approve(c *call) error {
 	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	m, err := s.eng.Approve(c.ctx, sc, c.r.PathValue("id"))
+	m, err := c.sess.Approve(c.ctx, sc, c.r.PathValue("id"), version)
 	if err != nil {
 		return err
 	}
@@ -536,7 +548,7 @@ func (s *server) feedback(c *call) error {
 	if in.Value == nil {
 		return memgate.FieldError("value", "is required: a usefulness in [-1, 1]")
 	}
-	m, err := s.eng.Feedback(c.ctx, sc, c.r.PathValue("id"), *in.Value)
+	m, err := c.sess.Feedback(c.ctx, sc, c.r.PathValue("id"), *in.Value)
 	if err != nil {
 		return err
 	}
@@ -555,15 +567,7 @@ func (s *server) forget(c *call) error {
 	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	sc, err := c.scope(in.Tenant, memgate.Scope{Principal: in.Principal})
-	if err != nil {
-		return err
-	}
-	if sc.AllPrincipals || sc.Principal == "" {
-		// Forget erases one person: a tenant-wide key must name them.
-		return memgate.FieldError("principal", "is required: forget erases one principal's memories")
-	}
-	rc, err := s.eng.Forget(c.ctx, sc.Tenant, sc.Principal)
+	rc, err := c.sess.Forget(c.ctx, memgate.Scope{Tenant: in.Tenant, Principal: in.Principal})
 	if err != nil {
 		return err
 	}
@@ -576,10 +580,7 @@ func (s *server) audit(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal")})
-	if err != nil {
-		return err
-	}
+	sc := memgate.Scope{Tenant: q.get("tenant"), Principal: q.get("principal")}
 	f := store.AuditFilter{MemoryID: q.get("memory_id"), RecallID: q.get("recall_id"), Action: q.get("action"), Cursor: q.get("cursor")}
 	if f.From, err = q.time("from"); err != nil {
 		return err
@@ -596,7 +597,7 @@ func (s *server) audit(c *call) error {
 	if f.Action != "" && !memgate.ValidIdent(f.Action) {
 		return memgate.FieldError("action", "must match [A-Za-z0-9._:@-]{1,128}")
 	}
-	p, err := s.eng.Audit(c.ctx, sc, f)
+	p, err := c.sess.Audit(c.ctx, sc, f)
 	if err != nil {
 		return err
 	}
@@ -621,10 +622,7 @@ func (s *server) auditHistogram(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal")})
-	if err != nil {
-		return err
-	}
+	sc := memgate.Scope{Tenant: q.get("tenant"), Principal: q.get("principal")}
 	req := engine.AuditHistogramRequest{Action: q.get("action")}
 	if b := q.get("bucket"); b != "" {
 		var ok bool
@@ -638,7 +636,7 @@ func (s *server) auditHistogram(c *call) error {
 	if req.To, err = q.time("to"); err != nil {
 		return err
 	}
-	h, err := s.eng.AuditHistogram(c.ctx, sc, req)
+	h, err := c.sess.AuditHistogram(c.ctx, sc, req)
 	if err != nil {
 		return err
 	}
@@ -652,7 +650,7 @@ func (s *server) whoami(c *call) error {
 	if _, err := parseQuery(c.r, nil, nil); err != nil {
 		return err
 	}
-	writeJSON(c.w, http.StatusOK, auth.GrantOf(c.key))
+	writeJSON(c.w, http.StatusOK, c.sess.Grant())
 	return nil
 }
 
@@ -673,11 +671,11 @@ func (s *server) stats(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.scope(q.get("tenant"), memgate.Scope{Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")})
+	sc, err := c.sess.Scope(auth.OpStats, q.scope())
 	if err != nil {
 		return err
 	}
-	counts, err := s.eng.Counts(c.ctx, sc)
+	counts, err := c.sess.Counts(c.ctx, sc)
 	if err != nil {
 		return err
 	}
@@ -704,13 +702,9 @@ func (s *server) importJSONL(c *call) error {
 	if _, err := parseQuery(c.r, []string{"tenant"}, nil); err != nil {
 		return err
 	}
-	sc, err := c.scope(c.r.URL.Query().Get("tenant"), memgate.Scope{})
-	if err != nil {
-		return err
-	}
-	if !sc.AllPrincipals {
-		// Lines name their own principals: only a tenant-wide key may.
-		return memgate.Errorf(memgate.EFORBIDDEN, "import needs a tenant-wide key")
+	tenant := c.r.URL.Query().Get("tenant")
+	if _, err := c.sess.Scope(auth.OpImport, memgate.Scope{Tenant: tenant}); err != nil {
+		return err // before the body is read
 	}
 	b, err := readBody(c.w, c.r, s.cfg.MaxImportBytes)
 	if err != nil {
@@ -719,7 +713,7 @@ func (s *server) importJSONL(c *call) error {
 	if err := checkEscapes(b); err != nil {
 		return err
 	}
-	res, err := s.eng.Import(c.ctx, engine.ImportRequest{Tenant: sc.Tenant}, bytes.NewReader(b))
+	res, err := c.sess.Import(c.ctx, engine.ImportRequest{Tenant: tenant}, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -734,7 +728,7 @@ func (s *server) export(c *call) error {
 		return err
 	}
 	lw := &lazyWriter{w: c.w}
-	if _, err := s.eng.Export(c.ctx, sc, lw); err != nil {
+	if _, err := c.sess.Export(c.ctx, sc, lw); err != nil {
 		if lw.started {
 			// The status is sent: the truncated body is all that can tell.
 			if info := infoOf(c.r.Context()); info != nil {

@@ -17,7 +17,9 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
 )
 
@@ -58,7 +60,28 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func newHarness(t *testing.T, opts ...func(*httpapi.Config)) *harness {
+// setup is what a harness option may change before the server starts:
+// the API's and the guard's configurations, over the harness's engine.
+type setup struct {
+	api   httpapi.Config
+	guard guard.Config
+	eng   *engine.Engine
+	// policy, when set by an option, is the engine's write-gate policy
+	// (read before the engine is made; the other fields after).
+	policy *policy.Config
+}
+
+// Options run twice: once before the engine exists (eng nil; only policy
+// is read), once after. An option that needs the engine returns when it is
+// nil.
+
+// withPolicy sets the engine's write-gate policy.
+func withPolicy(p policy.Config) func(*setup) { return func(s *setup) { s.policy = &p } }
+
+// withAPI changes the API's configuration.
+func withAPI(f func(*httpapi.Config)) func(*setup) { return func(s *setup) { f(&s.api) } }
+
+func newHarness(t *testing.T, opts ...func(*setup)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
@@ -67,15 +90,32 @@ func newHarness(t *testing.T, opts ...func(*httpapi.Config)) *harness {
 	}
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New(), Logger: logger})
+	var pre setup
+	for _, o := range opts {
+		o(&pre) // only policy is read from this pass
+	}
+	ecfg := engine.Config{Store: db, Embedder: builtin.New(), Logger: logger}
+	if pre.policy != nil {
+		ecfg.Policy = *pre.policy
+	}
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := httpapi.Config{Engine: eng, Auth: newAuthorizer(t, db), Logger: logger, RateLimit: httpapi.RateLimit{PerSecond: -1}}
-	for _, o := range opts {
-		o(&cfg)
+	st := setup{
+		api:   httpapi.Config{Logger: logger},
+		guard: guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}, Logger: logger},
+		eng:   eng,
 	}
-	h, err := httpapi.New(cfg)
+	for _, o := range opts {
+		o(&st)
+	}
+	g, err := guard.New(st.guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.api.Guard = g
+	h, err := httpapi.New(st.api)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +159,12 @@ func (h *harness) checkLogs() {
 func (h *harness) key(tenant string, role memgate.Role, principal, agent string) string {
 	h.t.Helper()
 	return mintKey(h.t, h.db, tenant, role, principal, agent)
+}
+
+// keyWith is key with the sources the key is granted at creation.
+func (h *harness) keyWith(tenant string, role memgate.Role, principal, agent string, sources ...memgate.Source) string {
+	h.t.Helper()
+	return mintKey(h.t, h.db, tenant, role, principal, agent, sources...)
 }
 
 type resp struct {

@@ -2,10 +2,12 @@
 // under /v1, /healthz, /metrics and /openapi.json.
 //
 // Every /v1 request goes through the same steps: authenticate the bearer
-// key, check its rate limit, check that its role may do the operation
-// (auth.Allowed), derive the scope from the key (auth.ScopeFor: the tenant
-// always comes from the key, request fields may only narrow within its
-// binding), then call the engine with the key's id as the audit actor.
+// key and take one call from its rate (guard.Guard.Authenticate), bound the
+// call by the guard's deadline, check that its role may do the operation,
+// then hand the request's own fields to the key's guard.Session, which
+// alone decides what the key may do (the scope, the sources it may claim,
+// restricted memories, the agent-bound write rule) and calls the engine
+// with the key's id as the audit actor. This package holds no engine.
 //
 // It must never trust a tenant named by a request, answer a foreign id
 // differently from a missing one, echo an internal error to a caller, or log
@@ -31,7 +33,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 )
 
 // Defaults for Config.
@@ -41,29 +43,27 @@ const (
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxImportBytes bounds a JSONL import body.
 	DefaultMaxImportBytes = 64 << 20
-	// DefaultRatePerSecond and DefaultRateBurst are the token bucket of
-	// each key: sustained requests per second, and how many may come at
-	// once after a quiet period.
-	DefaultRatePerSecond = 200
-	DefaultRateBurst     = 400
 	// MetricsRefreshEvery is how often, at most, /metrics recounts the
-	// memories by status through the engine.
+	// memories by status.
 	MetricsRefreshEvery = 10 * time.Second
 )
 
-// RateLimit is the token bucket every key gets. The zero value means the
-// defaults (DefaultRatePerSecond, DefaultRateBurst); a negative PerSecond
-// turns rate limiting off. Burst 0 with PerSecond set means twice
-// PerSecond (at least 1).
-type RateLimit struct {
-	PerSecond float64
-	Burst     int
-}
+// Metrics modes: where GET /metrics is served.
+const (
+	// MetricsPublic serves /metrics without a key (the default: its
+	// figures are counts and timings, no ids or content).
+	MetricsPublic = "public"
+	// MetricsKey serves /metrics to an admin key only.
+	MetricsKey = "key"
+	// MetricsOff removes /metrics from the API; MetricsHandler serves it
+	// elsewhere (a separate listener).
+	MetricsOff = "off"
+)
 
-// Config configures the handler. Engine and Auth are required.
+// Config configures the handler. Guard is required.
 type Config struct {
-	Engine *engine.Engine
-	Auth   *auth.Authorizer
+	// Guard authenticates, rate-limits and authorizes every /v1 call.
+	Guard *guard.Guard
 	// Logger receives one line per request (default: discard).
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a JSON request body (default DefaultMaxBodyBytes);
@@ -72,11 +72,10 @@ type Config struct {
 	// MaxImportBytes bounds a POST /v1/import body (default
 	// DefaultMaxImportBytes).
 	MaxImportBytes int64
-	RateLimit      RateLimit
-	// DisableMetrics removes GET /metrics (it needs no key when enabled).
-	DisableMetrics bool
-	// Now is the clock of the rate limiter and of the metrics refresh
-	// (default time.Now).
+	// Metrics is where GET /metrics is served: MetricsPublic (default),
+	// MetricsKey or MetricsOff.
+	Metrics string
+	// Now is the clock of the metrics refresh (default time.Now).
 	Now func() time.Time
 	// Agent answers POST /v1/chat (package agent: recall, a model call,
 	// the exchange remembered). Nil (a server without --llm) answers it
@@ -84,17 +83,7 @@ type Config struct {
 	Agent *agent.Agent
 	// ChatTimeout bounds one POST /v1/chat (default DefaultChatTimeout).
 	ChatTimeout time.Duration
-	// RequestTimeout bounds every other /v1 call but import and export
-	// (default DefaultRequestTimeout; negative: no bound). A call still
-	// running then is abandoned and answered 503 unavailable: a database
-	// that stops answering without closing its connections holds a
-	// request no longer than this.
-	RequestTimeout time.Duration
 }
-
-// DefaultRequestTimeout is the default Config.RequestTimeout: far above
-// any call's normal time (milliseconds), below the server's write timeout.
-const DefaultRequestTimeout = 60 * time.Second
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
@@ -107,11 +96,8 @@ func (c Config) WithDefaults() Config {
 	if c.MaxImportBytes == 0 {
 		c.MaxImportBytes = DefaultMaxImportBytes
 	}
-	if c.RateLimit == (RateLimit{}) {
-		c.RateLimit = RateLimit{PerSecond: DefaultRatePerSecond, Burst: DefaultRateBurst}
-	}
-	if c.RateLimit.PerSecond > 0 && c.RateLimit.Burst == 0 {
-		c.RateLimit.Burst = max(1, int(math.Ceil(2*c.RateLimit.PerSecond)))
+	if c.Metrics == "" {
+		c.Metrics = MetricsPublic
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -119,31 +105,22 @@ func (c Config) WithDefaults() Config {
 	if c.ChatTimeout == 0 {
 		c.ChatTimeout = DefaultChatTimeout
 	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
 	return c
 }
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
 	switch {
-	case c.Engine == nil:
-		return errors.New("httpapi: engine is required")
-	case c.Auth == nil:
-		return errors.New("httpapi: authorizer is required")
+	case c.Guard == nil:
+		return errors.New("httpapi: guard is required")
 	case c.MaxBodyBytes < 0:
 		return errors.New("httpapi: max body bytes must not be negative")
 	case c.MaxImportBytes < 0:
 		return errors.New("httpapi: max import bytes must not be negative")
-	case math.IsNaN(c.RateLimit.PerSecond) || math.IsInf(c.RateLimit.PerSecond, 0):
-		return errors.New("httpapi: rate limit per second must be a finite number")
-	case c.RateLimit.Burst < 0:
-		return errors.New("httpapi: rate limit burst must not be negative")
-	case c.RateLimit.PerSecond > 0 && c.RateLimit.Burst < 1:
-		return errors.New("httpapi: rate limit burst must be at least 1")
 	case c.ChatTimeout < 0:
 		return errors.New("httpapi: chat timeout must not be negative")
+	case c.Metrics != MetricsPublic && c.Metrics != MetricsKey && c.Metrics != MetricsOff:
+		return fmt.Errorf("httpapi: metrics must be %s, %s or %s", MetricsPublic, MetricsKey, MetricsOff)
 	}
 	return nil
 }
@@ -151,11 +128,9 @@ func (c Config) Validate() error {
 // server is the handler New returns. It is safe for concurrent use.
 type server struct {
 	cfg     Config
-	eng     *engine.Engine
-	auth    *auth.Authorizer
+	guard   *guard.Guard
 	log     *slog.Logger
 	mux     *http.ServeMux
-	limit   *limiter
 	metrics *metrics
 }
 
@@ -167,16 +142,12 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	s := &server{
-		cfg:  cfg,
-		eng:  cfg.Engine,
-		auth: cfg.Auth,
-		log:  cfg.Logger,
-		mux:  http.NewServeMux(),
+		cfg:   cfg,
+		guard: cfg.Guard,
+		log:   cfg.Logger,
+		mux:   http.NewServeMux(),
 	}
-	if cfg.RateLimit.PerSecond > 0 {
-		s.limit = newLimiter(cfg.RateLimit, cfg.Now)
-	}
-	s.metrics = newMetrics(cfg.Engine, cfg.Now)
+	s.metrics = newMetrics(cfg.Guard, cfg.Now)
 	s.register()
 	return s, nil
 }
@@ -210,12 +181,18 @@ func (s *server) routes() []route {
 		{method: "POST", path: "/v1/import", op: auth.OpImport, handle: s.importJSONL},
 		{method: "GET", path: "/v1/export", op: auth.OpExport, handle: s.export},
 		{method: "GET", path: "/v1/whoami", op: auth.OpWhoami, handle: s.whoami},
+		{method: "POST", path: "/v1/keys", op: auth.OpKeys, handle: s.createKey},
+		{method: "GET", path: "/v1/keys", op: auth.OpKeys, handle: s.listKeys},
+		{method: "POST", path: "/v1/keys/{id}/revoke", op: auth.OpKeys, handle: s.revokeKey},
 		{method: "POST", path: "/v1/chat", op: auth.OpChat, handle: s.chat},
 		{method: "GET", path: "/healthz", public: s.healthz},
 		{method: "GET", path: "/openapi.json", public: s.openapi},
 	}
-	if !s.cfg.DisableMetrics {
+	switch s.cfg.Metrics {
+	case MetricsPublic:
 		rs = append(rs, route{method: "GET", path: "/metrics", public: s.serveMetrics})
+	case MetricsKey:
+		rs = append(rs, route{method: "GET", path: "/metrics", public: s.keyedMetrics})
 	}
 	return rs
 }
@@ -383,90 +360,65 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // call is one authenticated API request.
 type call struct {
-	s   *server
-	w   http.ResponseWriter
-	r   *http.Request
-	ctx context.Context
-	key *memgate.Key
-	op  auth.Op
+	s    *server
+	w    http.ResponseWriter
+	r    *http.Request
+	ctx  context.Context
+	sess *guard.Session
+	op   auth.Op
 }
 
-// serveAPI authenticates, rate-limits and authorizes a request, then runs
-// the route's handler and writes its error, if any.
+// serveAPI authenticates and rate-limits a request (the guard), bounds it
+// by the guard's deadline, refuses an operation the key's role may not
+// perform, then runs the route's handler and writes its error, if any.
 func (s *server) serveAPI(w http.ResponseWriter, r *http.Request, rt route) {
 	w.Header().Set("Cache-Control", "no-store")
-	switch rt.op {
-	case auth.OpChat, auth.OpImport, auth.OpExport:
-		// Chat has its own bound; bulk transfers are bounded by the
-		// server's read and write timeouts.
-	default:
-		if d := s.cfg.RequestTimeout; d > 0 {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
-	}
-	key, err := s.authenticate(r)
+	ctx, cancel := s.guard.Deadline(r.Context(), rt.op)
+	defer cancel()
+	r = r.WithContext(ctx)
+	sess, err := s.authenticate(w, r)
 	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="memgate"`)
 		s.writeError(w, r, err)
 		return
 	}
-	if info := infoOf(r.Context()); info != nil {
-		info.keyID = key.ID
-	}
-	s.metrics.sawTenant(key.Tenant)
-	if s.limit != nil {
-		// Key ids are unique within a tenant: the bucket is the pair's.
-		if ok, wait := s.limit.allow(key.Tenant + "/" + key.ID); !ok {
-			w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(wait.Seconds()))))
-			s.writeError(w, r, memgate.Errorf(memgate.ERATELIMITED, "rate limit exceeded for this key; retry later"))
-			return
-		}
-	}
-	if !auth.Allowed(key.Role, rt.op) {
+	if !sess.Allowed(rt.op) {
 		s.writeError(w, r, auth.ErrForbidden(rt.op))
 		return
 	}
-	c := &call{s: s, w: w, r: r, key: key, op: rt.op, ctx: engine.WithActor(r.Context(), key.ID)}
+	c := &call{s: s, w: w, r: r, sess: sess, op: rt.op, ctx: r.Context()}
 	if err := rt.handle(c); err != nil {
 		s.writeError(w, r, err)
 	}
 }
 
-// authenticate returns the key of r's Authorization header. Every
-// refusal (missing, malformed, unknown, revoked) is auth's one
-// unauthenticated error, so a caller learns nothing about which keys exist.
-func (s *server) authenticate(r *http.Request) (*memgate.Key, error) {
-	key, err := s.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
-	if err != nil {
+// authenticate returns the session of r's Authorization header, recording
+// the key for the log line and metrics. Every refusal (missing, malformed,
+// unknown, revoked) is auth's one unauthenticated error, so a caller
+// learns nothing about which keys exist; a key over its rate is answered
+// 429 with Retry-After.
+func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (*guard.Session, error) {
+	sess, err := s.guard.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	var rl *guard.RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(rl.RetryAfter.Seconds()))))
+		return nil, err
+	case err != nil:
+		if memgate.ErrorCode(err) == memgate.EUNAUTHORIZED {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="memgate"`)
+		}
 		return nil, err
 	}
-	if key == nil {
-		return nil, auth.ErrUnauthenticated()
+	k := sess.Key()
+	if info := infoOf(r.Context()); info != nil {
+		info.keyID = k.ID
 	}
-	return key, nil
+	s.metrics.sawTenant(k.Tenant)
+	return sess, nil
 }
 
-// scope returns the effective scope of a request that names tenant and
-// req: the tenant is the key's (a request naming another is refused before
-// anything is read), the rest narrowed within the key's binding.
-func (c *call) scope(tenant string, req memgate.Scope) (memgate.Scope, error) {
-	if tenant != "" && tenant != c.key.Tenant {
-		return memgate.Scope{}, &memgate.Error{Code: memgate.EFORBIDDEN, Field: "tenant", Message: "is fixed by the key; another tenant may not be named"}
-	}
-	req.Tenant = c.key.Tenant
-	s, err := auth.ScopeFor(c.key, c.op, req)
-	if err != nil {
-		return memgate.Scope{}, err
-	}
-	if s.Tenant != c.key.Tenant {
-		// auth.ScopeFor never widens; this is a second lock, not a branch
-		// any request is expected to take.
-		return memgate.Scope{}, fmt.Errorf("scope for key %s names tenant other than the key's", c.key.ID)
-	}
-	return s, nil
-}
+// key is the call's key record.
+func (c *call) key() memgate.Key { return c.sess.Key() }
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -11,7 +11,7 @@ import (
 func TestRememberIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	agent := h.key("acme", memgate.RoleAgent, "alice", "bot")
+	agent := h.keyWith("acme", memgate.RoleAgent, "alice", "bot", memgate.SourceUser)
 	body := map[string]any{"kind": "fact", "content": "Alice drinks green tea.", "source": "user"}
 
 	var first, again remembered
@@ -41,7 +41,7 @@ func TestRememberIdempotencyKey(t *testing.T) {
 
 	// Another caller's identical request with the same key is its own:
 	// a key never reaches across principals.
-	bob := h.key("acme", memgate.RoleAgent, "bob", "bot")
+	bob := h.keyWith("acme", memgate.RoleAgent, "bob", "bot", memgate.SourceUser)
 	var bobs remembered
 	h.do("POST", "/v1/memories", bob, body, "Idempotency-Key", "2f1c-req-1").want(t, http.StatusCreated).decode(t, &bobs)
 	if bobs.Memories[0].Replayed || bobs.Memories[0].ID == first.Memories[0].ID || bobs.Memories[0].Principal != "bob" {
@@ -77,7 +77,7 @@ func TestRememberIdempotencyKey(t *testing.T) {
 func TestSupersedeIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	agent := h.key("acme", memgate.RoleAgent, "alice", "bot")
+	agent := h.keyWith("acme", memgate.RoleAgent, "alice", "bot", memgate.SourceUser)
 	old := h.remember(agent, map[string]any{"kind": "fact", "content": "Alice lives in Paris.", "source": "user"})
 	body := map[string]any{"kind": "fact", "content": "Alice lives in Lyon.", "source": "user", "supersedes": old.ID}
 

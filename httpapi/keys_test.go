@@ -15,9 +15,10 @@ func newAuthorizer(t *testing.T, db *sqlite.DB) *auth.Authorizer {
 }
 
 // mintKey creates a key directly through the store and returns its secret.
-func mintKey(t *testing.T, db *sqlite.DB, tenant string, role memgate.Role, principal, agent string) string {
+// sources, when given, are the sources it is granted (else its role's).
+func mintKey(t *testing.T, db *sqlite.DB, tenant string, role memgate.Role, principal, agent string, sources ...memgate.Source) string {
 	t.Helper()
-	secret, k, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent, Name: "test"})
+	secret, k, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent, Name: "test", Sources: sources})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,15 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 )
 
 // metrics holds what GET /metrics exposes in the Prometheus text format,
 // written by hand. Labels are route patterns, methods, status codes and
 // memory statuses: never content, query text, or ids of people.
 type metrics struct {
-	eng *engine.Engine
-	now func() time.Time
+	counts *guard.Guard
+	now    func() time.Time
 
 	mu       sync.Mutex
 	requests map[requestLabels]uint64
@@ -67,9 +67,9 @@ func (h *histogram) observe(v float64) {
 	h.n++
 }
 
-func newMetrics(eng *engine.Engine, now func() time.Time) *metrics {
+func newMetrics(g *guard.Guard, now func() time.Time) *metrics {
 	return &metrics{
-		eng: eng, now: now,
+		counts: g, now: now,
 		requests: map[requestLabels]uint64{},
 		latency:  map[routeLabels]*histogram{},
 	}
@@ -130,7 +130,7 @@ func (m *metrics) memoryCounts(ctx context.Context) map[string]int64 {
 		return true
 	})
 	for _, t := range tenants {
-		cs, err := m.eng.Counts(ctx, memgate.Scope{Tenant: t, AllPrincipals: true})
+		cs, err := m.counts.Counts(ctx, t)
 		if err != nil {
 			if m.memories != nil {
 				return m.memories
@@ -143,6 +143,33 @@ func (m *metrics) memoryCounts(ctx context.Context) map[string]int64 {
 	}
 	m.memories, m.refreshed = counts, now
 	return counts
+}
+
+// keyedMetrics is /metrics behind an admin key (Config.Metrics
+// MetricsKey): any other key, or none, is refused like an API call.
+func (s *server) keyedMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	sess, err := s.authenticate(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if k := sess.Key(); k.Role != memgate.RoleAdmin {
+		s.writeError(w, r, &memgate.Error{Code: memgate.EFORBIDDEN, Message: "this API key may not read metrics (an admin key may)"})
+		return
+	}
+	s.serveMetrics(w, r)
+}
+
+// MetricsHandler returns the /metrics handler of h, a handler New returned,
+// without a key: to serve on a separate listener (Config.Metrics
+// MetricsOff keeps it off the API's). Nil for any other handler.
+func MetricsHandler(h http.Handler) http.Handler {
+	s, ok := h.(*server)
+	if !ok {
+		return nil
+	}
+	return http.HandlerFunc(s.serveMetrics)
 }
 
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {

@@ -181,6 +181,10 @@ func TestOpenAPISchemas(t *testing.T) {
 		"ChatOutcome":     reflect.TypeFor[agent.Outcome](),
 		"ChatExtraction":  reflect.TypeFor[agent.Extraction](),
 		"ChatError":       reflect.TypeFor[agent.ErrorInfo](),
+		"Key":             reflect.TypeFor[memgate.Key](),
+		"KeyInput":        reflect.TypeFor[keyInput](),
+		"CreatedKey":      reflect.TypeFor[createdKey](),
+		"KeyList":         reflect.TypeFor[keyList](),
 	} {
 		sc, ok := d.Comps.Schemas[name]
 		if !ok {

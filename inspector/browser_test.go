@@ -34,7 +34,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
-	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/server"
 	"github.com/memgate/memgate/sqlite"
@@ -78,7 +78,7 @@ func startServer(t testing.TB, configure ...func(*server.Config)) *live {
 	var out lockedBuffer
 	cfg := server.Config{
 		Addr: "127.0.0.1:0", DB: l.db, SweepEvery: -1,
-		RateLimit: httpapi.RateLimit{PerSecond: -1},
+		RateLimit: guard.RateLimit{PerSecond: -1},
 		Ready:     func(addr string) { ready <- addr },
 	}
 	for _, f := range configure {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,9 +72,6 @@ func (t *tools) handler(d definition) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		actor := t.caller.Actor()
-		if actor != "" {
-			ctx = engine.WithActor(ctx, actor)
-		}
 		var args json.RawMessage
 		if req != nil && req.Params != nil {
 			args = req.Params.Arguments

@@ -17,6 +17,7 @@ import (
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/sqlite"
@@ -53,6 +54,7 @@ type env struct {
 	t    *testing.T
 	db   *sqlite.DB
 	eng  *engine.Engine
+	g    *guard.Guard
 	az   *auth.Authorizer
 	log  *slog.Logger
 	logs *lockedBuffer
@@ -63,6 +65,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, nil, nil)
+}
+
+// newEnvWith is newEnv with the guard's and the /mcp handler's
+// configurations changed by gc and hc (either may be nil).
+func newEnvWith(t *testing.T, gc func(*guard.Config), hc func(*mcpserver.HTTPConfig)) *env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
@@ -75,12 +84,26 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: db, eng: eng, az: auth.New(db), log: logger, logs: logs}
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Auth: e.az, Logger: logger, RateLimit: httpapi.RateLimit{PerSecond: -1}})
+	gcfg := guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}, Logger: logger}
+	if gc != nil {
+		gc(&gcfg)
+	}
+	g, err := guard.New(gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mh, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{Backend: eng, Auth: e.az, Logger: logger})
+	e := &env{t: t, db: db, eng: eng, g: g, az: auth.New(db), log: logger, logs: logs}
+	api, err := httpapi.New(httpapi.Config{Guard: g, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server opts into forget_me (memgate serve --mcp-forget); the
+	// default, off, is TestHTTPForgetNeedsOptIn's.
+	hcfg := mcpserver.HTTPConfig{Guard: g, AllowForget: true, Logger: logger}
+	if hc != nil {
+		hc(&hcfg)
+	}
+	mh, err := mcpserver.NewHTTPHandler(hcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +138,11 @@ func (e *env) checkLogs() {
 	}
 }
 
-// key mints a key and stores it, returning its secret.
-func (e *env) key(tenant string, role memgate.Role, principal, agent string) string {
+// key mints a key and stores it, returning its secret; sources, when
+// given, are the ones it is granted.
+func (e *env) key(tenant string, role memgate.Role, principal, agent string, sources ...memgate.Source) string {
 	e.t.Helper()
-	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent})
+	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent, Sources: sources})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -168,11 +192,37 @@ func (e *env) count(tenant, principal string) int64 {
 	return n
 }
 
+// session is the guard's session of a key record (stored or not).
+func (e *env) session(k *memgate.Key) *guard.Session {
+	e.t.Helper()
+	s, err := e.g.Local(*k)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// caller is a SessionCaller for the key record k.
+func (e *env) caller(k *memgate.Key, req memgate.Scope, allowForget bool) mcpserver.SessionCaller {
+	e.t.Helper()
+	return mcpserver.SessionCaller{Session: e.session(k), Request: req, AllowForget: allowForget}
+}
+
 // local connects an SDK client in-process (mcp.NewInMemoryTransports) to
-// a server acting for caller.
+// a server acting for caller, over the caller's own session when it has
+// one (a remote caller gets an admin's of acme: only its listing matters).
 func (e *env) local(caller mcpserver.Caller, source memgate.Source) *mcp.ClientSession {
 	e.t.Helper()
-	srv, err := mcpserver.New(mcpserver.Config{Backend: e.eng, Caller: caller, Source: source, Logger: e.log})
+	var be mcpserver.Backend
+	switch c := caller.(type) {
+	case mcpserver.SessionCaller:
+		be = c.Session
+	case mcpserver.Backend:
+		be = c
+	default:
+		be = e.session(&memgate.Key{ID: "key_admin", Tenant: "acme", Role: memgate.RoleAdmin})
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Backend: be, Caller: caller, Source: source, Logger: e.log})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -190,13 +240,24 @@ func (e *env) local(caller mcpserver.Caller, source memgate.Source) *mcp.ClientS
 	return cs
 }
 
-// localAdmin is what memgate mcp --db gives: an admin key bound to one
-// principal.
-func localAdmin(tenant, principal string, allowForget bool) mcpserver.KeyCaller {
-	return mcpserver.KeyCaller{
-		Key:         &memgate.Key{ID: "mcp", Tenant: tenant, Role: memgate.RoleAdmin, Principal: principal},
-		AllowForget: allowForget,
+// localMCP is what memgate mcp --db gives (mcpserver.Local): an agent
+// key bound to one principal, claiming source (default assistant), and
+// the person's own key for forget_me when allowed.
+func (e *env) localMCP(tenant, principal string, allowForget bool, source memgate.Source) *mcp.ClientSession {
+	e.t.Helper()
+	return e.local(e.localCaller(tenant, principal, allowForget, source), source)
+}
+
+func (e *env) localCaller(tenant, principal string, allowForget bool, source memgate.Source) *mcpserver.Local {
+	e.t.Helper()
+	if source == "" {
+		source = mcpserver.DefaultSource
 	}
+	l, err := mcpserver.NewLocal(e.g, "mcp", memgate.Scope{Tenant: tenant, Principal: principal}, source, allowForget)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
 }
 
 // bearer sets the Authorization header of every request; the key may be

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/guard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,10 +21,16 @@ import (
 // default bound on a JSON body).
 const DefaultMaxBodyBytes = 1 << 20
 
-// HTTPConfig configures NewHTTPHandler. Backend and Auth are required.
+// HTTPConfig configures NewHTTPHandler. Guard is required.
 type HTTPConfig struct {
-	Backend Backend
-	Auth    *auth.Authorizer
+	// Guard authenticates every request, takes it from the key's rate
+	// (the REST API's limiter: one bucket per key for every surface),
+	// bounds it by the request deadline and authorizes every tool call.
+	Guard *guard.Guard
+	// AllowForget offers forget_me to the keys whose role may forget
+	// (off by default, as on stdio: erasing a person is a tool a model
+	// should only see where the operator chose so).
+	AllowForget bool
 	// Logger receives a line per refused request and per tool call
 	// (default: discard).
 	Logger *slog.Logger
@@ -61,11 +70,8 @@ type serverKey struct{}
 // header is removed before the request reaches the MCP SDK: the key is
 // passed on to nothing.
 func NewHTTPHandler(cfg HTTPConfig) (http.Handler, error) {
-	if cfg.Backend == nil {
-		return nil, errors.New("mcpserver: backend is required")
-	}
-	if cfg.Auth == nil {
-		return nil, errors.New("mcpserver: authorizer is required")
+	if cfg.Guard == nil {
+		return nil, errors.New("mcpserver: guard is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -90,41 +96,62 @@ func NewHTTPHandler(cfg HTTPConfig) (http.Handler, error) {
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("Cache-Control", "no-store")
-	key, err := h.cfg.Auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
-	if err == nil && key == nil {
-		err = auth.ErrUnauthenticated()
-	}
+	// One deadline for every surface: the REST API's (guard.Deadline).
+	ctx, cancel := h.cfg.Guard.Deadline(r.Context(), "")
+	defer cancel()
+	r = r.WithContext(ctx)
+	sess, err := h.cfg.Guard.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
-		if memgate.ErrorCode(err) == memgate.EUNAUTHORIZED {
+		var rl *guard.RateLimitError
+		switch {
+		case errors.As(err, &rl):
+			w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(rl.RetryAfter.Seconds()))))
+		case memgate.ErrorCode(err) == memgate.EUNAUTHORIZED:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="memgate"`)
 		}
 		h.refuse(w, r, "", err, start)
 		return
 	}
-	req, source, err := requestScope(r.URL.RawQuery, key)
+	keyID := sess.Key().ID
+	req, source, err := requestScope(r.URL.RawQuery, sess.Key().Tenant)
 	if err != nil {
-		h.refuse(w, r, key.ID, err, start)
+		h.refuse(w, r, keyID, err, start)
 		return
 	}
-	caller := KeyCaller{Key: key, Request: req, AllowForget: true}
+	if source == "" {
+		// None asked for: the model's own (assistant), or for a key that
+		// may not claim it (a user key) the first source it may.
+		source = DefaultSource
+		if srcs := sess.Grant().Sources; !sess.MayClaim(source) && len(srcs) > 0 {
+			source = srcs[0]
+		}
+	}
+	caller := SessionCaller{Session: sess, Request: req, AllowForget: h.cfg.AllowForget}
 	// A connection that can reach no one (a principal outside the key's
 	// binding, none named for a key bound to none) is refused here, once,
 	// rather than on every tool call. Every role may recall, so this
 	// checks the binding alone; each tool checks again for its own
 	// operation.
 	if _, err := caller.Scope(auth.OpRecall); err != nil {
-		h.refuse(w, r, key.ID, err, start)
+		h.refuse(w, r, keyID, err, start)
+		return
+	}
+	// A source the key may not claim is refused for the connection, as
+	// the REST API refuses it for a remember (the guard checks again on
+	// every remember).
+	if sess.Allowed(auth.OpRemember) && !sess.MayClaim(source) {
+		h.refuse(w, r, keyID, auth.ErrSource("source"), start)
 		return
 	}
 	srv, err := New(Config{
-		Backend: h.cfg.Backend,
+		Backend: sess,
 		Caller:  caller,
 		Source:  source,
 		Logger:  h.log,
 		Version: h.cfg.Version,
 	})
 	if err != nil {
-		h.refuse(w, r, key.ID, err, start)
+		h.refuse(w, r, keyID, err, start)
 		return
 	}
 	r2 := r.Clone(context.WithValue(r.Context(), serverKey{}, srv))
@@ -134,8 +161,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // requestScope reads the query of /mcp: each parameter known and given
 // once, valid UTF-8; a tenant other than the key's is forbidden, as in the
-// REST API.
-func requestScope(rawQuery string, key *memgate.Key) (memgate.Scope, memgate.Source, error) {
+// REST API. The source is "" when the query names none.
+func requestScope(rawQuery, tenant string) (memgate.Scope, memgate.Source, error) {
 	v, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return memgate.Scope{}, "", memgate.FieldError("", "malformed query string")
@@ -151,10 +178,10 @@ func requestScope(rawQuery string, key *memgate.Key) (memgate.Scope, memgate.Sou
 			return memgate.Scope{}, "", memgate.FieldError(k, "must be valid UTF-8")
 		}
 	}
-	if t := v.Get("tenant"); t != "" && t != key.Tenant {
+	if t := v.Get("tenant"); t != "" && t != tenant {
 		return memgate.Scope{}, "", errOtherTenant()
 	}
-	source := DefaultSource
+	var source memgate.Source
 	if s := v.Get("source"); s != "" {
 		if source, err = memgate.ParseSource(s); err != nil {
 			return memgate.Scope{}, "", err

@@ -262,8 +262,8 @@ func TestHTTPErrorsMatchREST(t *testing.T) {
 			"/v1/recall", map[string]any{"principal": "alice", "query": "x", "k": 1000}, 400},
 		{"k negative", "recall", map[string]any{"query": "x", "k": -1},
 			"/v1/recall", map[string]any{"principal": "alice", "query": "x", "k": -1}, 400},
-		{"unknown status", "list_memories", map[string]any{"status": "deleted"},
-			"/v1/memories?principal=alice&status=deleted", nil, 400},
+		{"unknown kind filter", "list_memories", map[string]any{"kind": "rumour"},
+			"/v1/memories?principal=alice&kind=rumour", nil, 400},
 	} {
 		_, raw := fails(t, cs, tc.tool, tc.args)
 		method := "POST"

@@ -22,11 +22,11 @@ func TestRememberIdempotencyKey(t *testing.T) {
 		tenant, keyA string
 	}{
 		{name: "stdio", tenant: "acme",
-			alice: e.local(localAdmin("acme", "alice", false), memgate.SourceUser),
-			bob:   e.local(localAdmin("acme", "bob", false), memgate.SourceUser)},
+			alice: e.localMCP("acme", "alice", false, memgate.SourceUser),
+			bob:   e.localMCP("acme", "bob", false, memgate.SourceUser)},
 		{name: "http", tenant: "globex",
-			alice: first(e.remote(e.key("globex", memgate.RoleAgent, "alice", ""), "source=user")),
-			bob:   first(e.remote(e.key("globex", memgate.RoleAgent, "bob", ""), "source=user"))},
+			alice: first(e.remote(e.key("globex", memgate.RoleAgent, "alice", "", memgate.SourceUser), "source=user")),
+			bob:   first(e.remote(e.key("globex", memgate.RoleAgent, "bob", "", memgate.SourceUser), "source=user"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := func(key, content string) map[string]any {

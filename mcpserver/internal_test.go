@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +65,7 @@ func TestKeyNeverReachesTheSDK(t *testing.T) {
 	if err := db.CreateKey(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHTTPHandler(HTTPConfig{Backend: eng, Auth: auth.New(db)})
+	h, err := NewHTTPHandler(HTTPConfig{Guard: testGuard(t, eng, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +105,13 @@ func TestInternalErrorsAreNotEchoed(t *testing.T) {
 	t.Parallel()
 	eng, _ := testEngine(t)
 	logs := &lockedLog{}
+	sess, err := testGuard(t, eng, nil).Local(memgate.Key{ID: "mcp", Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(Config{
-		Backend: failingBackend{eng},
-		Caller:  KeyCaller{Key: &memgate.Key{ID: "mcp", Tenant: "acme", Role: memgate.RoleAdmin, Principal: "alice"}},
+		Backend: failingBackend{sess},
+		Caller:  SessionCaller{Session: sess},
 		Logger:  slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	if err != nil {
@@ -144,8 +150,24 @@ func TestInternalErrorsAreNotEchoed(t *testing.T) {
 // brokenKeys is a key store that fails.
 type brokenKeys struct{}
 
-func (brokenKeys) KeyByHash(context.Context, string) (*memgate.Key, error) {
-	return nil, errors.New("sqlite: database is locked at /var/lib/secret-path")
+var errBroken = errors.New("sqlite: database is locked at /var/lib/secret-path")
+
+func (brokenKeys) KeyByHash(context.Context, string) (*memgate.Key, error)  { return nil, errBroken }
+func (brokenKeys) CreateKey(context.Context, *memgate.Key) error            { return errBroken }
+func (brokenKeys) ListKeys(context.Context, string) ([]*memgate.Key, error) { return nil, errBroken }
+func (brokenKeys) RevokeKey(context.Context, string, string, time.Time) (*memgate.Key, error) {
+	return nil, errBroken
+}
+
+// testGuard is a guard over eng (and keys, when not nil), without a rate
+// limit.
+func testGuard(t *testing.T, eng *engine.Engine, keys guard.KeyStore) *guard.Guard {
+	t.Helper()
+	g, err := guard.New(guard.Config{Engine: eng, Keys: keys, RateLimit: guard.RateLimit{PerSecond: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // TestHTTPStoreFailureIsInternal: a key store that fails is a 500
@@ -153,7 +175,7 @@ func (brokenKeys) KeyByHash(context.Context, string) (*memgate.Key, error) {
 func TestHTTPStoreFailureIsInternal(t *testing.T) {
 	t.Parallel()
 	eng, _ := testEngine(t)
-	h, err := NewHTTPHandler(HTTPConfig{Backend: eng, Auth: auth.New(brokenKeys{})})
+	h, err := NewHTTPHandler(HTTPConfig{Guard: testGuard(t, eng, brokenKeys{})})
 	if err != nil {
 		t.Fatal(err)
 	}

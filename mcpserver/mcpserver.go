@@ -5,9 +5,9 @@
 // streamable HTTP transport, authenticating every request with its bearer
 // key exactly as the REST API does.
 //
-// The tools are defined once, over Backend (the engine satisfies it; a
-// memgate server reached through package client does too), so every gate of
-// the engine applies. Who a call acts for comes only from the transport,
+// The tools are defined once, over Backend (a key's guard.Session
+// satisfies it; a memgate server reached through package client does too),
+// so every check of the guard and every gate of the engine applies. Who a call acts for comes only from the transport,
 // through a Caller: tool arguments never name a tenant, a principal, an
 // agent or a source, so a model cannot name another person or vouch for
 // what it writes.
@@ -27,45 +27,48 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Backend is what the tools need: *engine.Engine satisfies it, and so does
-// a memgate server reached through the Go client (cmd/memgate's remote
-// backend). Errors are *memgate.Error where they concern the caller; a
-// memory outside the scope is not_found, like a missing one.
+// Backend is what the tools need: a key's *guard.Session satisfies it
+// (every call authorized there), and so does a memgate server reached
+// through the Go client (cmd/memgate's remote backend, whose server
+// authorizes its key). Errors are *memgate.Error where they concern the
+// caller; a memory outside the scope is not_found, like a missing one.
 type Backend interface {
 	Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error)
 	Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error)
 	List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error)
 	Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
-	Forget(ctx context.Context, tenant, principal string) (*engine.ForgetReceipt, error)
+	Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error)
 }
 
-var _ Backend = (*engine.Engine)(nil)
+var _ Backend = (*guard.Session)(nil)
 
 // Caller is who a server's tools act for. It is the only source of
-// identity: for every call it returns the scope the operation acts in,
+// identity: for every call it returns the scope the operation asks for,
 // or an error that fails the call, and it must fail closed.
 type Caller interface {
-	// Scope returns the scope op acts in: one tenant and one principal
+	// Scope returns the scope op asks for: one tenant and one principal
 	// (never all principals).
 	Scope(op auth.Op) (memgate.Scope, error)
 	// Offers reports whether the tool for op is listed at all. A tool not
 	// offered cannot be called; one offered may still refuse (Scope).
 	Offers(op auth.Op) bool
-	// Actor names the caller in the audit log: a key id, never a secret.
-	// "" leaves the context's actor as it is.
+	// Actor names the caller in the log lines: a key id, never a secret;
+	// "" when the key is a server's (RemoteCaller).
 	Actor() string
 }
 
-// KeyCaller acts with an API key: auth.ScopeFor decides, for every tool,
-// what the key's role and binding allow, with Request narrowing within it,
-// exactly as for the REST API. It serves the HTTP transport (the key of
-// each request) and local stdio (a key made from memgate mcp's flags).
-type KeyCaller struct {
-	Key *memgate.Key
+// SessionCaller acts with a key's guard session, which is then the
+// Backend too: the guard decides, for every tool, what the key's role and
+// binding allow, with Request narrowing within it, exactly as for the REST
+// API. It serves the HTTP transport (the key of each request) and local
+// stdio (a key made from memgate mcp's flags, guard.Guard.Local).
+type SessionCaller struct {
+	Session *guard.Session
 	// Request is what the transport asks for: the principal (for a key not
 	// bound to one), agent and conversation. Its Tenant is empty or the
 	// key's; AllPrincipals is refused.
@@ -74,56 +77,43 @@ type KeyCaller struct {
 	AllowForget bool
 }
 
-// Scope returns auth.ScopeFor's scope for op. A request naming another
-// tenant is forbidden (as in the REST API); a scope of every principal (an
-// admin key with no principal named) is refused, because every tool acts
-// for one person.
-func (c KeyCaller) Scope(op auth.Op) (memgate.Scope, error) {
-	k := c.Key
-	if k == nil || k.Tenant == "" {
+// Scope returns the session's scope for op, which must hold one
+// principal: every tool acts for one person.
+func (c SessionCaller) Scope(op auth.Op) (memgate.Scope, error) {
+	if c.Session == nil {
 		return memgate.Scope{}, auth.ErrUnauthenticated()
 	}
 	if op == auth.OpForget && !c.AllowForget {
 		return memgate.Scope{}, auth.ErrForbidden(op)
 	}
-	req := c.Request
-	if req.Tenant != "" && req.Tenant != k.Tenant {
-		return memgate.Scope{}, errOtherTenant()
-	}
-	req.Tenant = k.Tenant
-	if req.AllPrincipals {
+	if c.Request.AllPrincipals {
 		return memgate.Scope{}, errOnePrincipal()
 	}
-	s, err := auth.ScopeFor(k, op, req)
+	s, err := c.Session.Scope(op, c.Request)
 	if err != nil {
 		return memgate.Scope{}, err
 	}
 	if s.AllPrincipals || s.Principal == "" {
 		return memgate.Scope{}, errOnePrincipal()
 	}
-	if s.Tenant != k.Tenant {
-		// auth.ScopeFor never widens; a second lock, not a branch any
-		// call is expected to take.
-		return memgate.Scope{}, errors.New("mcpserver: scope names a tenant other than the key's")
-	}
 	return s, nil
 }
 
 // Offers reports whether the key's role may perform op (and, for forget,
 // whether forget_me is allowed at all).
-func (c KeyCaller) Offers(op auth.Op) bool {
-	if c.Key == nil || (op == auth.OpForget && !c.AllowForget) {
+func (c SessionCaller) Offers(op auth.Op) bool {
+	if c.Session == nil || (op == auth.OpForget && !c.AllowForget) {
 		return false
 	}
-	return auth.Allowed(c.Key.Role, op)
+	return c.Session.Allowed(op)
 }
 
 // Actor is the key's id.
-func (c KeyCaller) Actor() string {
-	if c.Key == nil {
+func (c SessionCaller) Actor() string {
+	if c.Session == nil {
 		return ""
 	}
-	return c.Key.ID
+	return c.Session.Key().ID
 }
 
 // RemoteCaller is the caller when Backend is a memgate server reached with

@@ -11,6 +11,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/internal/serveout"
@@ -93,15 +95,33 @@ type Config struct {
 	// start, when the database holds no key at all.
 	BootstrapTenant string
 
-	// MaxBodyBytes and RateLimit are passed to httpapi (zero: its defaults).
+	// MaxBodyBytes is passed to httpapi (zero: its default); RateLimit to
+	// the guard, whose one limiter serves every surface (REST and MCP).
 	MaxBodyBytes int64
-	RateLimit    httpapi.RateLimit
+	RateLimit    guard.RateLimit
+
+	// TLSCert and TLSKey are PEM files: with both, the server speaks
+	// HTTPS only. Without them it serves cleartext HTTP, and warns when
+	// the address is not a loopback one (keys and memories would cross
+	// the network in the clear).
+	TLSCert, TLSKey string
+	// Metrics is where GET /metrics is served on the API's listener
+	// (httpapi.MetricsPublic, the default; MetricsKey: an admin key only;
+	// MetricsOff). MetricsAddr, when set, serves it on a listener of its
+	// own, without a key (an internal address for the scraper), and then
+	// Metrics defaults to MetricsOff.
+	Metrics     string
+	MetricsAddr string
+	// MCPForget offers the MCP tool forget_me on /mcp to the keys whose
+	// role may forget (off by default: erasing a person is a tool a model
+	// sees only where the operator chose so).
+	MCPForget bool
 
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
-	// RequestTimeout bounds one /v1 call (httpapi.Config.RequestTimeout;
-	// 0: its default, negative: none).
+	// RequestTimeout bounds one call on /v1 and /mcp
+	// (guard.Config.RequestTimeout; 0: its default, negative: none).
 	RequestTimeout  time.Duration
 	IdleTimeout     time.Duration
 	MaxHeaderBytes  int
@@ -144,6 +164,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxHeaderBytes == 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if c.Metrics == "" {
+		c.Metrics = httpapi.MetricsPublic
+		if c.MetricsAddr != "" {
+			c.Metrics = httpapi.MetricsOff
+		}
+	}
 	return c
 }
 
@@ -164,6 +190,10 @@ func (c Config) Validate() error {
 		return errors.New("timeouts must not be negative")
 	case c.MaxHeaderBytes < 0:
 		return errors.New("max header bytes must not be negative")
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
+	case c.Metrics != httpapi.MetricsPublic && c.Metrics != httpapi.MetricsKey && c.Metrics != httpapi.MetricsOff:
+		return fmt.Errorf("metrics must be %s, %s or %s", httpapi.MetricsPublic, httpapi.MetricsKey, httpapi.MetricsOff)
 	}
 	return memgate.CheckIdent("bootstrap tenant", c.BootstrapTenant)
 }
@@ -228,21 +258,32 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			return err
 		}
 	}
-	authorizer := auth.New(db)
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS certificate %s and key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// One guard below every surface: authentication, the rate limiter,
+	// the request deadline and every authorization decision.
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: cfg.RateLimit, RequestTimeout: cfg.RequestTimeout, Logger: log})
+	if err != nil {
+		return err
+	}
 	handler, err := httpapi.New(httpapi.Config{
-		Engine:         eng,
-		Auth:           authorizer,
-		Logger:         log,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RateLimit:      cfg.RateLimit,
-		Agent:          chat,
-		RequestTimeout: cfg.RequestTimeout,
+		Guard:        g,
+		Logger:       log,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Agent:        chat,
+		Metrics:      cfg.Metrics,
 	})
 	if err != nil {
 		return err
 	}
 	mcpHandler, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{
-		Backend: eng, Auth: authorizer, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+		Guard: g, AllowForget: cfg.MCPForget, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 	})
 	if err != nil {
 		return err
@@ -257,11 +298,34 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	srv.TLSConfig = tlsConfig
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	addr := ln.Addr().String()
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, tlsConfig)
+	} else if !loopback(ln.Addr()) {
+		log.Warn("serving cleartext HTTP beyond loopback: API keys and memories cross the network unencrypted; "+
+			"use --tls-cert and --tls-key, or a TLS proxy in front", "addr", addr)
+	}
+	if cfg.MetricsAddr != "" {
+		mln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", httpapi.MetricsHandler(handler))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout, WriteTimeout: cfg.WriteTimeout,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		log.Info("serving metrics", "addr", mln.Addr().String())
+	}
 
 	// The sweeper runs with the engine's actor for the audit log and stops
 	// before the engine closes.
@@ -277,8 +341,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", addr, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
-	serveout.PrintServing(stdout, addr)
+	log.Info("serving", "addr", addr, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	serveout.PrintServingURL(stdout, scheme+"://"+addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)
 	}
@@ -308,6 +372,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	log.Info("stopped", "took", time.Since(start).String())
 	return nil
+}
+
+// loopback reports whether a is a loopback address (127.0.0.0/8, ::1): a
+// server listening on any other, or on every address, is reachable from
+// the network.
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // routes puts the web inspector and the MCP endpoint beside the API: the

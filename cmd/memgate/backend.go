@@ -28,11 +28,11 @@ type backend interface {
 	// Supersede stores r as the new version of oldID and returns the new memory.
 	Supersede(ctx context.Context, s memgate.Scope, oldID string, r engine.RememberRequest) (*memgate.Memory, error)
 	Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
-	Approve(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error)
-	Reject(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
+	Approve(ctx context.Context, s memgate.Scope, id string, version int64) (*memgate.Memory, error)
+	Reject(ctx context.Context, s memgate.Scope, id string, version int64, reason string) (*memgate.Memory, error)
 	Feedback(ctx context.Context, s memgate.Scope, id string, value float64) (*memgate.Memory, error)
 	Delete(ctx context.Context, s memgate.Scope, id string) error
-	Forget(ctx context.Context, tenant, principal string) (*engine.ForgetReceipt, error)
+	Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error)
 	Counts(ctx context.Context, s memgate.Scope) ([]store.Count, error)
 	Audit(ctx context.Context, s memgate.Scope, f store.AuditFilter) (*store.AuditPage, error)
 	Import(ctx context.Context, r engine.ImportRequest, jsonl io.Reader) (engine.ImportResult, error)
@@ -43,6 +43,10 @@ type backend interface {
 
 // localBackend is the embedded engine; its methods are the engine's.
 type localBackend struct{ *engine.Engine }
+
+func (l localBackend) Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error) {
+	return l.Engine.Forget(ctx, s.Tenant, s.Principal)
+}
 
 func (l localBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, r engine.RememberRequest) (*memgate.Memory, error) {
 	_, next, err := l.Engine.Supersede(ctx, s, oldID, r)
@@ -128,7 +132,7 @@ func (r *remoteBackend) Get(ctx context.Context, s memgate.Scope, id string) (*m
 
 func (r *remoteBackend) List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error) {
 	p, err := r.c.List(ctx, client.ListRequest{Scope: cscope(s), Kinds: f.Kinds, Sources: f.Sources,
-		Statuses: f.Statuses, Q: f.Text, Limit: f.Limit, Cursor: f.Cursor})
+		Statuses: f.Statuses, Q: f.Text, Limit: f.Limit, Cursor: f.Cursor, StandardOnly: s.HideRestricted})
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +164,12 @@ func (r *remoteBackend) Revoke(ctx context.Context, s memgate.Scope, id, reason 
 	return r.c.Revoke(ctx, cscope(s), id, reason)
 }
 
-func (r *remoteBackend) Approve(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error) {
-	return r.c.Approve(ctx, cscope(s), id)
+func (r *remoteBackend) Approve(ctx context.Context, s memgate.Scope, id string, version int64) (*memgate.Memory, error) {
+	return r.c.Approve(ctx, cscope(s), id, version)
 }
 
-func (r *remoteBackend) Reject(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error) {
-	return r.c.Reject(ctx, cscope(s), id, reason)
+func (r *remoteBackend) Reject(ctx context.Context, s memgate.Scope, id string, version int64, reason string) (*memgate.Memory, error) {
+	return r.c.Reject(ctx, cscope(s), id, version, reason)
 }
 
 func (r *remoteBackend) Feedback(ctx context.Context, s memgate.Scope, id string, value float64) (*memgate.Memory, error) {
@@ -176,8 +180,8 @@ func (r *remoteBackend) Delete(ctx context.Context, s memgate.Scope, id string) 
 	return r.c.Delete(ctx, cscope(s), id)
 }
 
-func (r *remoteBackend) Forget(ctx context.Context, _ string, principal string) (*engine.ForgetReceipt, error) {
-	return r.c.Forget(ctx, principal)
+func (r *remoteBackend) Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error) {
+	return r.c.Forget(ctx, s.Principal)
 }
 
 func (r *remoteBackend) Counts(ctx context.Context, s memgate.Scope) ([]store.Count, error) {

@@ -32,8 +32,8 @@ commands:
   update     change a memory (CAS):     memgate update --tenant T --principal P ID --version N --content TEXT
   supersede  replace a memory:          memgate supersede --tenant T --principal P ID NEW-CONTENT
   revoke     revoke a memory:           memgate revoke --tenant T --principal P ID --reason WHY
-  approve    approve a pending memory:  memgate approve --tenant T --principal P ID
-  reject     reject a pending memory:   memgate reject --tenant T --principal P ID [--reason WHY]
+  approve    approve a pending memory:  memgate approve --tenant T --principal P --version N ID
+  reject     reject a pending memory:   memgate reject --tenant T --principal P --version N ID [--reason WHY]
   feedback   rate a memory's use:       memgate feedback --tenant T --principal P ID --value 0.8
   audit      the audit log:             memgate audit --tenant T [--principal P] [--memory ID] [--recall R]
   sweep      delete expired memories:   memgate sweep [--grace 24h]
@@ -43,7 +43,7 @@ commands:
   import     import JSONL memories:     memgate import --tenant T FILE.jsonl
   export     export JSONL memories:     memgate export --tenant T [--principal P]
   bench      quality harness:           memgate bench locomo [--data DIR] [--json]
-  keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A]
+  keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S]
                                         memgate keys list --tenant T;  memgate keys revoke --tenant T ID
   serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE] [--postgres URL]
   mcp        MCP tools on stdio:        memgate mcp --tenant T --principal P [--agent A] [--allow-forget]
@@ -489,9 +489,9 @@ func cmdList(e env, args []string) error {
 		return writeJSON(e.stdout, listResponse(p))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tKIND\tSOURCE\tCREATED\tCONTENT")
+	fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tKIND\tSOURCE\tCREATED\tCONTENT")
 	for _, m := range p.Memories {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, statusText(m), m.Kind, m.Source, m.CreatedAt.Format(time.RFC3339), preview(m.Content, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.ID, statusText(m), m.Version, m.Kind, m.Source, m.CreatedAt.Format(time.RFC3339), preview(m.Content, 60))
 	}
 	tw.Flush()
 	if p.Clamped {
@@ -699,7 +699,7 @@ func cmdForget(e env, args []string) error {
 		return err
 	}
 	defer done()
-	rc, err := be.Forget(e.ctx, tenant, principal)
+	rc, err := be.Forget(e.ctx, memgate.Scope{Tenant: tenant, Principal: principal})
 	if err != nil {
 		return err
 	}
@@ -881,6 +881,8 @@ func printMemory(w io.Writer, m *memgate.Memory) {
 	row("valid from", tm(m.ValidFrom))
 	row("valid until", tm(m.ValidUntil))
 	row("version", fmt.Sprint(m.Version))
+	row("created by", m.CreatedBy)
+	row("updated by", m.UpdatedBy)
 	row("supersedes", m.Supersedes)
 	row("superseded by", m.SupersededBy)
 	if m.Embedding != nil {

@@ -282,14 +282,28 @@ func TestGateCommands(t *testing.T) {
 	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "pending"); len(ids) != 1 || ids[0] != id {
 		t.Fatalf("pending list %v", ids)
 	}
-	mustCLI(t, db, "approve", "--tenant", "t", "--principal", "p", id)
+	// Approve names the version reviewed: without it the command refuses,
+	// with a stale one the memory stays pending.
+	if code, _, errs := cli(t, db, "", "approve", "--tenant", "t", "--principal", "p", id); code != 2 || !strings.Contains(errs, "--version is required") {
+		t.Fatalf("approve without --version: exit %d stderr %q", code, errs)
+	}
+	if code, _, errs := cli(t, db, "", "approve", "--tenant", "t", "--principal", "p", "--version", "2", id); code != 1 || !strings.Contains(errs, "conflict") {
+		t.Fatalf("approve of another version: exit %d stderr %q", code, errs)
+	}
+	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "pending"); len(ids) != 1 || ids[0] != id {
+		t.Fatalf("a refused approval changed the memory: pending %v", ids)
+	}
+	mustCLI(t, db, "approve", "--tenant", "t", "--principal", "p", "--version", "1", id)
+	if got := mustCLI(t, db, "get", "--tenant", "t", "--principal", "p", id); !strings.Contains(got, "updated by:") || !strings.Contains(got, "cli") {
+		t.Fatalf("get after approve shows no updated by: %s", got)
+	}
 	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "active"); len(ids) != 1 || ids[0] != id {
 		t.Fatalf("after approve: %v", ids)
 	}
 	// Reject.
 	_, out, _ = cli(t, db, "", "remember", "--tenant", "t", "--principal", "p", "--source", "tool", "--kind", "preference", "p likes loud music")
 	rej := strings.TrimSpace(out)
-	mustCLI(t, db, "reject", "--tenant", "t", "--principal", "p", rej, "--reason", "not true")
+	mustCLI(t, db, "reject", "--tenant", "t", "--principal", "p", "--version", "1", rej, "--reason", "not true")
 	if ids := listIDs(t, db, "--tenant", "t", "--principal", "p", "--status", "revoked"); len(ids) != 1 || ids[0] != rej {
 		t.Fatalf("after reject: %v", ids)
 	}

@@ -1,24 +1,37 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/postgres"
 	"github.com/memgate/memgate/sqlite"
+	"github.com/memgate/memgate/store"
 )
 
 const keysUsage = `usage: memgate keys SUBCOMMAND [flags]
 
 subcommands:
-  create   memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A] [--name N] [--json]
+  create   memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S] [--name N] [--json]
   list     memgate keys list --tenant T [--json]
   revoke   memgate keys revoke --tenant T ID
 
-The secret of a new key is printed once; only its SHA-256 is stored.
+Every subcommand works on the embedded database (--db), on PostgreSQL
+(--postgres URL, or $MEMGATE_POSTGRES_URL), or on a running server
+(--server URL, with an admin key in $MEMGATE_API_KEY: its tenant is the
+key's). The secret of a new key is printed once; only its SHA-256 is stored.
+--sources names the sources the key may claim for what it writes (default
+for its role: agent assistant,tool; user user; admin all).
 `
 
 // cmdKeys manages the API keys of the local database.
@@ -65,16 +78,97 @@ func subcommand(args []string) (string, []string) {
 	return "", nil
 }
 
-// openDB opens the database alone: key management needs no engine.
-func (c *common) openDB(e env) (*sqlite.DB, error) {
-	if err := c.local("keys"); err != nil {
-		return nil, err
+// keyAdmin is where the keys subcommands act: the guard over a local
+// database (SQLite or PostgreSQL), or a server's /v1/keys.
+type keyAdmin interface {
+	CreateKey(ctx context.Context, t memgate.Key) (string, *memgate.Key, error)
+	ListKeys(ctx context.Context) ([]*memgate.Key, error)
+	RevokeKey(ctx context.Context, id string) (*memgate.Key, error)
+}
+
+// keysFlags are the flags every keys subcommand shares.
+type keysFlags struct {
+	c        common
+	postgres string
+	tenant   string
+}
+
+func (k *keysFlags) register(fs *flag.FlagSet) {
+	k.c.register(fs)
+	fs.StringVar(&k.postgres, "postgres", os.Getenv(postgresURLEnv), "PostgreSQL URL to use instead of --db (default $"+postgresURLEnv+")")
+	fs.StringVar(&k.tenant, "tenant", "", "tenant of the keys (required locally; with --server the key's, which --tenant may repeat)")
+}
+
+// open returns the key administration the flags name. Locally the keys go
+// through the guard as a tenant admin's would (the process owner holds the
+// database); remotely the server's guard decides for the key in
+// $MEMGATE_API_KEY.
+func (k *keysFlags) open(e env) (keyAdmin, func(), error) {
+	c := &k.c
+	if c.server != "" {
+		if k.postgres != "" && c.explicit("postgres") || c.explicit("db") {
+			return nil, nil, usageError{"--db and --postgres apply to a local database; with --server the server's own applies"}
+		}
+		r, err := newRemote(c.server, k.tenant)
+		if err != nil {
+			return nil, nil, err
+		}
+		return remoteKeys{r}, func() {}, nil
 	}
-	db, err := sqlite.Open(e.ctx, c.db)
+	if err := memgate.CheckIdent("tenant", k.tenant); err != nil {
+		return nil, nil, err
+	}
+	var db store.Store
+	if k.postgres != "" {
+		if c.explicit("db") {
+			return nil, nil, usageError{"--db and --postgres (or $" + postgresURLEnv + ") name two databases: use one"}
+		}
+		pg, err := postgres.Open(e.ctx, postgres.Config{URL: k.postgres})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open PostgreSQL: %w", err)
+		}
+		db = pg
+	} else {
+		sq, err := sqlite.Open(e.ctx, c.db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
+		}
+		db = sq
+	}
+	eng, err := engine.New(engine.Config{Store: db})
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", c.db, err)
+		db.Close()
+		return nil, nil, err
 	}
-	return db, nil
+	done := func() { eng.Close(); db.Close() }
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	sess, err := g.Local(memgate.Key{ID: "cli", Tenant: k.tenant, Role: memgate.RoleAdmin})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return sess, done, nil
+}
+
+// remoteKeys is /v1/keys of a server.
+type remoteKeys struct{ r *remoteBackend }
+
+func (k remoteKeys) CreateKey(ctx context.Context, t memgate.Key) (string, *memgate.Key, error) {
+	out, err := k.r.c.CreateKey(ctx, client.NewKey{Role: t.Role, Principal: t.Principal, Agent: t.Agent, Name: t.Name, Sources: t.Sources})
+	if err != nil {
+		return "", nil, err
+	}
+	return out.Secret, out.Key, nil
+}
+
+func (k remoteKeys) ListKeys(ctx context.Context) ([]*memgate.Key, error) { return k.r.c.ListKeys(ctx) }
+
+func (k remoteKeys) RevokeKey(ctx context.Context, id string) (*memgate.Key, error) {
+	return k.r.c.RevokeKey(ctx, id)
 }
 
 // CreatedKey is the JSON shape of keys create: the record and, this once,
@@ -85,15 +179,15 @@ type CreatedKey struct {
 }
 
 func cmdKeysCreate(e env, args []string) error {
-	var c common
+	var k keysFlags
 	var tmpl memgate.Key
-	var role string
-	fs := newFlagSet("keys create", e.stderr, "--tenant T --role admin|agent|user [--principal P] [--agent A] [--name N]")
-	c.register(fs)
-	fs.StringVar(&tmpl.Tenant, "tenant", "", "tenant the key is fixed to (required)")
+	var role, sources string
+	fs := newFlagSet("keys create", e.stderr, "--tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S] [--name N]")
+	k.register(fs)
 	fs.StringVar(&role, "role", "", "admin, agent or user (required)")
 	fs.StringVar(&tmpl.Principal, "principal", "", "bind the key to this principal (required for user)")
 	fs.StringVar(&tmpl.Agent, "agent", "", "bind an agent key to this agent")
+	fs.StringVar(&sources, "sources", "", "comma-separated sources the key may claim (default: its role's; e.g. user,assistant,tool for an agent that relays what people say)")
 	fs.StringVar(&tmpl.Name, "name", "", "a label for people (e.g. which service uses the key)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -102,20 +196,29 @@ func cmdKeysCreate(e env, args []string) error {
 	if len(pos) > 0 {
 		return usageError{"keys create takes no arguments"}
 	}
-	tmpl.Role = memgate.Role(role)
-	secret, rec, err := auth.NewKey(tmpl)
+	r, err := memgate.ParseRole(role)
 	if err != nil {
 		return err
 	}
-	db, err := c.openDB(e)
+	tmpl.Role = r
+	for _, src := range strings.Split(sources, ",") {
+		if src = strings.TrimSpace(src); src != "" {
+			tmpl.Sources = append(tmpl.Sources, memgate.Source(src))
+		}
+	}
+	if err := memgate.CheckSources("sources", tmpl.Sources); err != nil {
+		return err
+	}
+	adm, done, err := k.open(e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if err := db.CreateKey(e.ctx, rec); err != nil {
+	defer done()
+	secret, rec, err := adm.CreateKey(e.ctx, tmpl)
+	if err != nil {
 		return err
 	}
-	if c.json {
+	if k.c.json {
 		return writeJSON(e.stdout, CreatedKey{Key: rec, Secret: secret})
 	}
 	fmt.Fprintln(e.stdout, secret)
@@ -136,11 +239,9 @@ func bindingText(k *memgate.Key) string {
 }
 
 func cmdKeysList(e env, args []string) error {
-	var c common
-	var tenant string
+	var k keysFlags
 	fs := newFlagSet("keys list", e.stderr, "--tenant T")
-	c.register(fs)
-	fs.StringVar(&tenant, "tenant", "", "tenant (required)")
+	k.register(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -148,39 +249,35 @@ func cmdKeysList(e env, args []string) error {
 	if len(pos) > 0 {
 		return usageError{"keys list takes no arguments"}
 	}
-	if err := memgate.CheckIdent("tenant", tenant); err != nil {
-		return err
-	}
-	db, err := c.openDB(e)
+	adm, done, err := k.open(e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	keys, err := db.ListKeys(e.ctx, tenant)
+	defer done()
+	keys, err := adm.ListKeys(e.ctx)
 	if err != nil {
 		return err
 	}
-	if c.json {
+	if k.c.json {
 		return writeJSON(e.stdout, map[string]any{"keys": keys})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tROLE\tPRINCIPAL\tAGENT\tNAME\tCREATED\tREVOKED")
-	for _, k := range keys {
+	fmt.Fprintln(tw, "ID\tROLE\tPRINCIPAL\tAGENT\tSOURCES\tNAME\tCREATED\tREVOKED")
+	for _, key := range keys {
 		revoked := ""
-		if k.RevokedAt != nil {
-			revoked = k.RevokedAt.Format(time.RFC3339)
+		if key.RevokedAt != nil {
+			revoked = key.RevokedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Role, k.Principal, k.Agent, k.Name, k.CreatedAt.Format(time.RFC3339), revoked)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", key.ID, key.Role, key.Principal, key.Agent,
+			memgate.JoinSources(auth.SourcesOf(key)), key.Name, key.CreatedAt.Format(time.RFC3339), revoked)
 	}
 	return tw.Flush()
 }
 
 func cmdKeysRevoke(e env, args []string) error {
-	var c common
-	var tenant string
+	var k keysFlags
 	fs := newFlagSet("keys revoke", e.stderr, "--tenant T ID")
-	c.register(fs)
-	fs.StringVar(&tenant, "tenant", "", "tenant of the key (required)")
+	k.register(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -188,21 +285,18 @@ func cmdKeysRevoke(e env, args []string) error {
 	if len(pos) != 1 {
 		return usageError{"expected exactly one key ID"}
 	}
-	if err := memgate.CheckIdent("tenant", tenant); err != nil {
-		return err
-	}
-	db, err := c.openDB(e)
+	adm, done, err := k.open(e)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	k, err := db.RevokeKey(e.ctx, tenant, pos[0], memgate.Now(time.Now()))
+	defer done()
+	key, err := adm.RevokeKey(e.ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	if c.json {
-		return writeJSON(e.stdout, k)
+	if k.c.json {
+		return writeJSON(e.stdout, key)
 	}
-	fmt.Fprintf(e.stdout, "%s revoked\n", k.ID)
+	fmt.Fprintf(e.stdout, "%s revoked\n", key.ID)
 	return nil
 }

@@ -115,3 +115,63 @@ func TestKeysRefuseBadInput(t *testing.T) {
 		t.Fatalf("refused creates stored keys: %s", out)
 	}
 }
+
+// TestKeysRemote: keys are managed through a server with an admin key
+// (the server's /v1/keys): create with a role, a binding and granted
+// sources, list, revoke; the revoked key is refused at once. A key that is
+// not an admin's may not, and another tenant's key id is not found.
+func TestKeysRemote(t *testing.T) {
+	s, db, admin := serverKey(t)
+	u := s.url
+
+	var made CreatedKey
+	out := mustRemote(t, u, "keys", "create", "--role", "agent", "--principal", "alice", "--agent", "helper", "--sources", "user,assistant", "--name", "relay", "--json")
+	if err := json.Unmarshal([]byte(out), &made); err != nil || made.Key == nil || !secretRE.MatchString(made.Secret) {
+		t.Fatalf("keys create --server: %s", out)
+	}
+	if made.Key.Tenant != "default" || made.Key.Role != "agent" || made.Key.Agent != "helper" || len(made.Key.Sources) != 2 {
+		t.Fatalf("keys create --server made %+v", made.Key)
+	}
+	// The same record is in the server's database, seen locally.
+	if list := mustCLI(t, db, "keys", "list", "--tenant", "default"); !strings.Contains(list, made.Key.ID) || !strings.Contains(list, "user,assistant") {
+		t.Fatalf("local keys list lacks the remote key:\n%s", list)
+	}
+	list := mustRemote(t, u, "keys", "list", "--json")
+	if !strings.Contains(list, made.Key.ID) || strings.Contains(list, made.Secret) || strings.Contains(list, "hash") {
+		t.Fatalf("keys list --server: %s", list)
+	}
+	// The new key works until it is revoked.
+	t.Setenv(apiKeyEnv, made.Secret)
+	if code, _, errs := remote(t, u, "", "list", "--principal", "alice"); code != 0 {
+		t.Fatalf("the new key: exit %d %s", code, errs)
+	}
+	// It is not an admin's: it may not manage keys.
+	if code, _, errs := remote(t, u, "", "keys", "list"); code != 1 || !strings.Contains(errs, "forbidden") {
+		t.Fatalf("keys list with an agent key: exit %d %q", code, errs)
+	}
+	t.Setenv(apiKeyEnv, admin)
+	if out := mustRemote(t, u, "keys", "revoke", made.Key.ID); out != made.Key.ID+" revoked\n" {
+		t.Fatalf("keys revoke --server: %q", out)
+	}
+	t.Setenv(apiKeyEnv, made.Secret)
+	if code, _, errs := remote(t, u, "", "list", "--principal", "alice"); code != 1 || !strings.Contains(errs, "unauthenticated") {
+		t.Fatalf("the revoked key: exit %d %q", code, errs)
+	}
+	t.Setenv(apiKeyEnv, admin)
+	// Another tenant's key (made locally) is not found, like a missing id.
+	other := mustCLI(t, db, "keys", "create", "--tenant", "globex", "--role", "admin", "--json")
+	var og CreatedKey
+	if err := json.Unmarshal([]byte(other), &og); err != nil {
+		t.Fatal(err)
+	}
+	_, _, foreign := remote(t, u, "", "keys", "revoke", og.Key.ID)
+	_, _, missing := remote(t, u, "", "keys", "revoke", "key_0000000000000000")
+	if !strings.Contains(foreign, "not_found") || strings.ReplaceAll(foreign, og.Key.ID, "X") != strings.ReplaceAll(missing, "key_0000000000000000", "X") {
+		t.Fatalf("another tenant's key: %q; a missing one: %q", foreign, missing)
+	}
+	// --tenant may repeat the key's, never name another.
+	if code, _, errs := remote(t, u, "", "keys", "list", "--tenant", "globex"); code != 1 || !strings.Contains(errs, "forbidden") {
+		t.Fatalf("keys list --tenant globex: exit %d %q", code, errs)
+	}
+	mustRemote(t, u, "keys", "list", "--tenant", "default")
+}

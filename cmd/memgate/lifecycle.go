@@ -10,8 +10,8 @@ import (
 )
 
 func cmdApprove(e env, args []string) error {
-	return statusCommand(e, args, "approve", func(be backend, s scopeFlags, id, _ string) (string, error) {
-		m, err := be.Approve(e.ctx, s.scope(), id)
+	return statusCommand(e, args, "approve", func(be backend, s scopeFlags, id string, version int64, _ string) (string, error) {
+		m, err := be.Approve(e.ctx, s.scope(), id, version)
 		if err != nil {
 			return "", err
 		}
@@ -20,8 +20,8 @@ func cmdApprove(e env, args []string) error {
 }
 
 func cmdReject(e env, args []string) error {
-	return statusCommand(e, args, "reject", func(be backend, s scopeFlags, id, reason string) (string, error) {
-		m, err := be.Reject(e.ctx, s.scope(), id, reason)
+	return statusCommand(e, args, "reject", func(be backend, s scopeFlags, id string, version int64, reason string) (string, error) {
+		m, err := be.Reject(e.ctx, s.scope(), id, version, reason)
 		if err != nil {
 			return "", err
 		}
@@ -29,14 +29,18 @@ func cmdReject(e env, args []string) error {
 	})
 }
 
-// statusCommand is the shape approve and reject share.
-func statusCommand(e env, args []string, name string, do func(backend, scopeFlags, string, string) (string, error)) error {
+// statusCommand is the shape approve and reject share: both take the
+// version that was reviewed (memgate get and memgate list show it), so
+// a memory changed since is refused and stays pending.
+func statusCommand(e env, args []string, name string, do func(backend, scopeFlags, string, int64, string) (string, error)) error {
 	var c common
 	var s scopeFlags
 	var reason string
-	fs := newFlagSet(name, e.stderr, "--tenant T --principal P ID")
+	var version int64
+	fs := newFlagSet(name, e.stderr, "--tenant T --principal P --version N ID")
 	c.register(fs)
 	s.register(fs)
+	fs.Int64Var(&version, "version", 0, "the version of the memory that was reviewed (required; memgate get and memgate list --status pending show it)")
 	if name == "reject" {
 		fs.StringVar(&reason, "reason", "", "why it is rejected")
 	}
@@ -45,7 +49,10 @@ func statusCommand(e env, args []string, name string, do func(backend, scopeFlag
 		return err
 	}
 	defer done()
-	msg, err := do(be, s, id, reason)
+	if version <= 0 {
+		return usageError{"--version is required: the version of the memory that was reviewed (memgate get and memgate list --status pending show it)"}
+	}
+	msg, err := do(be, s, id, version, reason)
 	if err != nil {
 		return err
 	}

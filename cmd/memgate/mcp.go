@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,11 +21,13 @@ const localActor = "mcp"
 // Standard output is the protocol channel: nothing else is ever written to
 // it; logs go to standard error.
 //
-// Locally (--db), the flags fix the identity: the process owner acts like
-// an admin key bound to --tenant and --principal (and, when given, --agent
-// and --conversation narrow every call), so a model can reach that
-// principal's memories and no one else's. forget_me is offered only with
-// --allow-forget. Remotely (--server, with MEMGATE_API_KEY), the server's
+// Locally (--db), the flags fix the identity: the tools act through the
+// guard with an agent key made from them (never stored): bound to --tenant
+// and --principal, and to --agent when given, with --source as the one
+// source it may claim; --conversation narrows every call. So a model
+// reaches that principal's memories and no one else's, never a restricted
+// one, and writes what an agent key may. forget_me is offered only with
+// --allow-forget, and then acts as the person's own (user) key would. Remotely (--server, with MEMGATE_API_KEY), the server's
 // key decides, exactly as for its REST API; --principal, --agent and
 // --conversation are sent as the narrowing fields.
 func cmdMCP(e env, args []string) error {
@@ -57,28 +60,41 @@ func cmdMCP(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var caller mcpserver.Caller
+	var (
+		caller mcpserver.Caller
+		be     mcpserver.Backend
+	)
 	if c.server == "" {
 		scope := s.scope()
 		if err := scope.Validate(); err != nil {
 			return err
 		}
-		caller = mcpserver.KeyCaller{
-			Key:         &memgate.Key{ID: localActor, Tenant: scope.Tenant, Role: memgate.RoleAdmin, Principal: scope.Principal},
-			Request:     memgate.Scope{Agent: scope.Agent, Conversation: scope.Conversation},
-			AllowForget: allowForget,
+		eng, done, err := c.openEngine(e.ctx)
+		if err != nil {
+			return err
 		}
+		defer done()
+		g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
+		if err != nil {
+			return err
+		}
+		lc, err := mcpserver.NewLocal(g, localActor, scope, src, allowForget)
+		if err != nil {
+			return err
+		}
+		caller, be = lc, lc
 	} else {
 		caller = mcpserver.RemoteCaller{
 			Request:     memgate.Scope{Principal: s.principal, Agent: s.agent, Conversation: s.conversation},
 			AllowForget: allowForget,
 		}
+		r, done, err := c.open(e.ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		be = r
 	}
-	be, done, err := c.open(e.ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
 	srv, err := mcpserver.New(mcpserver.Config{
 		Backend: be,
 		Caller:  caller,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/server"
 )
@@ -30,12 +31,19 @@ func cmdServe(e env, args []string) error {
 	fs.DurationVar(&cfg.SweepEvery, "sweep-every", server.DefaultSweepEvery, "how often expired memories are deleted (0 or less: never)")
 	fs.DurationVar(&cfg.SweepGrace, "sweep-grace", server.DefaultSweepGrace, "how long after expiry a memory is kept before the sweep deletes it")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest JSON request body")
-	fs.Float64Var(&rate, "rate", httpapi.DefaultRatePerSecond, "requests per second per key (token bucket; negative: no limit)")
-	fs.IntVar(&burst, "rate-burst", httpapi.DefaultRateBurst, "requests a key may send at once")
+	fs.Float64Var(&rate, "rate", guard.DefaultRatePerSecond, "requests per second per key (token bucket; negative: no limit)")
+	fs.IntVar(&burst, "rate-burst", guard.DefaultRateBurst, "requests a key may send at once")
 	emb.register(fs)
 	llm.register(fs)
-	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", httpapi.DefaultRequestTimeout,
-		"longest a /v1 call may take (not chat, import or export) before it answers 503 unavailable (0 or less: no bound)")
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", guard.DefaultRequestTimeout,
+		"longest a call on /v1 or /mcp may take (not chat, import or export) before it answers 503 unavailable (0 or less: no bound)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS only (with --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fs.StringVar(&cfg.Metrics, "metrics", "",
+		"where GET /metrics is served on --addr: public (no key; the default), key (an admin key only) or off (default off with --metrics-addr)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve GET /metrics without a key on this address of its own (an internal one, for the scraper)")
+	fs.BoolVar(&cfg.MCPForget, "mcp-forget", false,
+		"offer the MCP tool forget_me on /mcp to keys that may forget (off by default, as memgate mcp's --allow-forget)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests get to finish on shutdown")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -59,7 +67,7 @@ func cmdServe(e env, args []string) error {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = time.Nanosecond // shut down at once
 	}
-	cfg.RateLimit = httpapi.RateLimit{PerSecond: rate, Burst: burst}
+	cfg.RateLimit = guard.RateLimit{PerSecond: rate, Burst: burst}
 	if cfg.Embedder, err = emb.embedder(); err != nil {
 		return err
 	}

@@ -169,7 +169,7 @@ func testApprovedAtOnce(t *testing.T, a, b *engine.Engine, _, _ store.Store) {
 	if ids := recall(t, b, alice, topics[1].query, noFloor); slices.Contains(ids, held.ID) {
 		t.Fatal("pending memory recalled on B")
 	}
-	if _, err := a.Approve(t.Context(), alice, held.ID); err != nil {
+	if _, err := a.Approve(t.Context(), alice, held.ID, held.Version); err != nil {
 		t.Fatal(err)
 	}
 	if ids := recall(t, b, alice, topics[1].query, nil); !slices.Contains(ids, held.ID) {

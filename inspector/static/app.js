@@ -94,7 +94,7 @@ async function api(method, path, opts = {}) {
     if (v === null || v === undefined || v === '') continue;
     for (const x of Array.isArray(v) ? v : [v]) url.searchParams.append(k, x);
   }
-  const headers = { Authorization: 'Bearer ' + state.key, Accept: 'application/json' };
+  const headers = { ...(opts.headers || {}), Authorization: 'Bearer ' + state.key, Accept: 'application/json' };
   const init = { method, headers, credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer' };
   if (opts.body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -680,7 +680,10 @@ async function rowAction(ev, m, action) {
   for (const b of row.querySelectorAll('button')) b.disabled = true;
   try {
     const body = action === 'reject' ? { reason: 'rejected in the inspector' } : {};
-    const updated = await api('POST', `/v1/memories/${encodeURIComponent(m.id)}/${action}`, { query: { principal: m.principal }, body });
+    // The version on screen is the one reviewed: a memory changed since
+    // is refused (409) and stays pending.
+    const updated = await api('POST', `/v1/memories/${encodeURIComponent(m.id)}/${action}`,
+      { query: { principal: m.principal }, body, headers: { 'If-Match': `"${m.version}"` } });
     row.replaceWith(memoryRow(updated, row.dataset.wide === '1'));
     toast(action === 'approve' ? 'Approved: the memory is active and may be recalled.' : 'Rejected: the memory will not be recalled.');
   } catch (err) {
@@ -802,10 +805,10 @@ function actionsBlock(m) {
   const box = h('div', { class: 'card actions-box', id: 'actions' });
   const scope = { principal: m.principal };
   const path = '/v1/memories/' + encodeURIComponent(m.id);
-  const act = async (btn, method, suffix, body, done) => {
+  const act = async (btn, method, suffix, body, done, headers) => {
     btn.disabled = true;
     try {
-      const res = await api(method, path + suffix, { query: scope, body });
+      const res = await api(method, path + suffix, { query: scope, body, headers });
       toast(done);
       if (method === 'DELETE') {
         state.pages.clear();
@@ -820,8 +823,11 @@ function actionsBlock(m) {
     }
   };
   if (m.status === 'pending' && can('approve')) {
-    const approve = h('button', { type: 'button', class: 'primary', id: 'approve', onclick: () => act(approve, 'POST', '/approve', {}, 'Approved: the memory is active and may be recalled.') }, 'Approve');
-    const reject = h('button', { type: 'button', id: 'reject', onclick: () => act(reject, 'POST', '/reject', { reason: 'rejected in the inspector' }, 'Rejected: it will not be recalled.') }, 'Reject');
+    // Approve and reject the version shown (If-Match): one changed since
+    // is refused and stays pending.
+    const reviewed = { 'If-Match': `"${m.version}"` };
+    const approve = h('button', { type: 'button', class: 'primary', id: 'approve', onclick: () => act(approve, 'POST', '/approve', {}, 'Approved: the memory is active and may be recalled.', reviewed) }, 'Approve');
+    const reject = h('button', { type: 'button', id: 'reject', onclick: () => act(reject, 'POST', '/reject', { reason: 'rejected in the inspector' }, 'Rejected: it will not be recalled.', reviewed) }, 'Reject');
     box.append(h('div', { class: 'row' }, h('span', {}, 'Held back by the write gate: '), approve, reject));
   }
   if ((m.status === 'active' || m.status === 'pending') && can('revoke')) {

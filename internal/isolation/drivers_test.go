@@ -237,7 +237,12 @@ func (d *engineDriver) approve(c *caller, r scopeReq, id string) (*memgate.Memor
 	if err != nil {
 		return nil, err
 	}
-	m, err := d.w.eng.Approve(engine.WithActor(d.w.ctx, c.key.ID), s, id)
+	ctx := engine.WithActor(d.w.ctx, c.key.ID)
+	cur, err := d.w.eng.Get(ctx, s, id)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	m, err := d.w.eng.Approve(ctx, s, id, cur.Version)
 	return m, engineError(err)
 }
 

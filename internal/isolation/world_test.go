@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/postgres"
@@ -115,11 +116,15 @@ func newWorld(t *testing.T, backend string) *world {
 		t.Fatal(err)
 	}
 	az := auth.New(db)
-	api, err := httpapi.New(httpapi.Config{Engine: eng, Auth: az, RateLimit: httpapi.RateLimit{PerSecond: -1}})
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mh, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{Backend: eng, Auth: az})
+	api, err := httpapi.New(httpapi.Config{Guard: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{Guard: g, AllowForget: true})
 	if err != nil {
 		t.Fatal(err)
 	}

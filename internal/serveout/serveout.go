@@ -33,7 +33,13 @@ func PrintAdminKey(w io.Writer, tenant, secret string) {
 
 // PrintServing prints the line that says the server is listening.
 func PrintServing(w io.Writer, addr string) {
-	fmt.Fprintf(w, "%shttp://%s\n", bannerServing, addr)
+	PrintServingURL(w, "http://"+addr)
+}
+
+// PrintServingURL writes the serving line with the server's base URL
+// (https:// when it serves TLS).
+func PrintServingURL(w io.Writer, url string) {
+	fmt.Fprintf(w, "%s%s\n", bannerServing, url)
 }
 
 // Scan reads out, the stdout of a `memgate serve` child, to its end.
