@@ -38,7 +38,9 @@ import (
 // ExactAgent and HideRestricted narrow the memory Supersedes may name, as
 // in memgate.Scope (package guard sets them from the key): a key bound to
 // an agent supersedes only its agent's memories, an agent key never a
-// restricted one it cannot read.
+// restricted one it cannot read. With HideRestricted, a restricted memory
+// is also never deduplicated into an existing one (whose id would tell
+// the writer it exists).
 type RememberRequest struct {
 	Memory         memgate.Memory
 	TTL            time.Duration
@@ -347,6 +349,12 @@ func (e *Engine) gate(ctx context.Context, m *memgate.Memory, r RememberRequest,
 		}
 	}
 	m.DedupKey = e.dedupKey(m)
+	if r.HideRestricted && m.Sensitivity == memgate.SensitivityRestricted {
+		// A writer that may not read restricted memories (an agent key)
+		// must not learn that one exists by folding into it: its
+		// restricted memory is stored as a new one, never deduplicated.
+		m.DedupKey = ""
+	}
 	return nil
 }
 

@@ -251,6 +251,22 @@ func TestRestrictedNeverReachesAnAgent(t *testing.T) {
 		t.Fatalf("the user's recall with include_restricted %v leaves out the restricted memory", ids)
 	}
 
+	// Remembering the same restricted content does not fold into the
+	// memory the agent cannot read (its id would say it exists); the
+	// person's own key folds into it (the control).
+	dupBody := map[string]any{"kind": "fact", "source": "assistant", "sensitivity": "restricted", "content": secret.Content}
+	var dup remembered
+	h.do("POST", "/v1/memories", agent, dupBody).want(t, http.StatusCreated).decode(t, &dup)
+	if d := dup.Memories[0]; d.ID == secret.ID || d.Deduplicated {
+		t.Fatalf("an agent's restricted duplicate folded into the memory it cannot read: %+v", d)
+	}
+	dupBody["source"] = "user"
+	var own remembered
+	h.do("POST", "/v1/memories", user, dupBody).decode(t, &own)
+	if d := own.Memories[0]; d.ID != secret.ID || !d.Deduplicated {
+		t.Fatalf("control: the person's duplicate did not fold: %+v", d)
+	}
+
 	// Writes by id answer as for a missing id too: the agent cannot make
 	// it standard, revoke it or learn it exists.
 	sameAsMissing(t, h.patch(agent, secret.ID, secret.Version, map[string]any{"sensitivity": "standard"}, ""),
