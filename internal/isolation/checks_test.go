@@ -144,11 +144,22 @@ func (r *run) pickKey(s memgate.Scope, old string) string {
 }
 
 func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effect {
-	in := rememberIn{Kind: pick(r, rememberKinds), Source: pick(r, r.surf.sources), Content: r.content(s)}
+	in := rememberIn{Kind: pick(r, rememberKinds), Source: r.source(c), Content: r.content(s)}
 	if r.surf.restricted && r.rng.IntN(8) == 0 {
 		in.Sensitivity = memgate.SensitivityRestricted
 	}
 	from := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
+	if code == "" && r.surf.restricted && c.key.Role == memgate.RoleAgent && r.rng.IntN(10) == 0 {
+		// An agent key remembering, restricted, what a restricted memory
+		// it may not read says, where that memory is: were the two folded,
+		// the answer would tell the agent the memory exists.
+		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return restricted(e.mem) && e.owner == from }); len(es) > 0 {
+			e := pick(r, es)
+			in.Kind, in.Content, in.Sensitivity = e.mem.Kind, e.mem.Content, memgate.SensitivityRestricted
+			r.desc += " (the content of the restricted " + e.id + ")"
+			r.count("remember.restricted.copy")
+		}
+	}
 	// how names the request's origin when it repeats a recorded one: a
 	// late retry (the same request, sent again by its caller with its
 	// narrowing fields); the same fields sent by the same caller with
@@ -162,6 +173,7 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 		case x < 3 && code == "":
 			if prior = r.recorded(func(*idemRecord) bool { return true }); prior != nil {
 				how, c, q = "late", prior.c, prior.q
+				r.cur = c
 				if x == 2 {
 					how = "changed"
 				}
@@ -178,6 +190,7 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			// another scope, which the hash covers.
 			if prior = r.recorded(func(rec *idemRecord) bool { return rec.at != rec.from }); prior != nil {
 				how, c, q = "moved", prior.c, prior.q
+				r.cur = c
 				q.Agent, q.Conversation = prior.at.agent, prior.at.conversation
 				if s, code = r.expect(c, opRemember, q); code != "" || prior.at != (owner{s.Tenant, s.Principal, s.Agent, s.Conversation}) {
 					r.w.fatalf("the scope %+v (%s) of a supersession sent again to its record's partition is not that partition, %+v", s, code, prior.at)
@@ -242,6 +255,14 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 		r.unchanged(snap, ref{})
 		return effect{}
 	}
+	if !claims(c.key, in.Source) {
+		// Refused before anything is looked up, whatever the request
+		// supersedes or its key's record says; nothing is written.
+		r.refusedSource(err, "source", "a remember claiming source "+string(in.Source))
+		r.unchanged(snap, ref{})
+		r.count("source.refused")
+		return effect{}
+	}
 	keyed, super := in.IdempotencyKey != "", in.Supersedes != ""
 	countKeyed := func(name string) {
 		if keyed && super {
@@ -261,6 +282,7 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			// The old memory is read first: not_found whatever the key's
 			// record says.
 			r.crossKind("remember", s, in.Supersedes)
+			r.hidden("remember", s, in.Supersedes)
 			r.notFoundLikeMissing(err, func(g string) error {
 				in2 := in
 				in2.Supersedes = g
@@ -272,7 +294,16 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			return effect{}
 		}
 		dest = r.destOf(s, in.Supersedes)
-		r.desc += fmt.Sprintf(" (in scope, %s; new memory in %+v)", old.mem.Status, dest)
+		r.desc += fmt.Sprintf(" (in scope, %s from %s; new memory in %+v)", old.mem.Status, old.mem.Source, dest)
+		if !claims(c.key, old.mem.Source) {
+			// Superseding retires what the old memory says: the key must
+			// be able to claim its source too, whatever the key's record.
+			r.refusedSource(err, "supersedes", "a supersession of a memory from source "+string(old.mem.Source))
+			r.unchanged(snap, ref{})
+			r.count("supersedes.source.refused")
+			countKeyed("source.refused")
+			return effect{}
+		}
 	}
 	ik := idemKey{dest, in.IdempotencyKey}
 	if rec := r.idem[ik]; keyed && rec != nil {
@@ -298,10 +329,11 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 				if rec.pending && m.Status != memgate.StatusPending {
 					countKeyed("replayed." + string(m.Status)) // approved (or revoked) since
 				}
+				r.notRestrictedFold(c, s, m)
 			}
 			return effect{post: func() {
 				if err == nil {
-					r.shown("remember (replayed)", m, s)
+					r.shown("remember (replayed)", m, writable(s))
 				}
 			}}
 		}
@@ -337,6 +369,16 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 		r.fail("remember answered %s marked replayed, but no earlier request with key %q stored a memory in %+v", m.ID, ik.key, dest)
 	}
 	r.count("remember.ok")
+	r.notRestrictedFold(c, s, m)
+	switch {
+	case c.key.Role == memgate.RoleUser:
+		r.count("user.remember.ok")
+	case c.key.Role == memgate.RoleAgent && in.Source == memgate.SourceUser:
+		r.count("source.granted") // claimed by the key's grant only
+	}
+	if super && old.mem.Source == memgate.SourceUser && c.key.Role == memgate.RoleAgent {
+		r.count("supersedes.source.granted")
+	}
 	if keyed {
 		// The key is new in dest, whatever other partitions hold: it was
 		// stored, and a retry now replays it.
@@ -387,12 +429,104 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			return ""
 		},
 		del: func(e *entry) string {
-			if e.owner.principal == s.Principal && e.mem.Kind == in.Kind {
-				return "" // a retention cap evicts from the (tenant, principal, kind) written
+			if e.owner.principal == s.Principal && e.owner.agent == dest.agent && e.mem.Kind == in.Kind {
+				return "" // a retention cap evicts from the population written: (tenant, principal, agent, kind)
 			}
 			return "remember deleted a memory"
 		},
-		post: func() { r.shown("remember", m, s) },
+		post: func() { r.shown("remember", m, writable(s)) },
+	}
+}
+
+// writable is s for what a remember answers: the memory the caller wrote,
+// which may be restricted whatever the key (it said so itself).
+func writable(s memgate.Scope) memgate.Scope {
+	s.HideRestricted = false
+	return s
+}
+
+// notRestrictedFold checks what an agent key's remember answered: never a
+// restricted memory that stood before and that the key did not write
+// (remember folding the request into it, or replaying it), since the
+// answer would tell the key that a memory it may not read exists.
+func (r *run) notRestrictedFold(c *caller, s memgate.Scope, m *memgate.Memory) {
+	r.t.Helper()
+	if c.key.Role != memgate.RoleAgent || m == nil {
+		return
+	}
+	if e := r.w.reg.get(s.Tenant, m.ID); e != nil && e.alive() && restricted(e.mem) {
+		r.count("remember.restricted.existing")
+		if e.mem.CreatedBy != c.key.ID {
+			r.fail("an agent key's remember (%s) answered with the restricted memory %s, which stood before and which it did not write (created by %q): it may not read it", c.name, m.ID, e.mem.CreatedBy)
+		}
+	}
+}
+
+// batch remembers a few memories at once, in one scope: all stored, or
+// none when one is refused (the first whose source the key may not claim,
+// named by its index).
+func (r *run) batch(c *caller, q scopeReq, s memgate.Scope, code string) effect {
+	ins := make([]rememberIn, 1+r.rng.IntN(4))
+	bad := -1
+	for i := range ins {
+		ins[i] = rememberIn{Kind: pick(r, rememberKinds), Source: r.source(c), Content: r.content(s)}
+		if r.surf.restricted && r.rng.IntN(8) == 0 {
+			ins[i].Sensitivity = memgate.SensitivityRestricted
+		}
+		if bad < 0 && !claims(c.key, ins[i].Source) {
+			bad = i
+		}
+		r.desc += fmt.Sprintf(" [%s %s]", ins[i].Kind, ins[i].Source)
+	}
+	ms, err := r.drv.rememberBatch(c, q, ins)
+	switch {
+	case code != "":
+		r.refused(err, code)
+		return effect{}
+	case bad >= 0:
+		r.refusedSource(err, fmt.Sprintf("memories[%d].source", bad), fmt.Sprintf("a batch whose memory %d claims source %s", bad, ins[bad].Source))
+		r.count("batch.source.refused")
+		return effect{}
+	case err != nil:
+		r.unexpected("batch", err)
+		return effect{}
+	case len(ms) != len(ins):
+		r.fail("a batch of %d memories answered %d", len(ins), len(ms))
+		return effect{}
+	}
+	r.count("batch.ok")
+	ids := map[string]bool{}
+	for _, m := range ms {
+		ids[m.ID] = true
+		r.notRestrictedFold(c, s, m)
+	}
+	from := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
+	home := partition{s.Tenant, s.Principal}
+	return effect{
+		what: fmt.Sprintf("the %d memories of the batch, in %+v", len(ins), from),
+		part: func(p partition) bool { return p == home },
+		row: func(n *memgate.Memory, isNew bool) string {
+			switch {
+			case !ids[n.ID]:
+				return "a batch changed a memory it did not answer"
+			case ownerOf(n) != from:
+				return fmt.Sprintf("a batch stored a memory outside %+v", from)
+			}
+			return ""
+		},
+		del: func(e *entry) string {
+			for _, in := range ins {
+				if e.owner.principal == s.Principal && e.owner.agent == from.agent && e.mem.Kind == in.Kind {
+					return "" // a retention cap evicts from the population written
+				}
+			}
+			return "a batch deleted a memory"
+		},
+		post: func() {
+			for _, m := range ms {
+				r.shown("batch", m, writable(s))
+			}
+		},
 	}
 }
 
@@ -401,18 +535,42 @@ func (r *run) recall(c *caller, q scopeReq, s memgate.Scope, code string) effect
 	if r.surf.recallKinds && r.rng.IntN(10) < 3 {
 		in.Kinds = []memgate.Kind{pick(r, kinds), pick(r, kinds)}
 	}
-	if r.surf.restricted && c.key.Role != memgate.RoleAgent && r.rng.IntN(10) < 3 {
+	agent := c.key.Role == memgate.RoleAgent
+	switch x := r.rng.IntN(100); {
+	case r.surf.restricted && !agent && x < 30, r.surf.restricted && agent && x < 6:
 		in.IncludeRestricted = true
+	case r.surf.preview && (!agent && x >= 90 || agent && x >= 94):
+		in.Preview = true
 	}
-	r.desc += fmt.Sprintf(" k=%d kinds=%v restricted=%v", in.K, in.Kinds, in.IncludeRestricted)
+	r.desc += fmt.Sprintf(" k=%d kinds=%v restricted=%v preview=%v", in.K, in.Kinds, in.IncludeRestricted, in.Preview)
 	ms, err := r.drv.recall(c, q, in)
-	if code != "" {
+	switch {
+	case code != "":
 		r.refused(err, code)
 		return effect{}
-	}
-	if err != nil {
+	case agent && (in.IncludeRestricted || in.Preview):
+		// An agent key may not ask for restricted memories, nor hide its
+		// recalls (they reach a prompt). Admitted all the same, what the
+		// recall shows is judged below, as if it had not asked.
+		if in.IncludeRestricted {
+			r.refusedNaming(err, memgate.EFORBIDDEN, "include_restricted")
+			r.count("recall.restricted.refused")
+		} else {
+			r.refusedNaming(err, memgate.EFORBIDDEN, "preview")
+			r.count("recall.preview.refused")
+		}
+		if err != nil {
+			return effect{}
+		}
+		in.IncludeRestricted = false
+	case err != nil:
 		r.unexpected("recall", err)
 		return effect{}
+	}
+	if agent && r.w.reg.any(s.Tenant, func(e *entry) bool {
+		return restricted(e.mem) && e.mem.Status == memgate.StatusActive && e.in(wide(s))
+	}) {
+		r.count("recall.restricted.present")
 	}
 	seen := map[string]bool{}
 	for _, m := range ms {
@@ -424,6 +582,7 @@ func (r *run) recall(c *caller, q scopeReq, s memgate.Scope, code string) effect
 		if e == nil {
 			continue
 		}
+		r.readWide(e)
 		switch {
 		case e.mem.Status != memgate.StatusActive:
 			r.fail("recall returned %s, which is %s", m.ID, e.mem.Status)
@@ -476,7 +635,7 @@ func (r *run) list(c *caller, q scopeReq, s memgate.Scope, code string) effect {
 	if r.rng.IntN(10) < 3 {
 		in.Kinds = []memgate.Kind{pick(r, kinds)}
 	}
-	if r.rng.IntN(10) < 4 {
+	if !r.surf.listRecallable && r.rng.IntN(10) < 4 {
 		in.Status = pick(r, statuses)
 	}
 	if r.rng.IntN(10) < 2 {
@@ -493,19 +652,61 @@ func (r *run) list(c *caller, q scopeReq, s memgate.Scope, code string) effect {
 		return effect{}
 	}
 	status := in.Status
-	if status == "" && r.surf.listActive {
+	keep := func(e *entry) bool { return e.in(s) && in.matches(e.mem, status) }
+	if r.surf.listRecallable {
+		// Only what recall could return, for every key: a model is not
+		// the person, whoever holds the key.
 		status = memgate.StatusActive
-	}
-	for _, m := range ms {
-		if e := r.shown("list", m, s); e != nil && !in.matches(e.mem, status) {
-			r.fail("list with filter %+v (status %q) showed %s: %s %s", in, status, m.ID, e.mem.Kind, e.mem.Status)
+		keep = func(e *entry) bool { return e.in(s) && in.matches(e.mem, "") && recallableNow(e.mem) }
+		if r.w.reg.any(s.Tenant, func(e *entry) bool { return e.in(wide(s)) && in.matches(e.mem, "") && !recallableNow(e.mem) }) {
+			r.count("list.unrecallable.left")
 		}
 	}
-	r.sameSet("list", ms, r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) && in.matches(e.mem, status) }))
+	if c.key.Role == memgate.RoleAgent && r.w.reg.any(s.Tenant, func(e *entry) bool {
+		return restricted(e.mem) && e.in(wide(s)) && in.matches(e.mem, status)
+	}) {
+		r.count("list.restricted.present")
+	}
+	for _, m := range ms {
+		e := r.shown("list", m, s)
+		switch {
+		case e == nil:
+		case r.surf.listRecallable && !recallableNow(e.mem):
+			r.fail("list showed %s, which recall could not return (%s, %s, expires %v)", m.ID, e.mem.Status, e.mem.Sensitivity, e.mem.ExpiresAt)
+		case !in.matches(e.mem, status):
+			r.fail("list with filter %+v (status %q) showed %s: %s %s", in, status, m.ID, e.mem.Kind, e.mem.Status)
+		default:
+			r.readWide(e)
+		}
+	}
+	r.sameSet("list", ms, r.w.reg.aliveIn(s.Tenant, keep))
 	if len(ms) > 0 {
 		r.count("list.nonempty")
 	}
 	return effect{}
+}
+
+// recallableNow reports whether recall could return m now, written from
+// DESIGN.md: active, unexpired, within its validity, standard.
+func recallableNow(m *memgate.Memory) bool {
+	now := time.Now()
+	switch {
+	case m.Status != memgate.StatusActive, restricted(m):
+		return false
+	case m.ExpiresAt != nil && !m.ExpiresAt.After(now):
+		return false
+	case m.ValidFrom != nil && m.ValidFrom.After(now), m.ValidUntil != nil && !m.ValidUntil.After(now):
+		return false
+	}
+	return true
+}
+
+// readWide counts a principal-wide memory shown to an agent-bound key: it
+// reads them, though it may not change them.
+func (r *run) readWide(e *entry) {
+	if r.cur.key.Agent != "" && e.owner.agent == "" {
+		r.count("agentbound.read.wide")
+	}
 }
 
 func (r *run) export(c *caller, q scopeReq, s memgate.Scope, code string) effect {
@@ -523,7 +724,7 @@ func (r *run) export(c *caller, q scopeReq, s memgate.Scope, code string) effect
 			r.fail("export wrote %s with hash %s, stored %s", m.ID, m.ContentSHA256, e.mem.ContentSHA256)
 		}
 	}
-	r.sameSet("export", ms, r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) }))
+	r.sameSet("export", ms, r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(s) }))
 	if len(ms) > 0 {
 		r.count("export.nonempty")
 		r.exports[s.Tenant] = lines
@@ -546,9 +747,10 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		inScope = 60 // pending memories in scope are rarer than others
 	}
 	id := r.pickTarget(s, inScope, prefer)
-	// An update names the version it is based on: the target's, or the
-	// version of that id in another tenant (what a caller who learned it
-	// would send), or now and then a stale one.
+	// An update and an approve name the version they are based on (the
+	// version reviewed): the target's, or the version of that id in
+	// another tenant (what a caller who learned it would send), or now and
+	// then a stale one; and an approve, now and then, none.
 	version := int64(1)
 	if e := r.w.reg.get(s.Tenant, id); e != nil && e.alive() {
 		version = e.mem.Version
@@ -559,9 +761,15 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 			}
 		}
 	}
-	stale := op == opUpdate && r.rng.IntN(10) == 0
-	if stale {
+	stale := (op == opUpdate || op == opApprove) && r.rng.IntN(100) < 12
+	unversioned := false
+	switch {
+	case stale && version > 1 && r.rng.IntN(2) == 0:
+		version-- // reviewed before the last change
+	case stale:
 		version++
+	case op == opApprove && code == "" && r.rng.IntN(100) < 5:
+		unversioned, version = true, 0
 	}
 	upd := updateIn{Reason: "noted on " + pick(r, objects)}
 	if r.rng.IntN(2) == 0 {
@@ -576,12 +784,12 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		case opRevoke:
 			return r.drv.revoke(c, q, id)
 		case opApprove:
-			return r.drv.approve(c, q, id)
+			return r.drv.approve(c, q, id, version)
 		}
 		return nil, r.drv.delete(c, q, id)
 	}
 	r.desc += " id " + id
-	if op == opUpdate {
+	if op == opUpdate || op == opApprove {
 		r.desc += fmt.Sprintf(" version %d", version)
 	}
 	snap := r.snapshot(s.Tenant, id)
@@ -591,9 +799,17 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		r.unchanged(snap, ref{})
 		return effect{}
 	}
+	if unversioned {
+		// Refused before the memory is looked up, wherever it is.
+		r.refusedNaming(err, memgate.EINVALID, r.surf.versionField)
+		r.unchanged(snap, ref{})
+		r.count("approve.unversioned")
+		return effect{}
+	}
 	e := r.reachable(s, id)
 	if e == nil {
 		r.crossKind(name, s, id)
+		r.hidden(name, s, id)
 		r.notFoundLikeMissing(err, func(g string) error { _, err := call(g); return err })
 		r.unchanged(snap, ref{})
 		return effect{}
@@ -618,6 +834,13 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		r.count("get.ok")
 		return effect{post: func() { r.shown("get", m, s) }}
 	case opUpdate:
+		if !claims(c.key, was.Source) {
+			// What the memory says is its source's: a key that may not
+			// claim that source may not rewrite it, whatever its version.
+			r.refusedSource(err, "source", "an update of a memory from source "+string(was.Source))
+			r.count("update.source.refused")
+			return effect{}
+		}
 		can := ok(memgate.StatusActive, memgate.StatusPending) && !stale
 		switch got := codeOf(err); {
 		case err == nil && !can:
@@ -633,6 +856,12 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 			return effect{}
 		}
 		r.count("update.ok")
+		switch {
+		case c.key.Role == memgate.RoleUser:
+			r.count("user.update.ok")
+		case c.key.Role == memgate.RoleAgent && was.Source == memgate.SourceUser:
+			r.count("update.granted") // claimed by the key's grant only
+		}
 		eff := onlyEntries("memory "+id, e)
 		eff.post = func() {
 			if n := r.shown("update", m, s); n != nil && m.Version != was.Version+1 {
@@ -656,6 +885,13 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		eff.post = func() { r.shown("revoke", m, s) }
 		return eff
 	case opApprove:
+		if stale {
+			// The memory changed since it was reviewed (or never had that
+			// version): a conflict naming If-Match, and it stays as it is.
+			r.refusedNaming(err, memgate.ECONFLICT, "If-Match")
+			r.count("approve.stale.refused")
+			return effect{}
+		}
 		switch {
 		case ok(memgate.StatusRevoked, memgate.StatusSuperseded) && codeOf(err) == memgate.ECONFLICT:
 			r.count("approve.refused")
@@ -737,15 +973,51 @@ func (r *run) forget(c *caller, q scopeReq, s memgate.Scope, code string) effect
 		}
 	}
 	return effect{
-		what: "the memories of " + home.String(),
-		part: func(p partition) bool { return p == home },
-		row:  func(*memgate.Memory, bool) string { return "forget changed a memory instead of erasing it" },
+		what:   "the memories of " + home.String(),
+		forgot: &home,
+		part:   func(p partition) bool { return p == home },
+		row:    func(*memgate.Memory, bool) string { return "forget changed a memory instead of erasing it" },
 		del: func(e *entry) string {
 			if e.tenant != home.tenant || e.owner.principal != home.principal {
 				return "forget erased another principal's memory"
 			}
 			return ""
 		},
+		post: func() { r.forgotten(home, n) },
+	}
+}
+
+// forgotten checks, once the change feeds are read, that the shadow and
+// the store's feed agree on the partition a forget erased (n memories):
+// the shadow holds none of it (a reader following the feed learnt that
+// every memory went, by a reset, since a forget leaves no tombstone); the
+// feed keeps no trace of them (no id of theirs among its deletions, even
+// read from the start); and a reader at the head the feed now reads
+// continues from there without another reset.
+func (r *run) forgotten(home partition, n int64) {
+	r.t.Helper()
+	if es := r.w.reg.aliveIn(home.tenant, func(e *entry) bool { return e.owner.principal == home.principal }); len(es) > 0 {
+		r.fail("after forget of %s, the change feed left a reader holding %d of its memories (%s first)", home, len(es), es[0].id)
+	}
+	all, err := r.w.db.ChangesSince(r.w.ctx, home.tenant, home.principal, 0, 1000)
+	if err != nil {
+		r.w.fatalf("changes of %s since 0: %v", home, err)
+	}
+	if len(all.Deleted)+len(all.Memories) > 0 {
+		r.fail("after forget of %s, its change feed from the start still names %d memories and %d deletions (%v)", home, len(all.Memories), len(all.Deleted), append(all.Deleted, "")[0])
+	}
+	head := r.heads[home]
+	next, err := r.w.db.ChangesSince(r.w.ctx, home.tenant, home.principal, head, 1000)
+	switch {
+	case err != nil:
+		r.w.fatalf("changes of %s since %d: %v", home, head, err)
+	case next.Reset:
+		r.fail("after forget of %s, a reader at its head %d is reset again", home, head)
+	case len(next.Memories)+len(next.Deleted) > 0 || next.Head != head:
+		r.fail("after forget of %s, a reader at its head %d reads %d changes, to head %d", home, head, len(next.Memories)+len(next.Deleted), next.Head)
+	}
+	if n > 0 {
+		r.count("forget.feed.checked")
 	}
 }
 
@@ -847,7 +1119,8 @@ func (r *run) importLines(c *caller, q scopeReq, s memgate.Scope, code string) e
 	}
 	r.count("import.ok")
 	return effect{
-		what: fmt.Sprintf("the %d imported memories, in %s", len(lines), tenant),
+		imported: true,
+		what:     fmt.Sprintf("the %d imported memories, in %s", len(lines), tenant),
 		part: func(p partition) bool {
 			for _, o := range owners {
 				if p == (partition{o.tenant, o.principal}) {

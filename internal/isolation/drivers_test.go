@@ -10,6 +10,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/store"
 )
 
@@ -36,6 +37,9 @@ type recallIn struct {
 	K                 int
 	Kinds             []memgate.Kind
 	IncludeRestricted bool
+	// Preview marks the recall as an inspector's look (left out of the
+	// memories' recall history): only the roles that inspect may.
+	Preview bool
 }
 
 type listIn struct {
@@ -59,13 +63,18 @@ type driver interface {
 	// replayed (an earlier request with the same idempotency key stored
 	// the memory; this one stored nothing).
 	remember(c *caller, r scopeReq, in rememberIn) (m *memgate.Memory, replayed bool, err error)
+	// rememberBatch remembers every memory of ins in one atomic batch, in
+	// the scope r asks for (the surfaces that have no batch never get it).
+	rememberBatch(c *caller, r scopeReq, ins []rememberIn) ([]*memgate.Memory, error)
 	recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error)
 	// list reads every page.
 	list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory, error)
 	get(c *caller, r scopeReq, id string) (*memgate.Memory, error)
 	update(c *caller, r scopeReq, id string, version int64, in updateIn) (*memgate.Memory, error)
 	revoke(c *caller, r scopeReq, id string) (*memgate.Memory, error)
-	approve(c *caller, r scopeReq, id string) (*memgate.Memory, error)
+	// approve names the version reviewed (the HTTP API's If-Match); 0
+	// names none.
+	approve(c *caller, r scopeReq, id string, version int64) (*memgate.Memory, error)
 	delete(c *caller, r scopeReq, id string) error
 	forget(c *caller, r scopeReq) (int64, error)
 	importJSONL(c *caller, r scopeReq, body []byte) (int, error)
@@ -76,10 +85,13 @@ type driver interface {
 // apiError is an error as a surface answered it. Two answers are the same
 // when every field is.
 type apiError struct {
-	Status  int // HTTP status; 0 where the surface has none (engine, MCP tool errors)
+	Status  int // HTTP status; 0 where the surface has none (guard, MCP tool errors)
 	Code    string
 	Field   string
 	Message string
+	// Body is the answer as sent on the wire (the HTTP body, the MCP
+	// tool's text), so two answers compare byte for byte; "" on the guard.
+	Body string
 }
 
 func (e *apiError) Error() string {
@@ -97,14 +109,17 @@ func codeOf(err error) string {
 	return ""
 }
 
-// engineDriver calls the engine directly, with the scope auth.ScopeFor
-// derives from the caller's key and request, and the few rules the
-// surfaces add on top (one principal for remember, recall and forget; a
-// tenant-wide key for import; restricted memories only for the roles that
-// may ask).
-type engineDriver struct{ w *world }
+// guardDriver calls the guard's Session of the caller's key: the layer
+// under every surface (package guard), which authorizes each operation
+// (the permission table, the scope auth.ScopeFor derives from the key and
+// the request, the sources the key may claim, the one-principal rules)
+// before the engine sees it. Each call authenticates the key's secret, as
+// a surface does for every request. The driver adds no rule of its own:
+// whatever the guard lets through reaches the engine.
+type guardDriver struct{ w *world }
 
-func engineError(err error) error {
+// guardError is err as the guard answered it: its code, field and message.
+func guardError(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -115,59 +130,69 @@ func engineError(err error) error {
 	return &apiError{Code: memgate.EINTERNAL, Message: err.Error()}
 }
 
-func (d *engineDriver) scope(c *caller, op auth.Op, r scopeReq) (memgate.Scope, error) {
-	s, err := auth.ScopeFor(c.key, op, memgate.Scope{Tenant: r.Tenant, Principal: r.Principal, Agent: r.Agent, Conversation: r.Conversation})
+// session authenticates c's secret. A key of the world always
+// authenticates: a failure is the harness's.
+func (d *guardDriver) session(c *caller) *guard.Session {
+	s, err := d.w.g.Authenticate(d.w.ctx, "Bearer "+c.secret)
 	if err != nil {
-		return s, engineError(err)
+		d.w.fatalf("guard: authenticate %s: %v", c.name, err)
 	}
-	return s, nil
+	return s
 }
 
-func onePrincipal(s memgate.Scope) error {
-	if s.AllPrincipals || s.Principal == "" {
-		return engineError(memgate.FieldError("principal", "is required"))
-	}
-	return nil
+// scope is the narrowing fields as the guard takes them.
+func (r scopeReq) scope() memgate.Scope {
+	return memgate.Scope{Tenant: r.Tenant, Principal: r.Principal, Agent: r.Agent, Conversation: r.Conversation}
 }
 
-func (d *engineDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
-	s, err := d.scope(c, auth.OpRemember, r)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := onePrincipal(s); err != nil {
-		return nil, false, err
-	}
-	ctx := engine.WithActor(d.w.ctx, c.key.ID)
-	m, err := d.w.eng.Remember(ctx, engine.RememberRequest{
+// scope is the scope the guard makes of c's key and request r for op: for
+// the mutants of TestIsolationCatches, which call the engine with it.
+func (d *guardDriver) scope(c *caller, op auth.Op, r scopeReq) (memgate.Scope, error) {
+	s, err := d.session(c).Scope(op, r.scope())
+	return s, guardError(err)
+}
+
+func (in rememberIn) request(r scopeReq) engine.RememberRequest {
+	return engine.RememberRequest{
 		Memory: memgate.Memory{
-			Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
+			Tenant: r.Tenant, Principal: r.Principal, Agent: r.Agent, Conversation: r.Conversation,
 			Kind: in.Kind, Source: in.Source, Sensitivity: in.Sensitivity, Content: in.Content,
 		},
 		Supersedes:     in.Supersedes,
 		IdempotencyKey: in.IdempotencyKey,
-	})
+	}
+}
+
+func (d *guardDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
+	m, err := d.session(c).Remember(d.w.ctx, in.request(r))
 	if err != nil {
-		return nil, false, engineError(err)
+		return nil, false, guardError(err)
 	}
 	return m.Memory, m.Replayed, nil
 }
 
-func (d *engineDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpRecall, r)
+func (d *guardDriver) rememberBatch(c *caller, r scopeReq, ins []rememberIn) ([]*memgate.Memory, error) {
+	rs := make([]engine.RememberRequest, len(ins))
+	for i, in := range ins {
+		rs[i] = in.request(r)
+	}
+	out, err := d.session(c).RememberBatch(d.w.ctx, rs)
 	if err != nil {
-		return nil, err
+		return nil, guardError(err)
 	}
-	if err := onePrincipal(s); err != nil {
-		return nil, err
+	var ms []*memgate.Memory
+	for _, m := range out {
+		ms = append(ms, m.Memory)
 	}
-	if in.IncludeRestricted && !auth.MayIncludeRestricted(c.key.Role) {
-		return nil, engineError(&memgate.Error{Code: memgate.EFORBIDDEN, Field: "include_restricted", Message: "is not granted"})
-	}
-	ctx := engine.WithActor(d.w.ctx, c.key.ID)
-	res, err := d.w.eng.Recall(ctx, engine.RecallRequest{Scope: s, Query: in.Query, K: in.K, Kinds: in.Kinds, IncludeRestricted: in.IncludeRestricted})
+	return ms, nil
+}
+
+func (d *guardDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {
+	res, err := d.session(c).Recall(d.w.ctx, engine.RecallRequest{
+		Scope: r.scope(), Query: in.Query, K: in.K, Kinds: in.Kinds, IncludeRestricted: in.IncludeRestricted, Preview: in.Preview,
+	})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, guardError(err)
 	}
 	var out []*memgate.Memory
 	for _, h := range res.Results {
@@ -176,20 +201,17 @@ func (d *engineDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Me
 	return out, nil
 }
 
-func (d *engineDriver) list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpList, r)
-	if err != nil {
-		return nil, err
-	}
+func (d *guardDriver) list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory, error) {
+	sess := d.session(c)
 	f := engine.ListRequest{Kinds: in.Kinds, Text: in.Text, Limit: store.MaxPageSize}
 	if in.Status != "" {
 		f.Statuses = []memgate.Status{in.Status}
 	}
 	var out []*memgate.Memory
 	for {
-		p, err := d.w.eng.List(d.w.ctx, s, f)
+		p, err := sess.List(d.w.ctx, r.scope(), f)
 		if err != nil {
-			return nil, engineError(err)
+			return nil, guardError(err)
 		}
 		out = append(out, p.Memories...)
 		if p.NextCursor == "" {
@@ -199,99 +221,60 @@ func (d *engineDriver) list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory
 	}
 }
 
-func (d *engineDriver) get(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpGet, r)
-	if err != nil {
-		return nil, err
-	}
-	m, err := d.w.eng.Get(d.w.ctx, s, id)
-	return m, engineError(err)
+func (d *guardDriver) get(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
+	m, err := d.session(c).Get(d.w.ctx, r.scope(), id)
+	return m, guardError(err)
 }
 
-func (d *engineDriver) update(c *caller, r scopeReq, id string, version int64, in updateIn) (*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpUpdate, r)
-	if err != nil {
-		return nil, err
-	}
+func (in updateIn) patch() engine.Patch {
 	var p engine.Patch
 	if in.Content != "" {
 		p.Content = &in.Content
 	} else {
 		p.Reason = &in.Reason
 	}
-	m, err := d.w.eng.Update(engine.WithActor(d.w.ctx, c.key.ID), s, id, version, p)
-	return m, engineError(err)
+	return p
 }
 
-func (d *engineDriver) revoke(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpRevoke, r)
-	if err != nil {
-		return nil, err
-	}
-	m, err := d.w.eng.Revoke(engine.WithActor(d.w.ctx, c.key.ID), s, id, "isolation test")
-	return m, engineError(err)
+func (d *guardDriver) update(c *caller, r scopeReq, id string, version int64, in updateIn) (*memgate.Memory, error) {
+	m, err := d.session(c).Update(d.w.ctx, r.scope(), id, version, in.patch())
+	return m, guardError(err)
 }
 
-func (d *engineDriver) approve(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
-	s, err := d.scope(c, auth.OpApprove, r)
-	if err != nil {
-		return nil, err
-	}
-	ctx := engine.WithActor(d.w.ctx, c.key.ID)
-	cur, err := d.w.eng.Get(ctx, s, id)
-	if err != nil {
-		return nil, engineError(err)
-	}
-	m, err := d.w.eng.Approve(ctx, s, id, cur.Version)
-	return m, engineError(err)
+func (d *guardDriver) revoke(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
+	m, err := d.session(c).Revoke(d.w.ctx, r.scope(), id, "isolation test")
+	return m, guardError(err)
 }
 
-func (d *engineDriver) delete(c *caller, r scopeReq, id string) error {
-	s, err := d.scope(c, auth.OpDelete, r)
-	if err != nil {
-		return err
-	}
-	return engineError(d.w.eng.Delete(engine.WithActor(d.w.ctx, c.key.ID), s, id))
+func (d *guardDriver) approve(c *caller, r scopeReq, id string, version int64) (*memgate.Memory, error) {
+	m, err := d.session(c).Approve(d.w.ctx, r.scope(), id, version)
+	return m, guardError(err)
 }
 
-func (d *engineDriver) forget(c *caller, r scopeReq) (int64, error) {
-	s, err := d.scope(c, auth.OpForget, r)
+func (d *guardDriver) delete(c *caller, r scopeReq, id string) error {
+	return guardError(d.session(c).Delete(d.w.ctx, r.scope(), id))
+}
+
+func (d *guardDriver) forget(c *caller, r scopeReq) (int64, error) {
+	rc, err := d.session(c).Forget(d.w.ctx, memgate.Scope{Tenant: r.Tenant, Principal: r.Principal})
 	if err != nil {
-		return 0, err
-	}
-	if err := onePrincipal(s); err != nil {
-		return 0, err
-	}
-	rc, err := d.w.eng.Forget(engine.WithActor(d.w.ctx, c.key.ID), s.Tenant, s.Principal)
-	if err != nil {
-		return 0, engineError(err)
+		return 0, guardError(err)
 	}
 	return rc.Forgotten, nil
 }
 
-func (d *engineDriver) importJSONL(c *caller, r scopeReq, body []byte) (int, error) {
-	s, err := d.scope(c, auth.OpImport, r)
+func (d *guardDriver) importJSONL(c *caller, r scopeReq, body []byte) (int, error) {
+	res, err := d.session(c).Import(d.w.ctx, engine.ImportRequest{Tenant: r.Tenant}, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
-	}
-	if !s.AllPrincipals {
-		return 0, engineError(memgate.Errorf(memgate.EFORBIDDEN, "import needs a tenant-wide key"))
-	}
-	res, err := d.w.eng.Import(engine.WithActor(d.w.ctx, c.key.ID), engine.ImportRequest{Tenant: s.Tenant}, bytes.NewReader(body))
-	if err != nil {
-		return 0, engineError(err)
+		return 0, guardError(err)
 	}
 	return res.Imported, nil
 }
 
-func (d *engineDriver) export(c *caller, r scopeReq) ([]*memgate.Memory, [][]byte, error) {
-	s, err := d.scope(c, auth.OpExport, r)
-	if err != nil {
-		return nil, nil, err
-	}
+func (d *guardDriver) export(c *caller, r scopeReq) ([]*memgate.Memory, [][]byte, error) {
 	var buf bytes.Buffer
-	if _, err := d.w.eng.Export(d.w.ctx, s, &buf); err != nil {
-		return nil, nil, engineError(err)
+	if _, err := d.session(c).Export(d.w.ctx, r.scope(), &buf); err != nil {
+		return nil, nil, guardError(err)
 	}
 	return parseJSONL(buf.Bytes())
 }

@@ -73,7 +73,7 @@ func (d *httpDriver) do(c *caller, method, path string, q url.Values, body any, 
 	if err := json.Unmarshal(b, &e); err != nil || e.Error.Code == "" {
 		return nil, &apiError{Status: res.StatusCode, Code: "malformed", Message: string(b)}
 	}
-	return nil, &apiError{Status: res.StatusCode, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message}
+	return nil, &apiError{Status: res.StatusCode, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message, Body: string(b)}
 }
 
 func decodeInto(b []byte, v any) error {
@@ -105,7 +105,8 @@ func scopeBody(r scopeReq) map[string]any {
 
 func memoryPath(id string) string { return "/v1/memories/" + url.PathEscape(id) }
 
-func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
+// memoryBody is one memory of POST /v1/memories.
+func memoryBody(r scopeReq, in rememberIn) map[string]any {
 	body := scopeBody(r)
 	body["kind"], body["source"], body["content"] = in.Kind, in.Source, in.Content
 	if in.Sensitivity != "" {
@@ -114,6 +115,18 @@ func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Me
 	if in.Supersedes != "" {
 		body["supersedes"] = in.Supersedes
 	}
+	return body
+}
+
+type remembered struct {
+	Memories []struct {
+		*memgate.Memory
+		Replayed bool `json:"replayed"`
+	}
+}
+
+func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Memory, bool, error) {
+	body := memoryBody(r, in)
 	var hdr []string
 	if in.IdempotencyKey != "" {
 		hdr = []string{"Idempotency-Key", in.IdempotencyKey}
@@ -122,12 +135,7 @@ func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Me
 	if err != nil {
 		return nil, false, err
 	}
-	var out struct {
-		Memories []struct {
-			*memgate.Memory
-			Replayed bool `json:"replayed"`
-		}
-	}
+	var out remembered
 	if err := decodeInto(b, &out); err != nil {
 		return nil, false, err
 	}
@@ -135,6 +143,40 @@ func (d *httpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Me
 		return nil, false, &apiError{Code: "malformed", Message: fmt.Sprintf("%d memories remembered: %s", len(out.Memories), b)}
 	}
 	return out.Memories[0].Memory, out.Memories[0].Replayed, nil
+}
+
+// rememberBatch sends the batch form: the tenant, when named, on the
+// batch; the other narrowing fields on each memory.
+func (d *httpDriver) rememberBatch(c *caller, r scopeReq, ins []rememberIn) ([]*memgate.Memory, error) {
+	item := r
+	item.Tenant = ""
+	var ms []map[string]any
+	for _, in := range ins {
+		ms = append(ms, memoryBody(item, in))
+	}
+	body := map[string]any{"memories": ms}
+	if r.Tenant != "" {
+		body["tenant"] = r.Tenant
+	}
+	b, err := d.do(c, "POST", "/v1/memories", nil, body)
+	if err != nil {
+		return nil, err
+	}
+	var out remembered
+	if err := decodeInto(b, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Memories) != len(ins) {
+		return nil, &apiError{Code: "malformed", Message: fmt.Sprintf("%d memories remembered of %d: %s", len(out.Memories), len(ins), b)}
+	}
+	var all []*memgate.Memory
+	for _, m := range out.Memories {
+		if m.Memory == nil {
+			return nil, &apiError{Code: "malformed", Message: fmt.Sprintf("a null memory remembered: %s", b)}
+		}
+		all = append(all, m.Memory)
+	}
+	return all, nil
 }
 
 func (d *httpDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memory, error) {
@@ -145,6 +187,9 @@ func (d *httpDriver) recall(c *caller, r scopeReq, in recallIn) ([]*memgate.Memo
 	}
 	if in.IncludeRestricted {
 		body["include_restricted"] = true
+	}
+	if in.Preview {
+		body["preview"] = true
 	}
 	b, err := d.do(c, "POST", "/v1/recall", nil, body)
 	if err != nil {
@@ -223,8 +268,13 @@ func (d *httpDriver) revoke(c *caller, r scopeReq, id string) (*memgate.Memory, 
 	return d.oneMemory(d.do(c, "POST", memoryPath(id)+"/revoke", scopeQuery(r), map[string]any{"reason": "isolation test"}))
 }
 
-func (d *httpDriver) approve(c *caller, r scopeReq, id string) (*memgate.Memory, error) {
-	return d.oneMemory(d.do(c, "POST", memoryPath(id)+"/approve", scopeQuery(r), nil))
+// approve sends the version reviewed as If-Match (none for version 0).
+func (d *httpDriver) approve(c *caller, r scopeReq, id string, version int64) (*memgate.Memory, error) {
+	var hdr []string
+	if version != 0 {
+		hdr = []string{"If-Match", strconv.Quote(strconv.FormatInt(version, 10))}
+	}
+	return d.oneMemory(d.do(c, "POST", memoryPath(id)+"/approve", scopeQuery(r), nil, hdr...))
 }
 
 func (d *httpDriver) delete(c *caller, r scopeReq, id string) error {

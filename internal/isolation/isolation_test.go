@@ -15,8 +15,9 @@ import (
 
 // defaultOps is the number of operations per backend × surface in an
 // ordinary run (CI): six combinations make 2,400 operations in all, which
-// take about 25 s of CPU with -race (the two backends run side by side on
-// two cores). A long run for the record passes a larger -isolation.ops.
+// take about 45 s of CPU with -race and 15 s without (the two backends run
+// side by side on two cores). A long run for the record passes a larger
+// -isolation.ops.
 const defaultOps = 400
 
 var (
@@ -42,11 +43,15 @@ type surface struct {
 	// partial: answers show a memory's id, kind, source, status and content
 	// only, never its owner (MCP), so the owner is judged from the registry.
 	partial bool
-	// listActive: a list without a status shows active memories only.
-	listActive bool
+	// listRecallable: a list takes no status and shows only what recall
+	// could return (active, unexpired, valid now, standard), whatever the
+	// key (MCP's list_memories).
+	listRecallable bool
 	// recallKinds, restricted: recall takes a kinds filter; memories can be
 	// remembered restricted and recalled with include_restricted.
 	recallKinds, restricted bool
+	// preview: recall can be marked a preview.
+	preview bool
 	// tenantWide: an admin key may name no principal on list and export.
 	tenantWide bool
 	// roleRefusals: an operation the role may not perform can be asked
@@ -54,28 +59,31 @@ type surface struct {
 	roleRefusals bool
 	// idempotency: remember takes an idempotency key.
 	idempotency bool
-	sources     []memgate.Source
-	driver      func(*world) driver
+	// versionField is the field an approve naming no version is refused
+	// with (invalid_argument).
+	versionField string
+	sources      []memgate.Source
+	driver       func(*world) driver
 }
 
 // writers are the sources remember names, the unverified ones weighted.
 var writers = []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceAssistant, memgate.SourceTool, memgate.SourceVerifiedTool, memgate.SourceSystem}
 
-var everyOp = []opKind{opRemember, opRecall, opList, opGet, opUpdate, opRevoke, opApprove, opDelete, opForget, opImport, opExport}
+var everyOp = []opKind{opRemember, opBatch, opRecall, opList, opGet, opUpdate, opRevoke, opApprove, opDelete, opForget, opImport, opExport}
 
 var surfaces = []surface{
 	{
-		name: "engine", ops: everyOp, recallKinds: true, restricted: true, tenantWide: true, roleRefusals: true, idempotency: true,
-		sources: writers,
-		driver:  func(w *world) driver { return &engineDriver{w: w} },
+		name: "guard", ops: everyOp, recallKinds: true, restricted: true, preview: true, tenantWide: true, roleRefusals: true, idempotency: true,
+		versionField: "version", sources: writers,
+		driver: func(w *world) driver { return &guardDriver{w: w} },
 	},
 	{
-		name: "http", ops: everyOp, recallKinds: true, restricted: true, tenantWide: true, roleRefusals: true, idempotency: true,
-		sources: writers,
-		driver:  func(w *world) driver { return newHTTPDriver(w) },
+		name: "http", ops: everyOp, recallKinds: true, restricted: true, preview: true, tenantWide: true, roleRefusals: true, idempotency: true,
+		versionField: "If-Match", sources: writers,
+		driver: func(w *world) driver { return newHTTPDriver(w) },
 	},
 	{
-		name: "mcp", ops: []opKind{opRemember, opRecall, opList, opRevoke, opForget}, partial: true, listActive: true, idempotency: true,
+		name: "mcp", ops: []opKind{opRemember, opRecall, opList, opRevoke, opForget}, partial: true, listRecallable: true, idempotency: true,
 		sources: []memgate.Source{memgate.SourceAssistant, memgate.SourceUser, memgate.SourceTool},
 		driver:  func(w *world) driver { return newMCPDriver(w) },
 	},
@@ -116,9 +124,12 @@ type run struct {
 	ops    int
 	replay string
 
-	step    int
-	extra   int // operations aimed at controls after the random ones
-	desc    string
+	step  int
+	extra int // operations aimed at controls after the random ones
+	desc  string
+	// cur is the caller of the operation under way (the one whose key
+	// every change it makes must name, and whose trust it must fit).
+	cur     *caller
 	history []string
 	heads   map[partition]int64
 	exports map[string][][]byte // the last export lines seen, per tenant
@@ -132,6 +143,9 @@ type run struct {
 	// (TestIsolationCatches aims its mutants with them).
 	roles []memgate.Role
 	focus []opKind
+	// aim, when set, narrows them further, to what can reach one control
+	// (topUp).
+	aim *aim
 	// onFail, when set, receives violations instead of the test; until,
 	// when set, ends the run early once it reports true.
 	onFail func(msg string)
@@ -260,15 +274,26 @@ func (r *run) has(names ...string) bool {
 	return false
 }
 
+// control is a populated control a run must reach: what it shows, and
+// how topUp aims operations at it when the random ones did not.
+type control struct {
+	what string
+	aim  *aim
+}
+
 // missing returns the populated controls op has not reached: the checks
 // can only fail if operations reached memories, so a run must show that
 // in-binding operations returned and changed memories, and that attempts
 // outside the binding were made, for every operation the surface offers.
-func (r *run) missing(op opKind) []string {
-	var out []string
-	need := func(ok bool, what string) {
+func (r *run) missing(op opKind) []control {
+	var out []control
+	need := func(ok bool, what string, a ...*aim) {
 		if !ok {
-			out = append(out, what)
+			c := control{what: what}
+			if len(a) > 0 {
+				c.aim = a[0]
+			}
+			out = append(out, c)
 		}
 	}
 	name := opInfo[op].name
@@ -281,14 +306,51 @@ func (r *run) missing(op opKind) []string {
 			need(r.has("supersede.key.replayed"), "a supersession retried with its idempotency key replayed")
 		}
 		need(r.has("remember.cross.scope", "remember.cross.tenant"), "remember superseding a memory outside the binding")
+		need(r.has("source.refused"), "a remember naming a source its key may not claim was refused")
+		need(r.has("source.granted"), "an agent key granted source user remembered as the user", aimGranted)
+		need(r.has("supersedes.source.refused"), "a supersession of a memory whose source the key may not claim was refused")
+		need(r.has("user.remember.ok"), "a user key remembered")
+		need(r.has("written.checked"), "a memory written was checked against its writer's sources")
+	case opBatch:
+		need(r.has("batch.ok"), "a batch stored memories")
+		need(r.has("batch.source.refused"), "a batch with a source its key may not claim was refused")
 	case opRecall:
 		need(r.has("recall.nonempty"), "a recall returned memories")
+		need(r.has("recall.restricted.present"), "an agent key recalled while a restricted memory lay in its reach", aimRestrictedNear)
+		if r.surf.restricted {
+			need(r.has("recall.restricted.refused"), "an agent key asking for restricted memories was refused", aimAgent)
+		}
+		if r.surf.preview {
+			need(r.has("recall.preview.refused"), "an agent key asking for a preview was refused", aimAgent)
+		}
 	case opList:
 		need(r.has("list.nonempty"), "a list returned memories")
+		need(r.has("list.restricted.present"), "an agent key listed while a restricted memory lay in its reach", aimRestrictedNear)
+		need(r.has("agentbound.read.wide"), "an agent-bound key was shown a principal-wide memory", aimAgentBoundWide)
+		if r.surf.listRecallable {
+			need(r.has("list.unrecallable.left"), "a memory recall could not return (pending, revoked, superseded or restricted) was in the reach of a list")
+		}
+	case opUpdate:
+		need(r.has("update.ok"), "update succeeded in binding")
+		need(r.has("update.cross.scope", "update.cross.tenant"), "update of a memory outside the binding")
+		need(r.has("update.source.refused"), "an update of a memory whose source the key may not claim was refused")
+		need(r.has("update.granted"), "an agent key granted source user updated a user's memory", aimGrantedUpdate)
+		need(r.has("user.update.ok"), "a user key updated", aimUserUpdate)
+	case opRevoke:
+		need(r.has("revoke.ok"), "revoke succeeded in binding")
+		need(r.has("revoke.cross.scope", "revoke.cross.tenant"), "revoke of a memory outside the binding")
+		need(r.has("restricted.hidden"), "an agent key naming a restricted memory in its binding was answered as for a missing one", aimRestrictedHidden)
+		need(r.has("agentbound.target.wide"), "an agent-bound key writing a principal-wide memory was answered as for a missing one", aimAgentBoundWide)
+	case opApprove:
+		need(r.has("approve.ok"), "approve succeeded in binding")
+		need(r.has("approve.cross.scope", "approve.cross.tenant"), "approve of a memory outside the binding")
+		need(r.has("approve.stale.refused"), "an approve naming a stale version was a conflict")
+		need(r.has("approve.unversioned"), "an approve naming no version was refused")
 	case opExport:
 		need(r.has("export.nonempty"), "an export returned memories")
 	case opForget:
 		need(r.has("forget.erased"), "a forget erased memories")
+		need(r.has("partition.reset"), "a change feed behind a forget was reset and reloaded")
 	case opImport:
 		need(r.has("import.ok"), "an import stored memories")
 		need(r.has("import.refused"), "an import naming another tenant was refused")
@@ -305,7 +367,9 @@ const maxTopUp = 200
 // topUp runs extra operations aimed at each operation whose controls the
 // random sequence did not reach (rare at defaultOps; the rates are tuned
 // for it), so that a CI run never passes without them nor fails for want
-// of luck. They are checked like every other operation.
+// of luck: the operation and the roles that may perform it, and, taking
+// the missing controls in turn, the keys, requests and targets that can
+// reach each (its aim). They are checked like every other operation.
 func (r *run) topUp() {
 	for _, op := range r.surf.ops {
 		var roles []memgate.Role
@@ -315,20 +379,30 @@ func (r *run) topUp() {
 			}
 		}
 		r.roles, r.focus = roles, []opKind{op}
-		for n := 0; n < maxTopUp && len(r.missing(op)) > 0; n++ {
+		for n := 0; n < maxTopUp; n++ {
+			ms := r.missing(op)
+			if len(ms) == 0 {
+				break
+			}
+			r.aim = ms[n%len(ms)].aim
+			if r.aim != nil && r.aim.stock != nil {
+				r.aim.stock(r)
+			}
 			r.step++
 			r.extra++
 			r.one()
 		}
 	}
-	r.roles, r.focus = nil, nil
+	r.roles, r.focus, r.aim = nil, nil, nil
 }
 
 // controls fails the run when a populated control was not reached.
 func (r *run) controls() {
 	var missing []string
 	for _, op := range r.surf.ops {
-		missing = append(missing, r.missing(op)...)
+		for _, c := range r.missing(op) {
+			missing = append(missing, c.what)
+		}
 	}
 	if !r.has("overreach") {
 		missing = append(missing, "a request naming something outside its key was refused")

@@ -15,12 +15,12 @@ import (
 // mcpDriver calls the MCP server's tools over its streamable HTTP
 // transport (/mcp), as a client of the official SDK, with the caller's
 // key. The narrowing fields, and the source of remembered memories, go in
-// the URL's query, as a real client configures them. The endpoint is
-// stateless (each request is authenticated and scoped on its own), so one
-// session per key serves every query: the session's transport sets the
-// query of each request. MCP offers remember, recall, list_memories,
-// revoke_memory and forget_me only: the other operations are never asked
-// of it.
+// the URL's query, as a real client configures them (a source the key may
+// not claim refuses the request). The endpoint is stateless (each request
+// is authenticated and scoped on its own), so one session per key serves
+// every query: the session's transport sets the query of each request. MCP offers remember, recall, list_memories,
+// revoke_memory and forget_me only (forget_me because the server is made
+// with AllowForget): the other operations are never asked of it.
 type mcpDriver struct {
 	w        *world
 	sessions map[string]*mcpSession
@@ -117,7 +117,7 @@ func (d *mcpDriver) refusal(c *caller, endpoint string, dialErr error) error {
 	if res.StatusCode/100 == 2 || json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
 		return &apiError{Status: res.StatusCode, Code: "connect", Message: fmt.Sprintf("%v (by hand: %d %s)", dialErr, res.StatusCode, b)}
 	}
-	return &apiError{Status: res.StatusCode, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message}
+	return &apiError{Status: res.StatusCode, Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message, Body: string(b)}
 }
 
 // call calls a tool with the query of r and source, and decodes its
@@ -148,7 +148,7 @@ func (d *mcpDriver) call(c *caller, r scopeReq, source memgate.Source, tool stri
 		if err := json.Unmarshal([]byte(text.String()), &e); err != nil || e.Error.Code == "" {
 			return &apiError{Code: "malformed", Message: text.String()}
 		}
-		return &apiError{Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message}
+		return &apiError{Code: e.Error.Code, Field: e.Error.Field, Message: e.Error.Message, Body: text.String()}
 	}
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
@@ -209,7 +209,7 @@ func (d *mcpDriver) list(c *caller, r scopeReq, in listIn) ([]*memgate.Memory, e
 		args["kind"] = string(in.Kinds[0])
 	}
 	if in.Status != "" {
-		args["status"] = string(in.Status)
+		d.w.fatalf("mcp: list_memories takes no status (it lists what recall could return): the run must not ask for one")
 	}
 	if in.Text != "" {
 		args["q"] = in.Text
@@ -264,7 +264,11 @@ func (d *mcpDriver) update(*caller, scopeReq, string, int64, updateIn) (*memgate
 	return nil, d.unsupported("update")
 }
 
-func (d *mcpDriver) approve(*caller, scopeReq, string) (*memgate.Memory, error) {
+func (d *mcpDriver) rememberBatch(*caller, scopeReq, []rememberIn) ([]*memgate.Memory, error) {
+	return nil, d.unsupported("batch remember")
+}
+
+func (d *mcpDriver) approve(*caller, scopeReq, string, int64) (*memgate.Memory, error) {
 	return nil, d.unsupported("approve")
 }
 

@@ -16,6 +16,7 @@ type opKind int
 
 const (
 	opRemember opKind = iota
+	opBatch
 	opRecall
 	opList
 	opGet
@@ -36,11 +37,12 @@ var opInfo = [numOps]struct {
 	// weigh more for them.
 	admin, agent, user int
 }{
-	opRemember: {"remember", 12, 30, 0},
+	opRemember: {"remember", 12, 30, 12},
+	opBatch:    {"batch", 4, 8, 4},
 	opRecall:   {"recall", 8, 20, 20},
 	opList:     {"list", 8, 12, 15},
 	opGet:      {"get", 6, 12, 15},
-	opUpdate:   {"update", 6, 12, 0},
+	opUpdate:   {"update", 6, 12, 10},
 	opRevoke:   {"revoke", 6, 10, 15},
 	opApprove:  {"approve", 24, 0, 0},
 	opDelete:   {"delete", 6, 0, 12},
@@ -50,7 +52,8 @@ var opInfo = [numOps]struct {
 }
 
 // allows is the permission table, written here from key.go's role
-// comments rather than taken from package auth.
+// comments and DESIGN.md rather than taken from package auth (a user key
+// remembers and updates what its person says).
 func allows(role memgate.Role, op opKind) bool {
 	switch role {
 	case memgate.RoleAdmin:
@@ -74,6 +77,48 @@ func weight(role memgate.Role, op opKind) int {
 }
 
 func pick[T any](r *run, xs []T) T { return xs[r.rng.IntN(len(xs))] }
+
+// defaultSources are the sources a key granted none at creation may
+// claim, written here from key.go and DESIGN.md rather than taken from
+// package auth: an agent what it concluded or a tool returned, a person
+// what they say, an admin anything.
+var defaultSources = map[memgate.Role][]memgate.Source{
+	memgate.RoleAdmin: memgate.Sources,
+	memgate.RoleAgent: {memgate.SourceAssistant, memgate.SourceTool},
+	memgate.RoleUser:  {memgate.SourceUser},
+}
+
+// grantOf is the sources key k may claim.
+func grantOf(k *memgate.Key) []memgate.Source {
+	if len(k.Sources) > 0 {
+		return k.Sources
+	}
+	return defaultSources[k.Role]
+}
+
+// claims reports whether key k may write a memory attributed to src, or
+// rewrite or supersede one that is: the sources granted at its creation,
+// else its role's default.
+func claims(k *memgate.Key, src memgate.Source) bool {
+	return slices.Contains(grantOf(k), src)
+}
+
+// source picks the source of a memory c remembers: half the time one of
+// the surface's that c may claim (if any), otherwise any of them.
+func (r *run) source(c *caller) memgate.Source {
+	if r.rng.IntN(2) == 0 {
+		var ok []memgate.Source
+		for _, src := range r.surf.sources {
+			if claims(c.key, src) {
+				ok = append(ok, src)
+			}
+		}
+		if len(ok) > 0 {
+			return pick(r, ok)
+		}
+	}
+	return pick(r, r.surf.sources)
+}
 
 // Content is made of a small vocabulary, so that recall finds memories,
 // the same content lands in many partitions, and dedup happens.
@@ -100,7 +145,7 @@ func (r *run) sentence() string {
 func (r *run) content(s memgate.Scope) string {
 	switch x := r.rng.IntN(10); {
 	case x < 2:
-		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) }); len(es) > 0 {
+		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(s) }); len(es) > 0 {
 			return pick(r, es).mem.Content
 		}
 	case x < 3:
@@ -111,13 +156,21 @@ func (r *run) content(s memgate.Scope) string {
 	return r.sentence()
 }
 
+// query is what a recall asks: the content of a memory in scope; that of
+// one only a key of the same binding trusted more reaches (a restricted
+// memory, for an agent key), the surest probe of a leak; or words of the
+// vocabulary.
 func (r *run) query(s memgate.Scope) string {
-	switch x := r.rng.IntN(4); {
-	case x == 0:
-		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) }); len(es) > 0 {
+	switch x := r.rng.IntN(8); {
+	case x < 2:
+		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(s) }); len(es) > 0 {
 			return pick(r, es).mem.Content
 		}
-	case x == 1:
+	case x == 2:
+		if es := r.w.reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(wide(s)) && !e.in(s) }); len(es) > 0 {
+			return pick(r, es).mem.Content
+		}
+	case x < 5:
 		return "What about " + pick(r, objects) + "?"
 	}
 	return pick(r, verbs) + " " + pick(r, objects)
@@ -137,7 +190,7 @@ func (r *run) populate() {
 		for _, p := range principals {
 			for range 4 {
 				// An assistant's facts and preferences are held pending.
-				m := memgate.Memory{Tenant: t, Principal: p, Kind: pick(r, kinds), Source: pick(r, []memgate.Source{memgate.SourceUser, memgate.SourceAssistant}), Content: r.sentence()}
+				m := memgate.Memory{Tenant: t, Principal: p, Kind: pick(r, kinds), Source: pick(r, []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceTool}), Content: r.sentence()}
 				if r.rng.IntN(2) == 0 {
 					m.Agent = pick(r, agents)
 				}
@@ -176,8 +229,26 @@ func (r *run) populate() {
 	w.sync()
 }
 
-// pickCaller picks a role, then a key of that role.
+// pickCaller picks a role, then a key of that role (one the aim wants, if
+// any).
 func (r *run) pickCaller() *caller {
+	if r.aim != nil && r.aim.caller != nil {
+		roles := r.roles
+		if len(roles) == 0 {
+			roles = memgate.Roles
+		}
+		var cs []*caller
+		for _, role := range roles {
+			for _, c := range r.byRole[role] {
+				if r.aim.caller(c) {
+					cs = append(cs, c)
+				}
+			}
+		}
+		if len(cs) > 0 {
+			return pick(r, cs)
+		}
+	}
 	if len(r.roles) > 0 {
 		return pick(r, r.byRole[pick(r, r.roles)])
 	}
@@ -333,7 +404,21 @@ func (r *run) expect(c *caller, op opKind, q scopeReq) (memgate.Scope, string) {
 	if op == opImport && !s.AllPrincipals {
 		return s, memgate.EFORBIDDEN // lines name their principals: only a tenant-wide key may import
 	}
+	// An agent key never reads a restricted memory; one bound to an agent
+	// changes only that agent's own memories (not principal-wide ones).
+	s.HideRestricted = k.Role == memgate.RoleAgent
+	s.ExactAgent = k.Agent != "" && changesExisting(op)
 	return s, ""
+}
+
+// changesExisting reports whether op changes memories that exist already
+// (remember through its supersedes).
+func changesExisting(op opKind) bool {
+	switch op {
+	case opRemember, opUpdate, opRevoke, opApprove, opDelete:
+		return true
+	}
+	return false
 }
 
 // effect says which changes an operation may make: partitions whose
@@ -345,6 +430,19 @@ type effect struct {
 	row  func(m *memgate.Memory, isNew bool) string
 	del  func(e *entry) string
 	post func() // checks that need the registry brought up to date
+	// claimed: the memories the operation writes (stores, rewrites or
+	// supersedes) are attributed to their source on its caller's word, so
+	// the caller's key must be able to claim it. one sets it for every
+	// remember, batch and update, refused or not.
+	claimed bool
+	// imported: new memories keep the created_by of their line.
+	imported bool
+	// forgot: the partition the operation erased. Its change feed, and that
+	// of every partition of its tenant holding no memory (which reads as
+	// the tenant's high mark, raised past the erased partition's head), may
+	// reset: a forget leaves no tombstone to tell a reader what went. No
+	// other feed may, since nothing is pruned in this test.
+	forgot *partition
 }
 
 // onlyEntries allows changes to the given memories and nothing else.
@@ -371,17 +469,34 @@ func onlyEntries(what string, es ...*entry) effect {
 	}
 }
 
+// draw picks the caller, operation and request of the next operation,
+// and what they must be: the scope it acts in, or the code it is refused
+// with. Aimed at a control (r.aim), it draws again until the operation can
+// reach it (maxDraws at most).
+func (r *run) draw() (c *caller, op opKind, q scopeReq, s memgate.Scope, code string) {
+	for n := 1; ; n++ {
+		c = r.pickCaller()
+		op = r.pickOp(c)
+		q = r.request(c, op)
+		s, code = r.expect(c, op, q)
+		if r.aim == nil || n == maxDraws || r.aim.fits(r, c, s, code) {
+			return c, op, q, s, code
+		}
+	}
+}
+
 // one performs one random operation and checks everything it did.
 func (r *run) one() {
-	c := r.pickCaller()
-	op := r.pickOp(c)
-	q := r.request(c, op)
-	s, code := r.expect(c, op, q)
+	c, op, q, s, code := r.draw()
+	r.cur = c
 	r.desc = fmt.Sprintf("#%d %s by %s with %+v", r.step, opInfo[op].name, c.name, q)
 	if code != "" {
 		r.desc += " (must be refused: " + code + ")"
 	}
 	r.count(opInfo[op].name + ".attempt")
+	if c.key.Role == memgate.RoleUser && (op == opRemember || op == opUpdate) {
+		r.count("user." + opInfo[op].name + ".attempt")
+	}
 	if code == memgate.EFORBIDDEN {
 		r.count("overreach")
 	}
@@ -390,6 +505,8 @@ func (r *run) one() {
 	switch op {
 	case opRemember:
 		eff = r.remember(c, q, s, code)
+	case opBatch:
+		eff = r.batch(c, q, s, code)
 	case opRecall:
 		eff = r.recall(c, q, s, code)
 	case opList:
@@ -402,6 +519,12 @@ func (r *run) one() {
 		eff = r.forget(c, q, s, code)
 	case opImport:
 		eff = r.importLines(c, q, s, code)
+	}
+	switch op {
+	case opRemember, opBatch, opUpdate:
+		// Even one that should have been refused: whatever it wrote
+		// anyway must at least be its key's to claim.
+		eff.claimed = true
 	}
 	after := r.w.heads()
 	r.apply(eff, before, after)
@@ -431,7 +554,16 @@ func (r *run) apply(eff effect, before, after map[partition]int64) {
 			continue
 		}
 		allowed := eff.part != nil && eff.part(p)
-		ms, del := r.w.changes(p, before[p])
+		ms, del, reset := r.w.changes(p, before[p])
+		if reset {
+			r.count("partition.reset")
+			if eff.forgot == nil || eff.forgot.tenant != p.tenant {
+				r.fail("the change feed of %s reset after change %d, though nothing of its tenant was forgotten: a reader must reload it for nothing (what changed: %d memories, %d deleted)", p, before[p], len(ms), len(del))
+			}
+			if len(ms)+len(del) == 0 {
+				continue // the head moved (the tenant's high mark), nothing else
+			}
+		}
 		var changed []string
 		for _, m := range ms {
 			changed = append(changed, m.ID)
@@ -445,6 +577,12 @@ func (r *run) apply(eff effect, before, after map[partition]int64) {
 					r.fail("%s (may change: %s): memory %s/%s owned by %+v, now %s", why, what, m.Tenant, m.ID, ownerOf(m), fingerprint(m))
 				}
 			}
+			// A fold (one more sighting: seen count and time) leaves the
+			// version, and who wrote the memory, as they were.
+			if isNew || prev.mem.Version != m.Version {
+				r.written(eff, m, isNew)
+			}
+			r.agentBound(m.Tenant, m.ID, m.Agent)
 			if why := r.w.reg.observe(m); why != "" {
 				r.fail("%s", why)
 			}
@@ -461,11 +599,50 @@ func (r *run) apply(eff effect, before, after map[partition]int64) {
 					r.fail("%s (may change: %s): memory %s/%s owned by %+v", why, what, e.tenant, e.id, e.owner)
 				}
 			}
+			r.agentBound(e.tenant, e.id, e.owner.agent)
 			r.w.reg.gone(e)
 		}
 		if !allowed {
 			r.fail("partition %s changed (sequence %d → %d: %v) though the operation may change %s", p, before[p], after[p], changed, what)
 		}
+	}
+}
+
+// written checks a memory the operation stored or changed (its version
+// raised): it names the caller's key as its last writer (updated_by) and,
+// new, as its author (created_by, but for an import, which keeps the
+// line's); and where the operation writes on the caller's word (claimed),
+// the caller's key may claim its source.
+func (r *run) written(eff effect, m *memgate.Memory, isNew bool) {
+	r.t.Helper()
+	k := r.cur.key
+	if m.UpdatedBy != k.ID {
+		r.fail("memory %s/%s, which the operation by %s changed, records updated_by %q, not its key %s", m.Tenant, m.ID, r.cur.name, m.UpdatedBy, k.ID)
+	}
+	if isNew && !eff.imported && m.CreatedBy != k.ID {
+		r.fail("memory %s/%s, which the operation by %s stored, records created_by %q, not its key %s", m.Tenant, m.ID, r.cur.name, m.CreatedBy, k.ID)
+	}
+	if !eff.claimed {
+		return
+	}
+	r.count("written.checked")
+	if !claims(k, m.Source) {
+		r.fail("memory %s/%s, written by %s, is attributed to source %s, which its key may not claim", m.Tenant, m.ID, r.cur.name, m.Source)
+	}
+}
+
+// agentBound checks a memory the operation changed or deleted against the
+// caller's agent binding: a key bound to an agent changes that agent's own
+// memories only, never a principal-wide one or another agent's.
+func (r *run) agentBound(tenant, id, agent string) {
+	r.t.Helper()
+	k := r.cur.key
+	if k.Agent == "" {
+		return
+	}
+	r.count("agentbound.writes.checked")
+	if agent != k.Agent {
+		r.fail("an agent-bound key (%s) changed memory %s/%s of agent %q", r.cur.name, tenant, id, agent)
 	}
 }
 
@@ -479,6 +656,24 @@ func apiErr(err error) *apiError {
 		return &apiError{Code: "?", Message: err.Error()}
 	}
 	return nil
+}
+
+// refusedNaming checks that a request was refused with code, naming
+// field.
+func (r *run) refusedNaming(err error, code, field string) {
+	r.t.Helper()
+	if e := apiErr(err); e == nil || e.Code != code || e.Field != field {
+		r.fail("the request was answered %v, want %s naming %q", orOK(err), code, field)
+	}
+}
+
+// refusedSource checks that a write claiming a source outside the grant of
+// its key (what says which) was refused: forbidden, naming field.
+func (r *run) refusedSource(err error, field, what string) {
+	r.t.Helper()
+	if e := apiErr(err); e == nil || e.Code != memgate.EFORBIDDEN || e.Field != field {
+		r.fail("%s, outside what its key may claim (%v), was answered %v; want forbidden naming %q", what, grantOf(r.cur.key), orOK(err), field)
+	}
 }
 
 // refused checks that a request outside the key's binding (or the role's
@@ -524,10 +719,36 @@ func (r *run) notFoundLikeMissing(err error, again func(ghost string) error) {
 // reachable returns the memory id that scope s reaches, or nil.
 func (r *run) reachable(s memgate.Scope, id string) *entry {
 	e := r.w.reg.get(s.Tenant, id)
-	if e == nil || !e.alive() || !visible(s, e.owner) {
+	if e == nil || !e.in(s) {
 		return nil
 	}
 	return e
+}
+
+// hidden counts an attempt on a memory the same request would reach from
+// a key of the same binding trusted more (wide): a restricted memory named
+// by an agent key, a principal-wide one an agent-bound key would change;
+// and one of another agent of the principal, which an agent-bound key
+// does not even read. Each must answer like a missing memory.
+func (r *run) hidden(op string, s memgate.Scope, id string) {
+	e := r.w.reg.get(s.Tenant, id)
+	if e == nil || !e.alive() || e.in(s) {
+		return
+	}
+	if e.in(wide(s)) {
+		if s.HideRestricted && restricted(e.mem) {
+			r.count("restricted.hidden")
+			r.count(op + ".restricted.hidden")
+		}
+		if s.ExactAgent && e.owner.agent != s.Agent {
+			r.count("agentbound.target.wide")
+			r.count(op + ".agentbound.target.wide")
+		}
+		return
+	}
+	if s.ExactAgent && e.owner.principal == s.Principal && e.owner.agent != "" && e.owner.agent != s.Agent {
+		r.count(op + ".agentbound.target.other")
+	}
 }
 
 // crossKind counts an attempt on id that s does not reach: a live memory
@@ -551,13 +772,26 @@ func (r *run) crossKind(op string, s memgate.Scope, id string) {
 	r.count(op + ".never")
 }
 
-// pickTarget picks the id an operation names: inScope percent of the time
+// pickTarget picks the id an operation names: aimed at a control, nine
+// times in ten one the aim needs; otherwise inScope percent of the time
 // one the scope reaches (preferring a state where the operation does
 // something), otherwise another tenant's, one of the same tenant outside
 // the scope, any id ever seen (deleted ones too), or one that never
 // existed.
 func (r *run) pickTarget(s memgate.Scope, inScope int, prefer func(*memgate.Memory) bool) string {
 	reg := r.w.reg
+	if r.aim != nil && r.aim.needs != nil && r.rng.IntN(10) < 9 {
+		if es := reg.aliveIn(s.Tenant, func(e *entry) bool { return r.aim.needs(r.cur, s, e) }); len(es) > 0 {
+			return pick(r, es).id
+		}
+	}
+	if (s.ExactAgent || s.HideRestricted) && r.rng.IntN(100) < 15 {
+		// A memory only a key trusted more would reach: restricted for an
+		// agent key, principal-wide for an agent-bound key's write.
+		if es := reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(wide(s)) && !e.in(s) }); len(es) > 0 {
+			return pick(r, es).id
+		}
+	}
 	x := r.rng.IntN(100)
 	if x < inScope {
 		x = 0
@@ -566,7 +800,7 @@ func (r *run) pickTarget(s memgate.Scope, inScope int, prefer func(*memgate.Memo
 	}
 	switch {
 	case x < 50:
-		es := reg.aliveIn(s.Tenant, func(e *entry) bool { return visible(s, e.owner) })
+		es := reg.aliveIn(s.Tenant, func(e *entry) bool { return e.in(s) })
 		if prefer != nil && r.rng.IntN(10) < 8 {
 			var pref []*entry
 			for _, e := range es {
@@ -592,7 +826,7 @@ func (r *run) pickTarget(s memgate.Scope, inScope int, prefer func(*memgate.Memo
 			return pick(r, es).id
 		}
 	case x < 84:
-		if es := reg.aliveIn(s.Tenant, func(e *entry) bool { return !visible(s, e.owner) }); len(es) > 0 {
+		if es := reg.aliveIn(s.Tenant, func(e *entry) bool { return !e.in(s) }); len(es) > 0 {
 			return pick(r, es).id
 		}
 	case x < 94:
@@ -638,8 +872,10 @@ func (r *run) unchanged(snap map[ref]string, except ref) {
 }
 
 // shown checks a memory an answer showed: it is the caller's tenant's
-// memory of that id, alive, in scope s, and (where the surface shows them)
-// its owner and content are the stored ones. It returns the registry entry.
+// memory of that id, alive, in scope s (so never restricted for an agent
+// key, whose scope hides them), and (where the surface shows them) its
+// owner, source and content are the stored ones. It returns the registry
+// entry.
 func (r *run) shown(what string, m *memgate.Memory, s memgate.Scope) *entry {
 	r.t.Helper()
 	if m == nil {
@@ -661,7 +897,11 @@ func (r *run) shown(what string, m *memgate.Memory, s memgate.Scope) *entry {
 		r.fail("%s showed memory %s, which tenant %s does not hold (held by: %v)", what, m.ID, s.Tenant, where)
 		return nil
 	}
-	if !visible(s, e.owner) {
+	if s.HideRestricted && restricted(e.mem) {
+		r.fail("%s showed the restricted memory %s to an agent key (%s)", what, m.ID, r.cur.name)
+		return nil
+	}
+	if !e.in(s) {
 		r.fail("%s showed memory %s owned by %+v, outside scope %+v", what, m.ID, e.owner, s)
 		return nil
 	}
@@ -670,6 +910,9 @@ func (r *run) shown(what string, m *memgate.Memory, s memgate.Scope) *entry {
 	}
 	if m.Content != "" && m.Content != e.mem.Content {
 		r.fail("%s showed memory %s with content other than the stored one (another tenant's copy?)", what, m.ID)
+	}
+	if m.Source != "" && m.Source != e.mem.Source {
+		r.fail("%s showed memory %s as from source %s; it is %s", what, m.ID, m.Source, e.mem.Source)
 	}
 	return e
 }

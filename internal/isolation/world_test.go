@@ -51,23 +51,25 @@ func allPartitions() []partition {
 	return ps
 }
 
-// caller is one API key: its secret (what the HTTP and MCP drivers send)
-// and its stored record (what the engine driver derives a scope from).
+// caller is one API key: its secret (what every driver presents) and its
+// stored record (what the oracle judges by).
 type caller struct {
 	name   string
 	secret string
 	key    *memgate.Key
 }
 
-// world is one backend with an engine over it and a test server serving
-// the REST API and /mcp over that engine, the keys of every caller, and
-// the shadow registry of every memory the run has seen.
+// world is one backend with an engine over it, the guard over the engine,
+// and a test server serving the REST API and /mcp through that guard; the
+// keys of every caller, and the shadow registry of every memory the run
+// has seen.
 type world struct {
 	t       *testing.T
 	ctx     context.Context
 	backend string
 	db      store.Store
 	eng     *engine.Engine
+	g       *guard.Guard
 	url     string
 	callers []*caller
 	reg     *registry
@@ -115,7 +117,6 @@ func newWorld(t *testing.T, backend string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	az := auth.New(db)
 	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
 	if err != nil {
 		t.Fatal(err)
@@ -136,28 +137,40 @@ func newWorld(t *testing.T, backend string) *world {
 		srv.Close()
 		eng.Close()
 	})
-	w := &world{t: t, ctx: context.Background(), backend: backend, db: db, eng: eng, url: srv.URL, reg: newRegistry()}
-	w.mintKeys(az)
+	w := &world{t: t, ctx: context.Background(), backend: backend, db: db, eng: eng, g: g, url: srv.URL, reg: newRegistry()}
+	w.mintKeys()
 	return w
 }
+
+// granted is the sources some agent keys are granted at creation: their
+// role's default (assistant, tool) and what the person says (user), which
+// an agent key claims only by such a grant.
+var granted = []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceTool}
 
 // mintKeys creates, through auth, one key per binding auth allows in each
 // tenant: the admin; users bound to each principal; agents bound to
 // nothing, to each agent, to each principal, and to each (principal,
-// agent).
-func (w *world) mintKeys(az *auth.Authorizer) {
-	mint := func(tenant string, role memgate.Role, principal, agent string) {
-		secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent})
+// agent); and, for agents bound to nothing, to the first agent and to
+// each (principal, first agent), a second key granted the sources
+// granted, so that a source outside an agent key's default is both
+// refused (without the grant) and written (with it).
+func (w *world) mintKeys() {
+	mint := func(tenant string, role memgate.Role, principal, agent string, sources []memgate.Source) {
+		secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: role, Principal: principal, Agent: agent, Sources: sources})
 		if err != nil {
 			w.fatalf("%v", err)
 		}
 		if err := w.db.CreateKey(w.ctx, rec); err != nil {
 			w.fatalf("%v", err)
 		}
-		// The record as authentication returns it: what every surface sees.
-		k, err := az.Authenticate(w.ctx, "Bearer "+secret)
+		// The record as the guard authenticates it: what every surface sees.
+		sess, err := w.g.Authenticate(w.ctx, "Bearer "+secret)
 		if err != nil {
 			w.fatalf("%v", err)
+		}
+		k := sess.Key()
+		if !slices.Equal(k.Sources, sources) {
+			w.fatalf("key %s was granted sources %v; authenticated, it holds %v", rec.ID, sources, k.Sources)
 		}
 		name := tenant + "/" + string(role)
 		if principal != "" {
@@ -166,20 +179,26 @@ func (w *world) mintKeys(az *auth.Authorizer) {
 		if agent != "" {
 			name += ":a=" + agent
 		}
-		w.callers = append(w.callers, &caller{name: name, secret: secret, key: k})
+		if len(sources) > 0 {
+			name += fmt.Sprintf(":src=%v", sources)
+		}
+		w.callers = append(w.callers, &caller{name: name, secret: secret, key: &k})
 	}
 	for _, t := range tenants {
-		mint(t, memgate.RoleAdmin, "", "")
-		mint(t, memgate.RoleAgent, "", "")
+		mint(t, memgate.RoleAdmin, "", "", nil)
+		mint(t, memgate.RoleAgent, "", "", nil)
+		mint(t, memgate.RoleAgent, "", "", granted)
 		for _, a := range agents {
-			mint(t, memgate.RoleAgent, "", a)
+			mint(t, memgate.RoleAgent, "", a, nil)
 		}
+		mint(t, memgate.RoleAgent, "", agents[0], granted)
 		for _, p := range principals {
-			mint(t, memgate.RoleUser, p, "")
-			mint(t, memgate.RoleAgent, p, "")
+			mint(t, memgate.RoleUser, p, "", nil)
+			mint(t, memgate.RoleAgent, p, "", nil)
 			for _, a := range agents {
-				mint(t, memgate.RoleAgent, p, a)
+				mint(t, memgate.RoleAgent, p, a, nil)
 			}
+			mint(t, memgate.RoleAgent, p, agents[0], granted)
 		}
 	}
 }
@@ -249,25 +268,59 @@ func (w *world) heads() map[partition]int64 {
 }
 
 // changes returns what changed in p after the sequence since: memories in
-// their current state, and the ids deleted.
-func (w *world) changes(p partition, since int64) ([]*memgate.Memory, []string) {
-	var ms []*memgate.Memory
-	var del []string
+// their current state, and the ids deleted. When the store cannot tell
+// (Reset: the partition was forgotten, which leaves no tombstone of its
+// memories, or it holds no head of its own and reads as its tenant's high
+// mark, which a forget elsewhere in the tenant raises), it reloads the
+// partition, as the port tells a reader to, and diffs it with the shadow:
+// the memories stored that differ from it, and the ids it holds that the
+// store no longer does. reset reports that it did.
+func (w *world) changes(p partition, since int64) (ms []*memgate.Memory, del []string, reset bool) {
 	for {
 		ch, err := w.db.ChangesSince(w.ctx, p.tenant, p.principal, since, 1000)
 		if err != nil {
 			w.fatalf("changes of %s since %d: %v", p, since, err)
 		}
 		if ch.Reset {
-			w.fatalf("changes of %s since %d: reset (nothing is pruned in this test)", p, since)
+			ms, del = w.reload(p)
+			return ms, del, true
 		}
 		ms = append(ms, ch.Memories...)
 		del = append(del, ch.Deleted...)
 		if !ch.More {
-			return ms, del
+			return ms, del, false
 		}
 		since = ch.Head
 	}
+}
+
+// reload reads partition p with privilege, any status, and diffs it with
+// the shadow (see changes).
+func (w *world) reload(p partition) (ms []*memgate.Memory, del []string) {
+	held := map[string]bool{}
+	f := store.Filter{Limit: store.MaxPageSize}
+	for {
+		pg, err := w.db.List(w.ctx, memgate.Scope{Tenant: p.tenant, Principal: p.principal}, f)
+		if err != nil {
+			w.fatalf("privileged list %s: %v", p, err)
+		}
+		for _, m := range pg.Memories {
+			held[m.ID] = true
+			if e := w.reg.get(m.Tenant, m.ID); e == nil || fingerprint(e.mem) != fingerprint(m) {
+				ms = append(ms, m)
+			}
+		}
+		if pg.NextCursor == "" {
+			break
+		}
+		f.Cursor = pg.NextCursor
+	}
+	for _, e := range w.reg.alive {
+		if e.tenant == p.tenant && e.owner.principal == p.principal && !held[e.id] {
+			del = append(del, e.id)
+		}
+	}
+	return ms, del
 }
 
 // fingerprint is what must not change on a memory an operation may not
@@ -287,10 +340,13 @@ func ownerOf(m *memgate.Memory) owner {
 	return owner{m.Tenant, m.Principal, m.Agent, m.Conversation}
 }
 
-// visible is the scope rule, written here from DESIGN.md rather than taken
-// from the product: tenant and principal bound ownership; a set agent or
-// conversation narrows, and memories stored at the wider level (empty agent
-// or conversation) stay visible from every narrower one.
+// visible is the scope rule on owners, written here from DESIGN.md rather
+// than taken from the product: tenant and principal bound ownership; a set
+// agent or conversation narrows, and memories stored at the wider level
+// (empty agent or conversation) stay visible from every narrower one,
+// except that a scope of one agent's memories only (ExactAgent: an
+// agent-bound key's writes) holds none of the wider level. Sensitivity is
+// the entry's (entry.in).
 func visible(s memgate.Scope, o owner) bool {
 	switch {
 	case o.tenant != s.Tenant:
@@ -299,10 +355,30 @@ func visible(s memgate.Scope, o owner) bool {
 		return false
 	case s.Agent != "" && o.agent != "" && o.agent != s.Agent:
 		return false
+	case s.ExactAgent && o.agent != s.Agent:
+		return false
 	case s.Conversation != "" && o.conversation != "" && o.conversation != s.Conversation:
 		return false
 	}
 	return true
+}
+
+func restricted(m *memgate.Memory) bool { return m.Sensitivity == memgate.SensitivityRestricted }
+
+// in reports whether the live memory e lies in scope s: its owner is
+// visible, and it is not restricted where s hides restricted memories (an
+// agent key's scope).
+func (e *entry) in(s memgate.Scope) bool {
+	return e.alive() && visible(s, e.owner) && !(s.HideRestricted && restricted(e.mem))
+}
+
+// wide is s without the narrowing a key's role and agent binding add
+// (ExactAgent, HideRestricted): what the same request would reach from a
+// key bound the same way but trusted more. A memory in wide and not in s
+// must answer like a missing one.
+func wide(s memgate.Scope) memgate.Scope {
+	s.ExactAgent, s.HideRestricted = false, false
+	return s
 }
 
 // ref names a memory: ids are unique per tenant only, and the test makes
@@ -384,6 +460,16 @@ func (r *registry) aliveIn(tenant string, keep func(*entry) bool) []*entry {
 		}
 	}
 	return out
+}
+
+// any reports whether a live entry of tenant passes keep.
+func (r *registry) any(tenant string, keep func(*entry) bool) bool {
+	for _, e := range r.alive {
+		if e.tenant == tenant && keep(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // census compares the whole store, read with privilege, with the shadow:
