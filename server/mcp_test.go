@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,6 +74,9 @@ func TestRunServesMCP(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
+	if got := cs.InitializeResult().ServerInfo.Version; got != buildinfo.Get().Version {
+		t.Fatalf("MCP server reports version %q, the build is %q", got, buildinfo.Get().Version)
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{"content": "Alice drinks green tea.", "kind": "preference"}})
 	if err != nil || res.IsError {
 		t.Fatalf("remember: %v %v", err, res)

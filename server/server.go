@@ -28,6 +28,7 @@ import (
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
+	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/internal/serveout"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/policy"
@@ -283,7 +284,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	mcpHandler, err := mcpserver.NewHTTPHandler(mcpserver.HTTPConfig{
-		Guard: g, AllowForget: cfg.MCPForget, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+		Version: buildinfo.Get().Version,
+		Guard:   g, AllowForget: cfg.MCPForget, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 	})
 	if err != nil {
 		return err
@@ -341,7 +343,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", addr, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	serveout.PrintServingURL(stdout, scheme+"://"+addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)

@@ -60,6 +60,10 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz: %d", resp.StatusCode)
 	}
+	// The startup log line carries the version.
+	if !strings.Contains(stderr.String(), `"version"`) && !strings.Contains(stderr.String(), "version=") {
+		t.Fatalf("startup log without the version:\n%s", stderr.String())
+	}
 	cancel()
 	select {
 	case err := <-done:
