@@ -115,6 +115,7 @@ type Engine struct {
 
 	pkeyMu sync.Mutex
 	pkey   []byte
+	ready  readyCache
 
 	auditOnce  sync.Once
 	closeOnce  sync.Once

@@ -212,6 +212,10 @@ func (g *Guard) Counts(ctx context.Context, tenant string) ([]store.Count, error
 	return g.eng.Counts(ctx, memgate.Scope{Tenant: tenant, AllPrincipals: true})
 }
 
+// Ready is the engine's readiness report (engine.Engine.Ready) for
+// /readyz: no key involved, parts and their errors only.
+func (g *Guard) Ready(ctx context.Context) []engine.ReadyCheck { return g.eng.Ready(ctx) }
+
 // errOtherTenant is the error for a request naming a tenant other than
 // the key's.
 func errOtherTenant(field string) *memgate.Error {

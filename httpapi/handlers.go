@@ -13,6 +13,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/store"
 )
 
@@ -313,6 +314,53 @@ func (c *call) idScope() (memgate.Scope, error) {
 	return q.scope(), nil
 }
 
+// idOwner is the owner a request on one memory may name in its body, as
+// well as in its query string (tenant and principal: where people put
+// them).
+type idOwner struct {
+	Tenant    string `json:"tenant"`
+	Principal string `json:"principal"`
+}
+
+// idScopeWith is idScope for a request with a body naming b: a tenant or
+// principal in the body and another in the query is invalid, naming the
+// field.
+func (c *call) idScopeWith(b idOwner) (memgate.Scope, error) {
+	sc, err := c.idScope()
+	if err != nil {
+		return sc, err
+	}
+	for _, f := range []struct {
+		name     string
+		q        *string
+		fromBody string
+	}{{"tenant", &sc.Tenant, b.Tenant}, {"principal", &sc.Principal, b.Principal}} {
+		switch {
+		case f.fromBody == "":
+		case *f.q == "":
+			*f.q = f.fromBody
+		case *f.q != f.fromBody:
+			return sc, memgate.FieldError(f.name, "names two values (%q in the query, %q in the body): name it once", clip(*f.q), clip(f.fromBody))
+		}
+	}
+	return sc, nil
+}
+
+// wherePrincipal rewrites the session's "principal is required" of a
+// request on one memory to say where the principal goes: the query string
+// (?principal=…) and, for a request with a body, the body too.
+func wherePrincipal(err error, body bool) error {
+	var e *memgate.Error
+	if !errors.As(err, &e) || e.Field != "principal" || e.Code != memgate.EINVALID || !strings.HasPrefix(e.Message, "is required") {
+		return err
+	}
+	msg := "is required for this key (it is bound to no principal): name the memory's principal in the query string (?principal=…)"
+	if body {
+		msg += " or in the body (\"principal\": …)"
+	}
+	return memgate.FieldError("principal", "%s", msg)
+}
+
 // scope is the scope a query string asks for.
 func (q *query) scope() memgate.Scope {
 	return memgate.Scope{Tenant: q.get("tenant"), Principal: q.get("principal"), Agent: q.get("agent"), Conversation: q.get("conversation")}
@@ -331,7 +379,7 @@ func (s *server) get(c *call) error {
 	}
 	m, err := c.sess.Get(c.ctx, sc, c.r.PathValue("id"))
 	if err != nil {
-		return err
+		return wherePrincipal(err, false)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -341,6 +389,7 @@ func (s *server) get(c *call) error {
 // as they are; metadata null clears the metadata, expires_at null clears
 // the expiry.
 type patchInput struct {
+	idOwner
 	Content     *string         `json:"content"`
 	Reason      *string         `json:"reason"`
 	Metadata    json.RawMessage `json:"metadata"`
@@ -374,12 +423,12 @@ func (s *server) update(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.idScope()
-	if err != nil {
-		return err
-	}
 	var in patchInput
 	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	sc, err := c.idScopeWith(in.idOwner)
+	if err != nil {
 		return err
 	}
 	p := engine.Patch{Content: in.Content, Reason: in.Reason}
@@ -443,7 +492,7 @@ func (s *server) update(c *call) error {
 	}
 	m, err := c.sess.Update(c.ctx, sc, c.r.PathValue("id"), version, p)
 	if err != nil {
-		return err
+		return wherePrincipal(err, true)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -456,7 +505,7 @@ func (s *server) delete(c *call) error {
 	}
 	id := c.r.PathValue("id")
 	if err := c.sess.Delete(c.ctx, sc, id); err != nil {
-		return err
+		return wherePrincipal(err, false)
 	}
 	writeJSON(c.w, http.StatusOK, map[string]string{"deleted": id})
 	return nil
@@ -464,21 +513,22 @@ func (s *server) delete(c *call) error {
 
 // reasonInput is the body of revoke and reject.
 type reasonInput struct {
+	idOwner
 	Reason string `json:"reason"`
 }
 
 func (s *server) revoke(c *call) error {
-	sc, err := c.idScope()
-	if err != nil {
-		return err
-	}
 	var in reasonInput
 	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	m, err := c.sess.Revoke(c.ctx, sc, c.r.PathValue("id"), in.Reason)
+	sc, err := c.idScopeWith(in.idOwner)
 	if err != nil {
 		return err
+	}
+	m, err := c.sess.Revoke(c.ctx, sc, c.r.PathValue("id"), in.Reason)
+	if err != nil {
+		return wherePrincipal(err, true)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -491,17 +541,17 @@ func (s *server) reject(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.idScope()
-	if err != nil {
-		return err
-	}
 	var in reasonInput
 	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	m, err := c.sess.Reject(c.ctx, sc, c.r.PathValue("id"), version, in.Reason)
+	sc, err := c.idScopeWith(in.idOwner)
 	if err != nil {
 		return err
+	}
+	m, err := c.sess.Reject(c.ctx, sc, c.r.PathValue("id"), version, in.Reason)
+	if err != nil {
+		return wherePrincipal(err, true)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -515,17 +565,17 @@ func (s *server) approve(c *call) error {
 	if err != nil {
 		return err
 	}
-	sc, err := c.idScope()
-	if err != nil {
+	var in idOwner
+	if err := c.decodeBody(&in, true); err != nil {
 		return err
 	}
-	var in struct{}
-	if err := c.decodeBody(&in, true); err != nil {
+	sc, err := c.idScopeWith(in)
+	if err != nil {
 		return err
 	}
 	m, err := c.sess.Approve(c.ctx, sc, c.r.PathValue("id"), version)
 	if err != nil {
-		return err
+		return wherePrincipal(err, true)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -533,16 +583,17 @@ func (s *server) approve(c *call) error {
 
 // feedbackInput is the body of POST /v1/memories/{id}/feedback.
 type feedbackInput struct {
+	idOwner
 	Value *float64 `json:"value"`
 }
 
 func (s *server) feedback(c *call) error {
-	sc, err := c.idScope()
-	if err != nil {
-		return err
-	}
 	var in feedbackInput
 	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	sc, err := c.idScopeWith(in.idOwner)
+	if err != nil {
 		return err
 	}
 	if in.Value == nil {
@@ -550,7 +601,7 @@ func (s *server) feedback(c *call) error {
 	}
 	m, err := c.sess.Feedback(c.ctx, sc, c.r.PathValue("id"), *in.Value)
 	if err != nil {
-		return err
+		return wherePrincipal(err, true)
 	}
 	writeMemory(c.w, m)
 	return nil
@@ -650,8 +701,28 @@ func (s *server) whoami(c *call) error {
 	if _, err := parseQuery(c.r, nil, nil); err != nil {
 		return err
 	}
-	writeJSON(c.w, http.StatusOK, c.sess.Grant())
+	writeJSON(c.w, http.StatusOK, whoamiResponse{Grant: c.sess.Grant(), Server: s.info()})
 	return nil
+}
+
+// whoamiResponse is what GET /v1/whoami answers: the key's grant and what
+// the server it reached offers.
+type whoamiResponse struct {
+	auth.Grant
+	Server serverInfo `json:"server"`
+}
+
+// serverInfo is what a client needs to know of the server: its build and
+// whether it can chat (a server started with --llm).
+type serverInfo struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Chat     bool   `json:"chat"`
+}
+
+func (s *server) info() serverInfo {
+	b := buildinfo.Get()
+	return serverInfo{Version: b.Version, Revision: b.Revision, Chat: s.cfg.Agent != nil}
 }
 
 // statsResponse is the response of GET /v1/stats.

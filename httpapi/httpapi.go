@@ -33,7 +33,9 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/internal/buildinfo"
 )
 
 // Defaults for Config.
@@ -186,6 +188,7 @@ func (s *server) routes() []route {
 		{method: "POST", path: "/v1/keys/{id}/revoke", op: auth.OpKeys, handle: s.revokeKey},
 		{method: "POST", path: "/v1/chat", op: auth.OpChat, handle: s.chat},
 		{method: "GET", path: "/healthz", public: s.healthz},
+		{method: "GET", path: "/readyz", public: s.readyz},
 		{method: "GET", path: "/openapi.json", public: s.openapi},
 	}
 	switch s.cfg.Metrics {
@@ -420,12 +423,60 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (*guard.Se
 // key is the call's key record.
 func (c *call) key() memgate.Key { return c.sess.Key() }
 
+// healthz is liveness: the process serves HTTP. It says nothing of the
+// store (that is readyz), so a replica whose database is away is not
+// restarted for it.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	b := buildinfo.Get()
+	writeJSON(w, http.StatusOK, healthResponse{Status: "ok", Version: b.Version, Revision: b.Revision})
 }
 
+// healthResponse is the body of /healthz and /readyz.
+type healthResponse struct {
+	Status   string              `json:"status"` // ok, or unavailable (readyz)
+	Version  string              `json:"version"`
+	Revision string              `json:"revision,omitempty"`
+	Checks   []engine.ReadyCheck `json:"checks,omitempty"`
+}
+
+// readyTimeout bounds a readiness check: a load balancer's probe must get
+// an answer, and a store that does not answer within it is not ready.
+const readyTimeout = 5 * time.Second
+
+// readyz is readiness: 200 when the store answers a query and the
+// embedder its probe, 503 naming the failing part otherwise, so a load
+// balancer takes a replica whose PostgreSQL is gone out of rotation.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	b := buildinfo.Get()
+	out := healthResponse{Status: "ok", Version: b.Version, Revision: b.Revision, Checks: s.cfg.Guard.Ready(ctx)}
+	status := http.StatusOK
+	for _, c := range out.Checks {
+		if !c.OK {
+			out.Status, status = "unavailable", http.StatusServiceUnavailable
+			if info := infoOf(r.Context()); info != nil {
+				info.errCode, info.cause = memgate.EUNAVAILABLE, c.Part+": "+c.Error
+			}
+		}
+	}
+	if status != http.StatusOK {
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, out)
+}
+
+// openapi serves the document with its servers naming the origin the
+// request came to (scheme and Host), so a client generated from it calls
+// this server, wherever it runs.
 func (s *server) openapi(w http.ResponseWriter, r *http.Request) {
+	doc, err := documentFor(originOf(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(openAPIDocument)
+	w.Write(doc)
 }

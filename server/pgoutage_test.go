@@ -497,3 +497,75 @@ func TestPostgresStopsAnswering(t *testing.T) {
 	// The frozen remember stored nothing it acknowledged; a new one works.
 	a.ok(http.StatusCreated, "POST", "/v1/memories", memoryJSON("after"))
 }
+
+// TestReadyzFollowsPostgres: /readyz answers 200 while PostgreSQL answers
+// and 503 naming the store while it is gone (the proxy cut refuses every
+// connection, as a stopped server does), then 200 again once it returns,
+// with the same process; /healthz (liveness) answers 200 throughout.
+func TestReadyzFollowsPostgres(t *testing.T) {
+	dbURL := pgtest.SchemaURL(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newProxy(t, u.Host)
+	u.Host = proxy.addr
+	s := startServer(t, server.Config{Postgres: u.String(), SweepEvery: -1}, "")
+	type health struct {
+		Status  string `json:"status"`
+		Version string `json:"version"`
+		Checks  []struct {
+			Part  string `json:"part"`
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		} `json:"checks"`
+	}
+	get := func(path string) (int, health) {
+		t.Helper()
+		res, err := (&http.Client{Timeout: 10 * time.Second}).Get(s.base + path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		defer res.Body.Close()
+		var h health
+		if err := json.NewDecoder(res.Body).Decode(&h); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return res.StatusCode, h
+	}
+	failing := func(h health) []string {
+		var parts []string
+		for _, c := range h.Checks {
+			if !c.OK {
+				parts = append(parts, c.Part)
+			}
+		}
+		return parts
+	}
+	if code, h := get("/readyz"); code != http.StatusOK || h.Status != "ok" || len(h.Checks) != 2 || len(failing(h)) != 0 || h.Version == "" {
+		t.Fatalf("readyz with PostgreSQL up: %d %+v", code, h)
+	}
+	proxy.Cut()
+	code, h := get("/readyz")
+	if code != http.StatusServiceUnavailable || h.Status != "unavailable" || fmt.Sprint(failing(h)) != "[store]" {
+		t.Fatalf("readyz with PostgreSQL gone: %d %+v, want 503 naming the store", code, h)
+	}
+	if strings.Contains(fmt.Sprint(h), "memgate:memgate") {
+		t.Fatalf("readyz shows the database password: %+v", h)
+	}
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Fatalf("healthz with PostgreSQL gone: %d, want 200 (liveness)", code)
+	}
+	proxy.Restore()
+	deadline := time.Now().Add(outageRecoveryBound)
+	for {
+		code, h := get("/readyz")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz after PostgreSQL returned: %d %+v", code, h)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/server"
 )
 
@@ -56,11 +58,13 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var health struct{ Status, Version string }
+	err = json.NewDecoder(resp.Body).Decode(&health)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusOK || err != nil || health.Status != "ok" || health.Version != buildinfo.Get().Version {
+		t.Fatalf("healthz: %d %+v %v, want ok and version %s", resp.StatusCode, health, err, buildinfo.Get().Version)
 	}
-	// The startup log line carries the version.
+	// The startup log line carries the version too.
 	if !strings.Contains(stderr.String(), `"version"`) && !strings.Contains(stderr.String(), "version=") {
 		t.Fatalf("startup log without the version:\n%s", stderr.String())
 	}
