@@ -23,6 +23,9 @@ type Grant struct {
 	// MayIncludeRestricted is true when recall may be asked for restricted
 	// memories with this key (MayIncludeRestricted).
 	MayIncludeRestricted bool `json:"may_include_restricted"`
+	// MayPreview is true when recall may be marked a preview with this
+	// key (MayPreview: the inspector's dry run).
+	MayPreview bool `json:"may_preview"`
 	// Sources are the sources the key may claim for what it writes
 	// (SourcesOf).
 	Sources []memgate.Source `json:"sources"`
@@ -36,6 +39,7 @@ func GrantOf(k *memgate.Key) Grant {
 		Operations:           AllowedOps(k.Role),
 		TenantWide:           tenantWideKey(k),
 		MayIncludeRestricted: MayIncludeRestricted(k.Role),
+		MayPreview:           MayPreview(k.Role),
 		Sources:              SourcesOf(k),
 	}
 }

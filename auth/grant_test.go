@@ -47,6 +47,9 @@ func TestGrantOf(t *testing.T) {
 			if g.MayIncludeRestricted != auth.MayIncludeRestricted(k.Role) {
 				t.Fatalf("may_include_restricted %v for role %s", g.MayIncludeRestricted, k.Role)
 			}
+			if g.MayPreview != auth.MayPreview(k.Role) {
+				t.Fatalf("may_preview %v for role %s", g.MayPreview, k.Role)
+			}
 			if g.TenantWide {
 				sawTenantWide = true
 			} else {
@@ -69,7 +72,7 @@ func TestGrantOf(t *testing.T) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			wantNames := []string{"key_id", "may_include_restricted", "name", "operations", "role", "sources", "tenant", "tenant_wide"}
+			wantNames := []string{"key_id", "may_include_restricted", "may_preview", "name", "operations", "role", "sources", "tenant", "tenant_wide"}
 			if k.Principal != "" {
 				wantNames = append(wantNames, "principal")
 			}
