@@ -111,13 +111,19 @@ func startServer(t testing.TB, configure ...func(*server.Config)) *live {
 // userKey creates a user key bound to principal, in the server's database.
 func (l *live) userKey(t testing.TB, principal string) string {
 	t.Helper()
+	return l.key(t, memgate.Key{Tenant: l.tenant, Role: memgate.RoleUser, Principal: principal, Name: "browser test"})
+}
+
+// key creates the key k in the server's database and returns its secret.
+func (l *live) key(t testing.TB, k memgate.Key) string {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, l.db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	secret, rec, err := auth.NewKey(memgate.Key{Tenant: l.tenant, Role: memgate.RoleUser, Principal: principal, Name: "browser test"})
+	secret, rec, err := auth.NewKey(k)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,6 +124,10 @@ async function api(method, path, opts = {}) {
 
 const can = (op) => !!state.me && state.me.operations.includes(op);
 
+// serves reports whether the server offers a capability whoami names in
+// its server object (chat: it was started with a model, serve --llm).
+const serves = (what) => !!state.me && !!state.me.server && state.me.server[what] === true;
+
 // ---------------------------------------------------------------- formatting
 
 function fmtTime(iso) {
@@ -159,6 +163,17 @@ function statusOf(m) {
   return m.expired && m.status === 'active' ? 'expired' : m.status;
 }
 
+// gateCode shows a write-gate code (source_kind_requires_approval,
+// instruction_like:role_tag): a line may break after an underscore or a
+// colon, never inside a word.
+function gateCode(code) {
+  return h('code', { class: 'gate-code' }, String(code).split(/(?<=[_:])/).map((part, i) => (i ? [h('wbr'), part] : part)));
+}
+
+function gateCodes(codes) {
+  return codes.map((c, i) => (i ? [', ', gateCode(c)] : gateCode(c)));
+}
+
 function badge(status) {
   return h('span', { class: 'badge st-' + status }, status);
 }
@@ -182,6 +197,12 @@ function memoryHref(m) {
   return '#/memory/' + encodeURIComponent(m.id) + '?' + q;
 }
 
+// scrolls puts a wide table in a box of its own that scrolls sideways on a
+// narrow screen, so the page itself never does.
+function scrolls(table) {
+  return h('div', { class: 'table-wrap' }, table);
+}
+
 function errorBox(err) {
   const msg = err instanceof ApiError ? err.describe() : String(err && err.message ? err.message : err);
   return h('p', { class: 'error', role: 'alert' }, msg);
@@ -190,7 +211,7 @@ function errorBox(err) {
 // ---------------------------------------------------------------- routing
 
 function parseHash() {
-  const raw = location.hash.replace(/^#/, '') || '/overview';
+  const raw = location.hash.replace(/^#/, '');
   const i = raw.indexOf('?');
   const path = i < 0 ? raw : raw.slice(0, i);
   const params = new URLSearchParams(i < 0 ? '' : raw.slice(i + 1));
@@ -203,6 +224,48 @@ function go(path, params) {
   const target = '#' + path + (clean.toString() ? '?' + clean : '');
   if (location.hash === target) route();
   else location.hash = target;
+}
+
+// The views: each with the operations it needs (any one of them) and, in
+// why, what else it takes, said as the reason it is missing. A tab is shown
+// only to a key that may use its view, and the home view is the first tab
+// the key may use: an agent key, which may not read counts or the audit
+// log, starts at its memories.
+const VIEWS = {
+  overview: { render: viewOverview, ops: ['stats', 'audit'], title: 'Overview' },
+  memories: { render: viewMemories, ops: ['list'], title: 'Memories' },
+  memory: { render: viewMemory, ops: ['get'], title: 'Memory' },
+  recall: {
+    render: viewRecall, ops: ['recall'], title: 'Recall preview',
+    why: () => (mayPreview() ? '' : `This key's role (${state.me.role}) may not preview a recall: its recalls reach a prompt, and are recorded as recalls.`),
+  },
+  playground: {
+    render: viewPlayground, ops: ['chat'], title: 'Playground',
+    why: () => (serves('chat') ? '' : 'This server has no chat model: the playground needs the server started with one (memgate serve --llm).' +
+      (mayPreview() ? ' The recall preview shows what an agent would be given.' : '')),
+  },
+};
+const TABS = ['overview', 'memories', 'recall', 'playground'];
+
+// mayPreview reports whether the key may mark a recall as a preview, which
+// keeps it out of the memories' recall history: people and admins may, an
+// agent, whose recalls reach prompts, may not (the server refuses it). The
+// grant declares it as may_preview where the server says so; until then
+// the role decides, as the server's rule does (auth.MayPreview).
+function mayPreview() {
+  if (typeof state.me.may_preview === 'boolean') return state.me.may_preview;
+  return state.me.role === 'admin' || state.me.role === 'user';
+}
+
+// unavailable says why the key cannot use view name, or '' when it can.
+function unavailable(name) {
+  const v = VIEWS[name];
+  if (!v.ops.some(can)) return `This key's role (${state.me.role}) may not use the ${v.title.toLowerCase()}.`;
+  return v.why ? v.why() : '';
+}
+
+function home() {
+  return TABS.find((name) => !unavailable(name)) || 'memories';
 }
 
 let routeSeq = 0;
@@ -230,29 +293,32 @@ async function route() {
   }
   showChrome(true);
   const { parts, params } = parseHash();
-  let name = parts[0] || 'overview';
-  if (name === 'signin') name = 'overview';
+  let name = parts[0] || home();
+  if (name === 'signin') name = home();
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.view === (name === 'memory' ? 'memories' : name)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  const views = { overview: viewOverview, memories: viewMemories, memory: viewMemory, recall: viewRecall, playground: viewPlayground };
-  const view = views[name];
+  const view = Object.hasOwn(VIEWS, name) ? VIEWS[name] : null;
   const el = h('section', { class: 'view', 'data-view': name, 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
   main.replaceChildren(el);
+  const homeLink = () => h('a', { href: '#/' }, 'Go to ' + VIEWS[home()].title + '.');
+  const why = view ? unavailable(name) : '';
   if (!view) {
-    el.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/overview' }, 'Go to the overview.')));
-    el.removeAttribute('aria-busy');
-    return;
-  }
-  try {
-    const out = await view(params, parts, current);
-    if (!current()) return;
-    el.replaceChildren(...out);
-    sizeBars(el);
-  } catch (err) {
-    if (!current()) return;
-    el.replaceChildren(h('h1', {}, 'Something went wrong'), errorBox(err));
+    el.replaceChildren(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', homeLink()));
+  } else if (why) {
+    // An address the key may not use says why, and asks the API nothing.
+    el.replaceChildren(h('h1', {}, view.title), h('p', { class: 'notice', id: 'unavailable' }, why, ' ', homeLink()));
+  } else {
+    try {
+      const out = await view.render(params, parts, current);
+      if (!current()) return;
+      el.replaceChildren(...out);
+      sizeBars(el);
+    } catch (err) {
+      if (!current()) return;
+      el.replaceChildren(h('h1', {}, 'Something went wrong'), errorBox(err));
+    }
   }
   el.removeAttribute('aria-busy');
   el.setAttribute('data-ready', '1');
@@ -261,18 +327,33 @@ async function route() {
   document.documentElement.dataset.renders = String(Number(document.documentElement.dataset.renders || 0) + 1);
 }
 
+// showChrome shows the navigation, who is signed in and the server's
+// version to a signed-in person, and clears them otherwise: nothing of a
+// key that signed out stays in the page.
 function showChrome(signedIn) {
-  $('#nav').hidden = !signedIn;
-  $('#who').hidden = !signedIn;
-  for (const a of document.querySelectorAll('#nav a[data-op]')) a.hidden = !signedIn || !can(a.dataset.op);
-  if (signedIn && state.me) {
-    const me = state.me;
-    const parts = ['tenant ' + me.tenant, me.role];
-    if (me.principal) parts.push('principal ' + me.principal);
-    if (me.agent) parts.push('agent ' + me.agent);
-    $('#who-text').textContent = parts.join(' · ');
-    $('#who-text').title = 'key ' + me.key_id + (me.name ? ' (' + me.name + ')' : '');
+  const me = signedIn ? state.me : null;
+  $('#nav').hidden = !me;
+  $('#who').hidden = !me;
+  $('#foot').hidden = !me;
+  for (const a of document.querySelectorAll('#nav a')) a.hidden = !me || !!unavailable(a.dataset.view);
+  const who = $('#who-text');
+  const version = $('#version');
+  if (!me) {
+    who.textContent = '';
+    who.removeAttribute('title');
+    version.textContent = '';
+    version.removeAttribute('title');
+    return;
   }
+  const parts = ['tenant ' + me.tenant, me.role];
+  if (me.principal) parts.push('principal ' + me.principal);
+  if (me.agent) parts.push('agent ' + me.agent);
+  who.textContent = parts.join(' · ');
+  who.title = 'key ' + me.key_id + (me.name ? ' (' + me.name + ')' : '');
+  const srv = me.server || {};
+  version.textContent = srv.version ? 'memgate ' + srv.version : '';
+  if (srv.revision) version.title = 'revision ' + srv.revision;
+  else version.removeAttribute('title');
 }
 
 function signOut(message) {
@@ -308,7 +389,7 @@ function viewSignIn() {
     }
     sessionStorage.setItem(KEY_STORAGE, key);
     signOut.message = '';
-    go('/overview');
+    go('/');
   } },
   h('h1', {}, 'Sign in'),
   h('p', {}, 'Paste a memgate API key. What you see follows the key: a user key shows one person\'s memories, an admin key its whole tenant. The key stays in this browser tab only (session storage) and is sent to this server alone.'),
@@ -411,13 +492,13 @@ function kindTable(st) {
   const cols = STATUSES.filter((x) => statuses.has(x)).concat([...statuses].filter((x) => !STATUSES.includes(x)));
   const kinds = Object.keys(cells).sort((a, b) => KINDS.indexOf(a) - KINDS.indexOf(b));
   if (!kinds.length) return h('p', { class: 'empty' }, 'Nothing is remembered here.');
-  return h('table', { class: 'grid', id: 'by-kind' },
+  return scrolls(h('table', { class: 'grid', id: 'by-kind' },
     h('caption', {}, 'By kind and status'),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'kind'), cols.map((c) => h('th', { scope: 'col', class: 'num' }, c)), h('th', { scope: 'col', class: 'num' }, 'total'))),
     h('tbody', {}, kinds.map((k) => h('tr', {},
       h('th', { scope: 'row' }, k),
       cols.map((c) => h('td', { class: 'num' }, (cells[k][c] || 0).toLocaleString('en'))),
-      h('td', { class: 'num' }, Object.values(cells[k]).reduce((a, b) => a + b, 0).toLocaleString('en'))))));
+      h('td', { class: 'num' }, Object.values(cells[k]).reduce((a, b) => a + b, 0).toLocaleString('en')))))));
 }
 
 function principalTable(st) {
@@ -559,9 +640,15 @@ async function viewMemories(params) {
     kind: params.get('kind'), source: params.get('source'), status: params.get('status'),
     q: params.get('q'), limit, cursor: params.get('cursor'),
   };
-  const [page, total] = await Promise.all([
+  // The stats count memories by kind and status (expiry judged as the list
+  // judges it) in a scope of principal, agent and conversation: a list
+  // filtered on those alone is counted before it is paged through. Source
+  // and text are not counted; with them the total is known on the last
+  // page only.
+  const countable = can('stats') && !query.source && !query.q;
+  const [page, counts] = await Promise.all([
     api('GET', '/v1/memories', { query }),
-    can('stats') ? api('GET', '/v1/stats', { query: { principal: p } }).then((st) => st.total, () => null) : null,
+    countable ? api('GET', '/v1/stats', { query: { principal: p, agent: query.agent, conversation: query.conversation } }).then((st) => st.counts || [], () => null) : null,
   ]);
   const sig = listSignature(params);
   const before = state.pages.get(sig) || [];
@@ -569,12 +656,14 @@ async function viewMemories(params) {
   // Keep the stack consistent with the page shown (a reload or a pasted
   // address starts a fresh one).
   while (before.length && before[before.length - 1] === cursor) before.pop();
-  const first = before.length * limit + 1;
   const n = page.memories.length;
-  const summary = n === 0
-    ? (cursor ? 'No more memories.' : 'No memory matches.')
-    : `Showing ${first.toLocaleString('en')}–${(first + n - 1).toLocaleString('en')}` + (total !== null && total !== undefined ? ` of ${total.toLocaleString('en')} memories in this scope` : '');
-  out.push(h('p', { class: 'muted', id: 'list-summary' }, summary));
+  out.push(h('p', { class: 'muted', id: 'list-summary' }, listSummary({
+    n, cursor, next: !!page.next_cursor, counts,
+    // Where this page starts is known when it was reached from the first.
+    first: !cursor || before.length ? before.length * limit + 1 : null,
+    filtered: ['agent', 'conversation', 'kind', 'source', 'status', 'q'].some((k) => query[k]),
+    kind: query.kind, status: query.status,
+  })));
   out.push(memoryTable(page.memories, !p));
   const nav = h('div', { class: 'pager' });
   if (cursor) {
@@ -597,6 +686,24 @@ async function viewMemories(params) {
   out.push(nav);
   if (p && can('forget')) out.push(h('h2', {}, 'Forget'), forgetBlock(p));
   return out;
+}
+
+// listSummary says which memories a page of the list shows and, when it
+// is known, how many the filter matches in all: never a count that is not
+// of the filtered list.
+function listSummary({ n, cursor, next, counts, first, filtered, kind, status }) {
+  if (n === 0) return cursor ? 'No more memories.' : filtered ? 'No memory matches.' : 'Nothing is remembered here.';
+  const memories = (x) => `${x.toLocaleString('en')} memor${x === 1 ? 'y' : 'ies'}`;
+  if (first === null) return `Showing ${memories(n)} of a later page.`;
+  let total = null;
+  if (counts) {
+    total = counts.filter((c) => (!kind || c.kind === kind) && (!status || c.status === status)).reduce((a, c) => a + c.n, 0);
+  } else if (!next) {
+    total = first + n - 1; // the last page: everything is counted
+  }
+  const range = `Showing ${first.toLocaleString('en')}–${(first + n - 1).toLocaleString('en')}`;
+  if (total === null) return `${range} matching memories; more on the next page.`;
+  return `${range} of ${memories(total)} ${filtered ? 'matching the filters' : 'in this scope'}`;
 }
 
 async function filterForm(params) {
@@ -646,7 +753,7 @@ async function filterForm(params) {
 
 function memoryTable(memories, showPrincipal) {
   if (!memories.length) return h('div', { id: 'memories' });
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'grid memories', id: 'memories' },
+  return scrolls(h('table', { class: 'grid memories', id: 'memories' },
     h('thead', {}, h('tr', {},
       showPrincipal ? h('th', { scope: 'col' }, 'principal') : null,
       ['content', 'why remembered', 'source', 'kind', 'sensitivity', 'created (UTC)', 'expires (UTC)', 'status', ''].map((c) => h('th', { scope: 'col' }, c)))),
@@ -671,7 +778,7 @@ function memoryRow(m, showPrincipal) {
     h('td', {}, m.sensitivity),
     h('td', { class: 'nowrap' }, timeEl(m.created_at)),
     h('td', { class: 'nowrap' }, expiry(m)),
-    h('td', {}, badge(st), m.status === 'pending' && m.status_reason ? h('div', { class: 'muted small' }, m.status_reason) : null),
+    h('td', {}, badge(st), m.status === 'pending' && m.status_reason ? h('div', { class: 'muted small' }, gateCode(m.status_reason)) : null),
     actions);
 }
 
@@ -716,7 +823,7 @@ async function viewMemory(params, parts) {
   const fb = m.feedback || { count: 0, mean: 0 };
   out.push(h('h2', {}, 'Receipt'), h('dl', { class: 'receipt', id: 'receipt' },
     dt('Why remembered', m.reason || '—'),
-    dt('Status', st + (m.status_reason ? ' — ' + m.status_reason : '')),
+    dt('Status', m.status_reason ? [st, ' — ', gateCode(m.status_reason)] : st),
     dt('Principal', m.principal),
     dt('Agent', m.agent || 'any (principal-wide)'),
     dt('Conversation', m.conversation || 'any'),
@@ -729,7 +836,7 @@ async function viewMemory(params, parts) {
     dt('Times remembered', String(m.seen_count)),
     dt('Content SHA-256', h('code', { id: 'sha' }, m.content_sha256)),
     dt('Embedding', m.embedding ? h('span', { id: 'embedding' }, `${m.embedding.provider} · ${m.embedding.model} · ${m.embedding.dim} dimensions`) : h('span', { id: 'embedding' }, 'none (recalled by text only)')),
-    dt('Write-gate flags', m.flags && m.flags.length ? m.flags.join(', ') : 'none'),
+    dt('Write-gate flags', m.flags && m.flags.length ? gateCodes(m.flags) : 'none'),
     dt('Feedback', fb.count ? `${fb.count} report${fb.count === 1 ? '' : 's'}, mean ${num(fb.mean, 2)}` : 'none'),
     dt('Metadata', m.metadata ? h('pre', { class: 'meta' }, JSON.stringify(m.metadata, null, 2)) : '—')));
   out.push(h('h2', {}, 'Supersession chain'), chainBlock(chain, m));
@@ -774,7 +881,7 @@ function chainBlock(chain, m) {
 function recallHistory(page, m) {
   const evs = page.events || [];
   if (!evs.length) return h('p', { class: 'muted', id: 'history' }, 'Never injected by a recall.');
-  return h('table', { class: 'grid', id: 'history' },
+  return scrolls(h('table', { class: 'grid', id: 'history' },
     h('caption', {}, `Injected by ${evs.length}${page.next_cursor ? '+' : ''} recall${evs.length === 1 ? '' : 's'} (newest first)`),
     h('thead', {}, h('tr', {}, ['when (UTC)', 'recall', 'agent', 'by key', 'rank', 'score'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, evs.map((ev) => {
@@ -786,19 +893,19 @@ function recallHistory(page, m) {
         h('td', {}, ev.actor),
         h('td', { class: 'num' }, i >= 0 ? `${i + 1} of ${ev.memory_ids.length}` : '—'),
         h('td', { class: 'num score' }, i >= 0 && ev.scores ? num(ev.scores[i]) : '—'));
-    })));
+    }))));
 }
 
 function auditTrail(page) {
   const evs = page.events || [];
   if (!evs.length) return h('p', { class: 'muted' }, 'No events.');
-  return h('table', { class: 'grid', id: 'trail' },
+  return scrolls(h('table', { class: 'grid', id: 'trail' },
     h('thead', {}, h('tr', {}, ['when (UTC)', 'action', 'by', 'reason'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, evs.map((ev) => h('tr', {},
       h('td', { class: 'nowrap' }, timeEl(ev.at)),
       h('td', {}, ev.action),
       h('td', {}, ev.actor),
-      h('td', {}, ev.reason || '')))));
+      h('td', {}, ev.reason || ''))))));
 }
 
 function actionsBlock(m) {
@@ -932,7 +1039,7 @@ function recallResult(res) {
 }
 
 function hitTable(hits, id) {
-  return h('table', { class: 'grid hits ' + id, id },
+  return scrolls(h('table', { class: 'grid hits ' + id, id },
     h('thead', {}, h('tr', {}, ['#', 'score', 'text', 'vector', 'context', 'recency', 'feedback', 'memory'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, hits.map((hit, i) => {
       const c = (hit.explain || {});
@@ -946,7 +1053,7 @@ function hitTable(hits, id) {
         h('td', { class: 'num' }, num(c.recency)),
         h('td', { class: 'num' }, num(c.feedback)),
         h('td', { class: 'content' }, h('a', { href: memoryHref(m), class: 'open', 'data-id': m.id }, h('code', {}, m.id)), ' ', m.kind, ' · ', m.source, h('div', { class: 'clamp' }, m.content)));
-    })));
+    }))));
 }
 
 // ---------------------------------------------------------------- playground
