@@ -87,7 +87,7 @@ func TestChatLocal(t *testing.T) {
 
 func TestChatLocalExtract(t *testing.T) {
 	llm := chatEnv(t)
-	db := newDB(t)
+	db := existingDB(t)
 	llm.Script(nil, func(agenttest.Request) string {
 		return `{"memories":[{"kind":"fact","content":"Alice lives in Lisbon.","reason":"she said so"}]}`
 	})
@@ -103,7 +103,7 @@ func TestChatLocalExtract(t *testing.T) {
 
 func TestChatUsage(t *testing.T) {
 	llm := chatEnv(t)
-	db := newDB(t)
+	db := existingDB(t)
 	for name, tc := range map[string]struct {
 		args []string
 		code int

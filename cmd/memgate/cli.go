@@ -16,7 +16,6 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/policy"
-	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
 
@@ -50,6 +49,8 @@ commands:
   chat       talk with memory:          memgate chat --tenant T --principal P --llm ollama:MODEL [--extract]
   reembed    vectors of a new embedder: memgate reembed --tenant T [--principal P] --embedder ollama:MODEL
   migrate    copy a whole database:     memgate migrate --from sqlite:PATH --to postgres:URL [--into-nonempty]
+  backup     copy a live SQLite file:   memgate backup --db PATH --to COPY.db (consistent while serve writes; verified)
+  version    the build's version:       memgate version [--json] (or memgate --version)
 
 Embedder: --embedder builtin (default) | ollama:MODEL | openai:MODEL, with --embedder-url URL
 and --embedder-dim N (defaults from $MEMGATE_EMBEDDER, $MEMGATE_EMBEDDER_URL,
@@ -62,7 +63,9 @@ URL (defaults from $MEMGATE_LLM and $MEMGATE_LLM_URL; an OpenAI-compatible key f
 $MEMGATE_LLM_API_KEY), on serve (POST /v1/chat) and chat; --extract has the model propose
 facts and preferences, which wait as pending for approval under the default policy.
 
-Every command takes --db PATH (default ./memgate.db, or $MEMGATE_DB) and --json.
+The commands that open a database take --db PATH (default ./memgate.db, or $MEMGATE_DB),
+and most take --json. Only serve, remember, import, keys create and migrate --to create a
+missing database (and say so); every other command refuses one that does not exist.
 
 Remote: with --server URL (or $MEMGATE_SERVER), remember, recall, get, list, update,
 supersede, revoke, approve, reject, feedback, delete, forget, counts, audit, import,
@@ -72,8 +75,8 @@ process list):
   MEMGATE_API_KEY=mgk_... memgate list --server http://127.0.0.1:7070 --principal alice
 The tenant is the key's: --tenant may be left out, and one that differs is refused.
 The server's policy applies (--db and --policy are refused with --server); import is
-sent whole and batched by the server (--batch is refused). sweep, keys, serve, reembed and
-bench work on the local database only.
+sent whole and batched by the server (--batch is refused). keys takes --server too, with an
+admin key. sweep, serve, reembed, migrate, backup and bench work on local databases only.
 
 Run "memgate COMMAND -h" for a command's flags.
 `
@@ -94,16 +97,19 @@ func (u usageError) Error() string { return u.msg }
 // run runs one command and returns the process exit status: 0 success,
 // 1 an error (printed on one line naming the field), 2 a usage mistake.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, usage)
+		return 2
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help":
 		fmt.Fprint(stdout, usage)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
+	case args[0] == "--version" || args[0] == "-version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "memgate: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "memgate: unknown command %q (memgate help lists the commands)\n", args[0])
 		return 2
 	}
 	e := env{ctx: engine.WithActor(ctx, "cli"), stdin: stdin, stdout: stdout, stderr: stderr}
@@ -167,6 +173,8 @@ func init() {
 		"chat":      cmdChat,
 		"reembed":   cmdReembed,
 		"migrate":   cmdMigrate,
+		"backup":    cmdBackup,
+		"version":   cmdVersion,
 	}
 }
 
@@ -178,6 +186,10 @@ type common struct {
 	server string
 	emb    embedderFlags
 	fs     *flag.FlagSet
+	// created, set by the commands meant to create a database (remember,
+	// import), lets openEngine create a missing --db file and is where it
+	// says so; nil, the file must exist (see openSQLite).
+	created io.Writer
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -255,9 +267,9 @@ func (c *common) openEngine(ctx context.Context) (*engine.Engine, func(), error)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := sqlite.Open(ctx, c.db)
+	db, err := openSQLite(ctx, c.db, c.created)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
+		return nil, nil, err
 	}
 	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, Policy: pol})
 	if err != nil {
@@ -351,6 +363,7 @@ func cmdRemember(e env, args []string) error {
 	c.register(fs)
 	s.register(fs)
 	m.register(fs, true)
+	c.created = e.stderr
 	var supersedes, key string
 	fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
 	fs.StringVar(&key, "idempotency-key", "", "a key for retrying safely: the same key and memory again stores nothing and prints the first call's id (kept a day)")
@@ -750,6 +763,7 @@ func cmdImport(e env, args []string) error {
 	var batch int
 	fs := newFlagSet("import", e.stderr, "--tenant T FILE.jsonl|-")
 	c.register(fs)
+	c.created = e.stderr
 	fs.StringVar(&tenant, "tenant", "", "tenant that owns the imported memories (required; with --server the key's)")
 	fs.IntVar(&batch, "batch", engine.DefaultMaxBatch, "memories per atomic batch")
 	pos, err := parse(fs, args)

@@ -166,6 +166,7 @@ func TestBadInputNamesFieldAndWritesNothing(t *testing.T) {
 		{"blank content", []string{" "}, "content"},
 		{"bad metadata", []string{"--metadata", "[1,2]", "x"}, "metadata"},
 		{"bad ttl", []string{"--ttl", "forever", "x"}, "ttl"},
+		{"bad expiry", []string{"--expires-at", "tomorrow", "x"}, "expires_at"},
 		{"bad principal", []string{"--principal", "a b", "x"}, "principal"},
 		{"oversized content", []string{strings.Repeat("x", 9000)}, "content"},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,36 +13,72 @@ import (
 
 // parse parses args with fs, allowing flags after positional arguments
 // (memgate get ID --json), and returns the positional arguments. "--" ends
-// flag parsing.
+// flag parsing. A flag the set does not know, a missing or malformed value
+// is a usage error (exit 2), returned for run to print once; a time flag's
+// malformed value is bad input naming its field (exit 1), as any other
+// field's is.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{fmt.Sprintf("%v (memgate %s -h lists the flags)", err, fs.Name())}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return pos, nil
+			break
 		}
 		// fs.Parse stops at the first non-flag, or after "--".
 		consumed := len(args) - len(rest)
 		if consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
+			pos = append(pos, rest...)
+			break
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		if tf, ok := f.Value.(*timeFlag); ok && tf.err != nil && bad == nil {
+			bad = tf.err
+		}
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return pos, nil
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting.
+// newFlagSet returns a flag set that neither exits nor prints on an error:
+// the flag package would print the error and the whole usage itself, and
+// run prints it again; parse returns it instead, and run prints it once.
+// -h prints the usage and the flags on stderr.
 func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	out := &flagErrors{}
+	fs.SetOutput(out)
 	fs.Usage = func() {
+		if out.failed {
+			return // a parse error, which parse returns
+		}
 		fmt.Fprintf(stderr, "usage: memgate %s %s\n\nflags:\n", name, usage)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
 	}
 	return fs
+}
+
+// flagErrors swallows what the flag package prints about a parse error
+// (the error, which parse returns) and remembers that it did, so Usage
+// knows it is called for an error rather than for -h.
+type flagErrors struct{ failed bool }
+
+func (f *flagErrors) Write(p []byte) (int, error) {
+	f.failed = true
+	return len(p), nil
 }
 
 // listFlag collects a repeatable, comma-separated flag.
@@ -57,10 +94,13 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
-// timeFlag is an optional RFC 3339 time.
+// timeFlag is an optional RFC 3339 time. A malformed value is kept in err
+// for parse to return as bad input naming the field: returned by Set, the
+// flag package would turn it into a usage error's text.
 type timeFlag struct {
 	field string
 	t     *time.Time
+	err   error
 }
 
 func (f *timeFlag) String() string {
@@ -72,9 +112,10 @@ func (f *timeFlag) String() string {
 func (f *timeFlag) Set(s string) error {
 	t, err := parseTime(f.field, s)
 	if err != nil {
-		return err
+		f.t, f.err = nil, err
+		return nil
 	}
-	f.t = &t
+	f.t, f.err = &t, nil
 	return nil
 }
 

@@ -81,7 +81,7 @@ func supersedeTwice(t *testing.T, run func(args ...string) (int, string, string)
 
 func TestRememberIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := existingDB(t)
 	rememberTwice(t, func(args ...string) (int, string, string) {
 		return cli(t, db, "", append(args, "--tenant", "t")...)
 	}, func() int { return len(listIDs(t, db, "--tenant", "t", "--principal", "alice")) })

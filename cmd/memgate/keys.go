@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +16,6 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/postgres"
-	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
 
@@ -91,6 +91,9 @@ type keysFlags struct {
 	c        common
 	postgres string
 	tenant   string
+	// create lets keys create make a missing SQLite file (the first key
+	// of a new database); list and revoke need one that exists.
+	create bool
 }
 
 func (k *keysFlags) register(fs *flag.FlagSet) {
@@ -129,9 +132,13 @@ func (k *keysFlags) open(e env) (keyAdmin, func(), error) {
 		}
 		db = pg
 	} else {
-		sq, err := sqlite.Open(e.ctx, c.db)
+		var created io.Writer
+		if k.create {
+			created = e.stderr
+		}
+		sq, err := openSQLite(e.ctx, c.db, created)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open database %s: %w", c.db, err)
+			return nil, nil, err
 		}
 		db = sq
 	}
@@ -179,7 +186,7 @@ type CreatedKey struct {
 }
 
 func cmdKeysCreate(e env, args []string) error {
-	var k keysFlags
+	k := keysFlags{create: true}
 	var tmpl memgate.Key
 	var role, sources string
 	fs := newFlagSet("keys create", e.stderr, "--tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S] [--name N]")

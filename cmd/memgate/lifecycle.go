@@ -44,14 +44,22 @@ func statusCommand(e env, args []string, name string, do func(backend, scopeFlag
 	if name == "reject" {
 		fs.StringVar(&reason, "reason", "", "why it is rejected")
 	}
-	be, id, done, err := c.openForID(e, fs, args)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID(pos)
+	if err != nil {
+		return err
+	}
+	if version <= 0 {
+		return usageError{"--version is required: the version of the memory that was reviewed (memgate get and memgate list --status pending show it)"}
+	}
+	be, done, err := c.open(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if version <= 0 {
-		return usageError{"--version is required: the version of the memory that was reviewed (memgate get and memgate list --status pending show it)"}
-	}
 	msg, err := do(be, s, id, version, reason)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,6 +31,12 @@ const localActor = "mcp"
 // --allow-forget, and then acts as the person's own (user) key would. Remotely (--server, with MEMGATE_API_KEY), the server's
 // key decides, exactly as for its REST API; --principal, --agent and
 // --conversation are sent as the narrowing fields.
+//
+// A missing --db file is refused, not created: an MCP client starts this
+// command from its own configuration, in a working directory of its own,
+// and keeps its standard error in a log few people read, so a mistyped
+// path would otherwise give the model an empty memory, and keep what it
+// remembers where nobody looks.
 func cmdMCP(e env, args []string) error {
 	var c common
 	var s scopeFlags
@@ -100,6 +107,7 @@ func cmdMCP(e env, args []string) error {
 		Caller:  caller,
 		Source:  src,
 		Logger:  slog.New(slog.NewJSONHandler(e.stderr, nil)),
+		Version: buildinfo.Get().Version,
 	})
 	if err != nil {
 		return err

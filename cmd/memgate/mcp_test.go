@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -94,20 +92,8 @@ func mcpTools(t *testing.T, cs *mcp.ClientSession) []string {
 // CommandTransport: remember, then recall the fact.
 func TestMCPStdioSubprocess(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "memgate")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		goTool = p
-	}
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	db := filepath.Join(dir, "m.db")
+	bin := buildMemgate(t, unstamped...)
+	db := existingDB(t)
 	cmd := exec.Command(bin, "mcp", "--db", db, "--tenant", "acme", "--principal", "alice", "--source", "user")
 	cmd.Env = append(os.Environ(), "MEMGATE_SERVER=")
 	var stderr syncBuffer
@@ -194,7 +180,7 @@ func TestMCPLocal(t *testing.T) {
 // output is a JSON-RPC message, tool calls included.
 func TestMCPStdoutIsTheProtocol(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
+	db := existingDB(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr syncBuffer

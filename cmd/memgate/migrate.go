@@ -15,7 +15,6 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/postgres"
-	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
 
@@ -35,22 +34,19 @@ type migrationEnd struct {
 
 // openMigrationEnd opens "sqlite:PATH" or "postgres:URL" ("postgres:"
 // alone takes the URL from $MEMGATE_POSTGRES_URL; a bare postgres://
-// URL is accepted too). A source SQLite file must exist.
-func openMigrationEnd(ctx context.Context, spec string, source bool) (*migrationEnd, error) {
+// URL is accepted too). With created nil (the source) a SQLite file must
+// exist; with it set (the destination) a missing one is created and the
+// fact written there.
+func openMigrationEnd(ctx context.Context, spec string, created io.Writer) (*migrationEnd, error) {
 	kind, rest, ok := strings.Cut(spec, ":")
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		kind, rest, ok = "postgres", spec, true
 	}
 	switch {
 	case ok && kind == "sqlite" && rest != "":
-		if source {
-			if _, err := os.Stat(rest); err != nil {
-				return nil, fmt.Errorf("source %s: %w", spec, err)
-			}
-		}
-		db, err := sqlite.Open(ctx, rest)
+		db, err := openSQLite(ctx, rest, created)
 		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", spec, err)
+			return nil, err
 		}
 		return &migrationEnd{name: "sqlite:" + rest, st: db, tenants: sqliteTenants(rest)}, nil
 	case ok && kind == "postgres":
@@ -130,12 +126,12 @@ func cmdMigrate(e env, args []string) error {
 	case batch < 1 || batch > store.MaxPageSize:
 		return usageError{fmt.Sprintf("--batch must be from 1 to %d", store.MaxPageSize)}
 	}
-	src, err := openMigrationEnd(e.ctx, from, true)
+	src, err := openMigrationEnd(e.ctx, from, nil)
 	if err != nil {
 		return err
 	}
 	defer src.st.Close()
-	dst, err := openMigrationEnd(e.ctx, to, false)
+	dst, err := openMigrationEnd(e.ctx, to, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/memgate/memgate/postgres/pgtest"
+	"io"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
@@ -257,12 +258,12 @@ func TestMigrateVerificationCatchesLoss(t *testing.T) {
 	src, dst := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db")
 	seedSource(t, src)
 	ctx := t.Context()
-	s, err := openMigrationEnd(ctx, "sqlite:"+src, true)
+	s, err := openMigrationEnd(ctx, "sqlite:"+src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.st.Close()
-	d, err := openMigrationEnd(ctx, "sqlite:"+dst, false)
+	d, err := openMigrationEnd(ctx, "sqlite:"+dst, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	msqlite "modernc.org/sqlite"
+)
+
+// backupStep is how many pages one step of the online backup copies:
+// between steps the command notices an interrupt.
+const backupStep = 4096
+
+// backupOptions tune backupSQLite; the zero value is the command's.
+type backupOptions struct {
+	pagesPerStep int    // default backupStep
+	afterStep    func() // called after every step but the last (tests write meanwhile)
+}
+
+// BackupResult is what backup wrote, as --json prints it. The counts are
+// the copy's, which verification found equal to the source's as of the
+// copy.
+type BackupResult struct {
+	Source        string `json:"source"`
+	Path          string `json:"path"`
+	Bytes         int64  `json:"bytes"`
+	SchemaVersion int64  `json:"schema_version"`
+	Memories      int64  `json:"memories"`
+	AuditEvents   int64  `json:"audit_events"`
+	Keys          int64  `json:"keys"`
+	Integrity     string `json:"integrity"`
+}
+
+// cmdBackup copies a SQLite database, which memgate serve may be writing
+// meanwhile, into a new file, and verifies the copy.
+func cmdBackup(e env, args []string) error {
+	var src, dst, pg string
+	var asJSON bool
+	fs := newFlagSet("backup", e.stderr, "--db PATH --to COPY.db [--json]")
+	def := os.Getenv("MEMGATE_DB")
+	if def == "" {
+		def = "memgate.db"
+	}
+	fs.StringVar(&src, "db", def, "the database to copy (memgate serve may go on writing it)")
+	fs.StringVar(&dst, "to", "", "the file to write the copy to (required; an existing file is never overwritten)")
+	fs.BoolVar(&asJSON, "json", false, "print what was written as JSON")
+	fs.StringVar(&pg, "postgres", "", "not supported: back PostgreSQL up with pg_dump")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageError{"backup takes no arguments"}
+	case explicitFlag(fs, "postgres"):
+		return usageError{"backup copies a SQLite file; back PostgreSQL up with pg_dump -Fc (and restore with pg_restore)"}
+	case dst == "":
+		return usageError{"--to is required: the file to write the copy to"}
+	}
+	res, err := backupSQLite(e.ctx, src, dst, backupOptions{})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	fmt.Fprintf(e.stdout, "backup: wrote %s (%d bytes): %d memories, %d audit events, %d keys, schema version %d\n",
+		res.Path, res.Bytes, res.Memories, res.AuditEvents, res.Keys, res.SchemaVersion)
+	fmt.Fprintf(e.stdout, "verified: integrity %s; schema version and counts equal to %s as of the copy\n", res.Integrity, res.Source)
+	return nil
+}
+
+// dbFigures is what verification compares between a database and its copy.
+type dbFigures struct {
+	schema, memories, audit, keys int64
+}
+
+func (f dbFigures) String() string {
+	return fmt.Sprintf("schema version %d, %d memories, %d audit events, %d keys", f.schema, f.memories, f.audit, f.keys)
+}
+
+// queryer is what readFigures needs: a *sql.Conn or a *sql.DB.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func readFigures(ctx context.Context, q queryer) (dbFigures, error) {
+	var f dbFigures
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT COALESCE(MAX(version), 0) FROM schema_migrations),
+		(SELECT COUNT(*) FROM memories),
+		(SELECT COUNT(*) FROM audit_events),
+		(SELECT COUNT(*) FROM keys)`).Scan(&f.schema, &f.memories, &f.audit, &f.keys)
+	return f, err
+}
+
+// sqliteURI is a file: URI for path, so that a '?' or '#' in it is not
+// read as parameters.
+func sqliteURI(path, params string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + params, nil
+}
+
+// backupSQLite copies the database at src into the new file dst with
+// SQLite's online backup API, and verifies the copy.
+//
+// Consistency: the copy is taken inside one read transaction on the
+// source, which also reads the figures (schema version, memories, audit
+// events, keys), so both are of the same snapshot, however many commits
+// other processes make meanwhile; WAL lets them go on (a writer is never
+// blocked by the copy; checkpoints wait for it to finish). VACUUM INTO
+// would copy a snapshot too, but runs in a transaction of its own, so
+// nothing could say what the source held as of the copy; the backup API
+// joins the transaction already open on its connection.
+//
+// The copy is then switched to rollback-journal mode, so that it is one
+// self-contained file (memgate switches it back to WAL when it opens it),
+// checked with PRAGMA integrity_check, its figures compared with the
+// source's, and synced. dst must not exist (nor a -journal, -wal or -shm
+// beside it, which SQLite would take as part of it); on any failure what
+// was written of it is removed.
+func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *BackupResult, err error) {
+	if o.pagesPerStep <= 0 {
+		o.pagesPerStep = backupStep
+	}
+	if err := needDatabase(src); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{dst, dst + "-journal", dst + "-wal", dst + "-shm"} {
+		if _, err := os.Lstat(p); err == nil {
+			return nil, fmt.Errorf("%s exists: refusing to overwrite it (remove it, or name another --to)", p)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("backup to %s: %w", dst, err)
+		}
+	}
+	// Claim the name before anything is written: an empty file is an
+	// empty database to SQLite, and O_EXCL fails if someone else took it
+	// since the check. A copy holds every memory: readable by its owner
+	// only.
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("backup to %s: %w", dst, err)
+	}
+	f.Close()
+	defer func() {
+		if err != nil {
+			for _, p := range []string{dst, dst + "-journal", dst + "-wal", dst + "-shm"} {
+				os.Remove(p)
+			}
+		}
+	}()
+
+	srcURI, err := sqliteURI(src, "_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+	if err != nil {
+		return nil, err
+	}
+	dstURI, err := sqliteURI(dst, "_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, err
+	}
+	snap, err := copyDatabase(ctx, src, srcURI, dstURI, o)
+	if err != nil {
+		return nil, err
+	}
+	got, integrity, err := verifyCopy(ctx, dst, dstURI)
+	if err != nil {
+		return nil, err
+	}
+	if integrity != "ok" {
+		return nil, fmt.Errorf("backup %s: integrity check failed: %s", dst, integrity)
+	}
+	if got != snap {
+		return nil, fmt.Errorf("backup %s: the copy holds %s, the source held %s as of the copy", dst, got, snap)
+	}
+	if err := syncFile(dst); err != nil {
+		return nil, fmt.Errorf("backup %s: %w", dst, err)
+	}
+	st, err := os.Stat(dst)
+	if err != nil {
+		return nil, err
+	}
+	return &BackupResult{Source: src, Path: dst, Bytes: st.Size(), SchemaVersion: got.schema,
+		Memories: got.memories, AuditEvents: got.audit, Keys: got.keys, Integrity: integrity}, nil
+}
+
+// copyDatabase copies srcURI into dstURI in one read transaction on the
+// source and returns the source's figures in that transaction.
+func copyDatabase(ctx context.Context, src, srcURI, dstURI string, o backupOptions) (dbFigures, error) {
+	db, err := sql.Open("sqlite", srcURI)
+	if err != nil {
+		return dbFigures{}, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return dbFigures{}, fmt.Errorf("open database %s: %w", src, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
+	}
+	// Ends the read transaction; a query_only connection has nothing to
+	// roll back.
+	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	// The first read starts the transaction's snapshot.
+	snap, err := readFigures(ctx, conn)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return dbFigures{}, fmt.Errorf("%s is not a memgate database (%v)", src, err)
+		}
+		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
+	}
+	err = conn.Raw(func(dc any) error {
+		b, ok := dc.(interface {
+			NewBackup(string) (*msqlite.Backup, error)
+		})
+		if !ok {
+			return fmt.Errorf("the SQLite driver (%T) offers no online backup", dc)
+		}
+		bk, err := b.NewBackup(dstURI)
+		if err != nil {
+			return err
+		}
+		for {
+			more, err := bk.Step(int32(o.pagesPerStep))
+			if err == nil && more {
+				if o.afterStep != nil {
+					o.afterStep()
+				}
+				err = ctx.Err()
+			}
+			if err != nil || !more {
+				if ferr := bk.Finish(); err == nil {
+					err = ferr
+				}
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
+	}
+	// Still the same snapshot: the copy holds exactly this.
+	after, err := readFigures(ctx, conn)
+	if err != nil {
+		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
+	}
+	if after != snap {
+		return dbFigures{}, fmt.Errorf("backup %s: the read transaction moved during the copy (%s, then %s)", src, snap, after)
+	}
+	return snap, nil
+}
+
+// verifyCopy makes the copy at dstURI a rollback-journal database and
+// returns its figures and the result of PRAGMA integrity_check ("ok", or
+// the first problems it reports).
+func verifyCopy(ctx context.Context, dst, dstURI string) (dbFigures, string, error) {
+	db, err := sql.Open("sqlite", dstURI)
+	if err != nil {
+		return dbFigures{}, "", err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode); err != nil {
+		return dbFigures{}, "", fmt.Errorf("open the copy %s: %w", dst, err)
+	}
+	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check(10)")
+	if err != nil {
+		return dbFigures{}, "", fmt.Errorf("check the copy %s: %w", dst, err)
+	}
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return dbFigures{}, "", err
+		}
+		problems = append(problems, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return dbFigures{}, "", fmt.Errorf("check the copy %s: %w", dst, err)
+	}
+	integrity := strings.Join(problems, "; ")
+	f, err := readFigures(ctx, db)
+	if err != nil {
+		return dbFigures{}, "", fmt.Errorf("read the copy %s: %w", dst, err)
+	}
+	return f, integrity, nil
+}
+
+// syncFile flushes the file at path, and the directory entry naming it,
+// to stable storage.
+func syncFile(path string) error {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
