@@ -13,8 +13,8 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/agent/agenttest"
-	"github.com/memgate/memgate/agent/ollama"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/provider/ollama"
 	"github.com/memgate/memgate/render"
 )
 
@@ -261,7 +261,7 @@ func TestOllamaTurn(t *testing.T) {
 		json.NewEncoder(rw).Encode(map[string]any{"model": "llama3.2", "message": map[string]any{"role": "assistant", "content": content}, "done": true})
 	}))
 	defer srv.Close()
-	model, err := ollama.New(ollama.Config{Model: "llama3.2", URL: srv.URL})
+	model, err := ollama.NewChatModel(ollama.ChatConfig{Model: "llama3.2", URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ type ChatReply struct {
 }
 
 // Model is a chat model: the port the agent calls. The HTTP clients in
-// agent/openai and agent/ollama implement it.
+// provider/openai and provider/ollama implement it.
 //
 // Implementations must be safe for concurrent use, honour ctx, retry only
 // what may succeed later, and never put message text or credentials in an

@@ -18,8 +18,9 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
-	"github.com/memgate/memgate/embedder/ollama"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/ollama"
 	"github.com/memgate/memgate/sqlite"
 )
 
@@ -247,13 +248,13 @@ func (f *fakeOllama) set(fn func(*fakeOllama)) {
 	fn(f)
 }
 
-func (f *fakeOllama) embedder(t *testing.T, mod func(*ollama.Config)) *ollama.Embedder {
+func (f *fakeOllama) embedder(t *testing.T, mod func(*ollama.EmbedderConfig)) *ollama.Embedder {
 	t.Helper()
-	cfg := ollama.Config{Model: f.model, URL: f.URL, MaxRetries: -1}
+	cfg := ollama.EmbedderConfig{Model: f.model, URL: f.URL, HTTP: provider.HTTP{MaxRetries: -1}}
 	if mod != nil {
 		mod(&cfg)
 	}
-	e, err := ollama.New(cfg)
+	e, err := ollama.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestUnusableVectorsAreRefusedAtWrite(t *testing.T) {
 			f.set(func(f *fakeOllama) {
 				f.fail = func(int) (int, string) { return 200, c.body }
 			})
-			eng := engineWith(t, openDB(t), f.embedder(t, func(cfg *ollama.Config) { cfg.Dim = c.dim }))
+			eng := engineWith(t, openDB(t), f.embedder(t, func(cfg *ollama.EmbedderConfig) { cfg.Dim = c.dim }))
 			_, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
 			if memgate.ErrorCode(err) != c.code || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `ollama (model "m")`) {
 				t.Fatalf("remember: %v, want %s saying %q", err, c.code, c.want)
@@ -370,7 +371,7 @@ func TestSwitchEmbedderThenReembed(t *testing.T) {
 	}
 
 	f := newFakeOllama(t, "fake-minilm")
-	eng := engineWith(t, db, f.embedder(t, func(c *ollama.Config) { c.MaxBatch = 2 }))
+	eng := engineWith(t, db, f.embedder(t, func(c *ollama.EmbedderConfig) { c.MaxBatch = 2 }))
 	const q = "Where does Alice walk Biscuit?"
 	hits, _ := hitsByID(t, eng, q, false)
 	h, ok := hits[ms[2].ID]
@@ -482,7 +483,7 @@ func TestReembedAllPrincipals(t *testing.T) {
 		t.Fatal("another tenant was re-embedded")
 	}
 	// Unknown model: the probe fails before anything is read.
-	bad, _ := ollama.New(ollama.Config{Model: "missing", URL: f.URL, Sleep: func(context.Context, time.Duration) error { return nil }})
+	bad, _ := ollama.NewEmbedder(ollama.EmbedderConfig{Model: "missing", URL: f.URL, HTTP: provider.HTTP{Sleep: func(context.Context, time.Duration) error { return nil }}})
 	_, err = engineWith(t, db, bad).Reembed(ctx, scope("t", "alice"), engine.ReembedOptions{})
 	if memgate.ErrorCode(err) != memgate.EINVALID || !strings.Contains(err.Error(), "does not know the model") {
 		t.Fatalf("unknown model: %v", err)

@@ -12,9 +12,9 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/analysis"
 	"github.com/memgate/memgate/embedder/builtin"
-	"github.com/memgate/memgate/embedder/openai"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/glovewire"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 // testEmbedder is one of the embedders the precision tests hold to the
@@ -35,7 +35,7 @@ func testEmbedders(t *testing.T) []testEmbedder {
 	}
 	srv := glovewire.Start()
 	t.Cleanup(srv.Close)
-	wire, err := openai.New(openai.Config{Model: glovewire.Model, URL: srv.URL + "/v1"})
+	wire, err := openai.NewEmbedder(openai.EmbedderConfig{Model: glovewire.Model, URL: srv.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,8 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate/agent"
-	"github.com/memgate/memgate/agent/openai"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 // Key is the API key the server expects as a bearer token; any other is
@@ -148,7 +149,7 @@ func (s *Server) Requests() []Request {
 // Model returns an OpenAI client of the server for model "gpt-test",
 // with the right key and no retries.
 func (s *Server) Model(t testing.TB) agent.Model {
-	m, err := openai.New(openai.Config{Model: "gpt-test", URL: s.URL, APIKey: Key, MaxRetries: -1})
+	m, err := openai.NewChatModel(openai.ChatConfig{Model: "gpt-test", URL: s.URL, APIKey: Key, HTTP: provider.HTTP{MaxRetries: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

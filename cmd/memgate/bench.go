@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/embedder/openai"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/glovewire"
 	"github.com/memgate/memgate/internal/locomo"
+	"github.com/memgate/memgate/provider/openai"
 	"github.com/memgate/memgate/sqlite"
 )
 
@@ -128,7 +128,7 @@ func cmdBench(e env, args []string) error {
 func benchEmbedder(ef embedderFlags, spec string) (memgate.Embedder, func(), error) {
 	if spec == "glove-wire" {
 		srv := glovewire.Start()
-		emb, err := openai.New(openai.Config{Model: glovewire.Model, URL: srv.URL + "/v1"})
+		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Model: glovewire.Model, URL: srv.URL + "/v1"})
 		if err != nil {
 			srv.Close()
 			return nil, nil, err

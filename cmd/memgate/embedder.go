@@ -9,8 +9,9 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
-	"github.com/memgate/memgate/embedder/ollama"
-	"github.com/memgate/memgate/embedder/openai"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/ollama"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 // Environment of the embedder settings. The flags default to them, so a
@@ -84,10 +85,10 @@ func (f *embedderFlags) embedder() (memgate.Embedder, error) {
 		}
 		return builtin.NewModel(model)
 	case "ollama":
-		return ollama.New(ollama.Config{Model: model, URL: f.url, Dim: f.dim, MaxBatch: f.batch, Timeout: f.timeout})
+		return ollama.NewEmbedder(ollama.EmbedderConfig{Model: model, URL: f.url, Dim: f.dim, MaxBatch: f.batch, HTTP: provider.HTTP{Timeout: f.timeout}})
 	case "openai":
-		return openai.New(openai.Config{Model: model, URL: f.url, Dimensions: f.dim, MaxBatch: f.batch, Timeout: f.timeout,
-			APIKey: os.Getenv(embedderKeyEnv)})
+		return openai.NewEmbedder(openai.EmbedderConfig{Model: model, URL: f.url, Dimensions: f.dim, MaxBatch: f.batch,
+			HTTP: provider.HTTP{Timeout: f.timeout}, APIKey: os.Getenv(embedderKeyEnv)})
 	}
 	return nil, memgate.FieldError("embedder", "unknown embedder %q: use builtin, builtin:lexical-v1, ollama:MODEL or openai:MODEL", spec)
 }

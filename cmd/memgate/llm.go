@@ -8,8 +8,9 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
-	"github.com/memgate/memgate/agent/ollama"
-	"github.com/memgate/memgate/agent/openai"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/ollama"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 // Environment of the chat model settings, the defaults of the flags (as
@@ -74,9 +75,9 @@ func (f *llmFlags) model() (agent.Model, error) {
 	model = strings.TrimSpace(model)
 	switch kind {
 	case "ollama":
-		return ollama.New(ollama.Config{Model: model, URL: f.url, Timeout: f.timeout})
+		return ollama.NewChatModel(ollama.ChatConfig{Model: model, URL: f.url, HTTP: provider.HTTP{Timeout: f.timeout}})
 	case "openai":
-		return openai.New(openai.Config{Model: model, URL: f.url, Timeout: f.timeout, APIKey: os.Getenv(llmKeyEnv)})
+		return openai.NewChatModel(openai.ChatConfig{Model: model, URL: f.url, HTTP: provider.HTTP{Timeout: f.timeout}, APIKey: os.Getenv(llmKeyEnv)})
 	}
 	return nil, memgate.FieldError("llm", "unknown chat model %q: use ollama:MODEL or openai:MODEL", clipArg(spec))
 }

@@ -9,10 +9,10 @@ func FuzzResponse(f *testing.F) {
 	f.Add([]byte(`{"model":"m","embeddings":[[null]]}`))
 	f.Add([]byte(`{"error":"model \"x\" not found, try pulling it first"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		vecs, _, err := wire{}.Response(body, 2)
+		vecs, _, err := embedWire{}.Response(body, 2)
 		if err == nil && vecs == nil {
 			t.Fatal("accepted a response without embeddings")
 		}
-		wire{}.ErrorMessage(body)
+		embedWire{}.ErrorMessage(body)
 	})
 }

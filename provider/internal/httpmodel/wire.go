@@ -7,6 +7,16 @@ import (
 	"strings"
 )
 
+// ErrorWire reads one wire format's error answers.
+type ErrorWire interface {
+	// ErrorMessage extracts the server's message and machine code (either
+	// may be empty) from an error body.
+	ErrorMessage(body []byte) (msg, code string)
+	// UnknownModel reports whether an error answer means the configured
+	// model does not exist on the server.
+	UnknownModel(status int, msg, code string) bool
+}
+
 // OpenAIEndpoint returns the URL of an endpoint of an OpenAI-compatible
 // API: base, which includes /v1 (a URL without a path gets it, so
 // http://localhost:8000 means http://localhost:8000/v1), joined with elem.
@@ -20,7 +30,8 @@ func OpenAIEndpoint(base *url.URL, elem ...string) *url.URL {
 }
 
 // OpenAIErrors reads the error answers of the OpenAI API and the servers
-// compatible with it, whichever endpoint answered: a Wire embeds it.
+// compatible with it, whichever endpoint answered: an EmbedWire or
+// ChatWire embeds it.
 type OpenAIErrors struct{}
 
 var _ ErrorWire = OpenAIErrors{}
@@ -67,7 +78,7 @@ func (OpenAIErrors) UnknownModel(status int, msg, code string) bool {
 }
 
 // OllamaErrors reads the error answers of an Ollama server, whichever
-// endpoint answered: a Wire embeds it.
+// endpoint answered: an EmbedWire or ChatWire embeds it.
 type OllamaErrors struct{}
 
 var _ ErrorWire = OllamaErrors{}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
-	"github.com/memgate/memgate/agent/ollama"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/ollama"
 )
 
 var chatReq = agent.ChatRequest{Messages: []agent.Message{
@@ -67,10 +68,10 @@ func reply(w http.ResponseWriter, content string) {
 	})
 }
 
-func TestWireFormat(t *testing.T) {
+func TestChatWireFormat(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, func(_ int, w http.ResponseWriter) { reply(w, `{"memories":[]}`) })
-	m, err := ollama.New(ollama.Config{Model: "llama3.2", URL: f.URL + "/"})
+	m, err := ollama.NewChatModel(ollama.ChatConfig{Model: "llama3.2", URL: f.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestWireFormat(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
+func TestChatErrors(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
 		handle   func(n int, w http.ResponseWriter)
@@ -131,7 +132,7 @@ func TestErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newFake(t, tc.handle)
-			m, err := ollama.New(ollama.Config{Model: "llama3.2", URL: f.URL, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+			m, err := ollama.NewChatModel(ollama.ChatConfig{Model: "llama3.2", URL: f.URL, HTTP: provider.HTTP{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ func FuzzResponse(f *testing.F) {
 		if n < 0 || n > 64 {
 			return
 		}
-		vecs, _, err := wire{}.Response(body, n)
+		vecs, _, err := embedWire{}.Response(body, n)
 		if err != nil {
 			return
 		}
@@ -25,6 +25,6 @@ func FuzzResponse(f *testing.F) {
 				t.Fatalf("vector %d missing", i)
 			}
 		}
-		wire{}.ErrorMessage(body)
+		embedWire{}.ErrorMessage(body)
 	})
 }

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/embedder/ollama"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/ollama"
 )
 
 // server is an httptest Ollama: it records every request and answers with
@@ -98,14 +99,14 @@ func (s *sleeper) got() []time.Duration {
 	return append([]time.Duration(nil), s.waits...)
 }
 
-func newEmbedder(t *testing.T, url string, mod func(*ollama.Config)) (*ollama.Embedder, *sleeper) {
+func newEmbedder(t *testing.T, url string, mod func(*ollama.EmbedderConfig)) (*ollama.Embedder, *sleeper) {
 	t.Helper()
 	sl := &sleeper{}
-	cfg := ollama.Config{Model: "nomic-embed-text", URL: url, Sleep: sl.Sleep}
+	cfg := ollama.EmbedderConfig{Model: "nomic-embed-text", URL: url, HTTP: provider.HTTP{Sleep: sl.Sleep}}
 	if mod != nil {
 		mod(&cfg)
 	}
-	e, err := ollama.New(cfg)
+	e, err := ollama.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestBatchesWithAMaximumInOrder(t *testing.T) {
 		mu.Unlock()
 		answer(w, body.Model, indexVectors(len(body.Input), from))
 	})
-	e, _ := newEmbedder(t, s.URL, func(c *ollama.Config) { c.MaxBatch = 4 })
+	e, _ := newEmbedder(t, s.URL, func(c *ollama.EmbedderConfig) { c.MaxBatch = 4 })
 	texts := make([]string, 10)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("text %d", i)
@@ -215,7 +216,7 @@ func TestErrors(t *testing.T) {
 		attempts int    // requests expected (retries included)
 		want     string // in the message
 	}
-	retries := ollama.DefaultMaxRetries + 1
+	retries := provider.DefaultEmbedderMaxRetries + 1
 	for _, c := range []tc{
 		{"UnknownModel", 404, `{"error":"model \"nomic-embed-text\" not found, try pulling it first"}`, memgate.EINVALID, "embedder", 1, "does not know the model"},
 		{"NoEndpoint", 404, `404 page not found`, memgate.EINVALID, "embedder", 1, "check the URL"},
@@ -295,7 +296,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	if _, err := e2.Embed(t.Context(), []string{"x"}); err != nil {
 		t.Fatal(err)
 	}
-	if w := sl2.got(); len(w) != 1 || w[0] <= 0 || w[0] > ollama.DefaultMaxRetryWait || w[0] == 3*time.Second {
+	if w := sl2.got(); len(w) != 1 || w[0] <= 0 || w[0] > provider.DefaultMaxRetryWait || w[0] == 3*time.Second {
 		t.Fatalf("backoff waits %v", w)
 	}
 }
@@ -326,7 +327,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 		case <-release:
 		}
 	})
-	e, sl := newEmbedder(t, s.URL, func(c *ollama.Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
+	e, sl := newEmbedder(t, s.URL, func(c *ollama.EmbedderConfig) { c.HTTP.Timeout = 50 * time.Millisecond; c.HTTP.MaxRetries = 1 })
 	_, err := e.Embed(t.Context(), []string{"x"})
 	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(memgate.ErrorMessage(err), "did not answer within 50ms") {
 		t.Fatalf("err %v", err)
@@ -370,8 +371,8 @@ func TestUnreachable(t *testing.T) {
 	if strings.Contains(err.Error(), "4711") {
 		t.Fatal("error quotes the input")
 	}
-	if len(sl.got()) != ollama.DefaultMaxRetries {
-		t.Fatalf("waits %v, want %d retries", sl.got(), ollama.DefaultMaxRetries)
+	if len(sl.got()) != provider.DefaultEmbedderMaxRetries {
+		t.Fatalf("waits %v, want %d retries", sl.got(), provider.DefaultEmbedderMaxRetries)
 	}
 }
 
@@ -387,7 +388,7 @@ func TestDimension(t *testing.T) {
 		answer(w, body.Model, v)
 	})
 	// Configured: the probe checks it.
-	e, _ := newEmbedder(t, s.URL, func(c *ollama.Config) { c.Dim = 768 })
+	e, _ := newEmbedder(t, s.URL, func(c *ollama.EmbedderConfig) { c.Dim = 768 })
 	_, err := e.Probe(t.Context())
 	if memgate.ErrorCode(err) != memgate.EINVALID || !strings.Contains(err.Error(), "3 dimensions for input 0, expected 768 (as configured)") {
 		t.Fatalf("probe with the wrong dimension: %v", err)
@@ -409,19 +410,19 @@ func TestConfig(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name  string
-		cfg   ollama.Config
+		cfg   ollama.EmbedderConfig
 		field string
 	}{
-		{"NoModel", ollama.Config{}, "embedder"},
-		{"BadURL", ollama.Config{Model: "m", URL: "localhost:11434"}, "embedder_url"},
-		{"Credentials", ollama.Config{Model: "m", URL: "http://u:p@localhost:11434"}, "embedder_url"},
-		{"NegativeDim", ollama.Config{Model: "m", Dim: -1}, "embedder_dim"},
+		{"NoModel", ollama.EmbedderConfig{}, "embedder"},
+		{"BadURL", ollama.EmbedderConfig{Model: "m", URL: "localhost:11434"}, "embedder_url"},
+		{"Credentials", ollama.EmbedderConfig{Model: "m", URL: "http://u:p@localhost:11434"}, "embedder_url"},
+		{"NegativeDim", ollama.EmbedderConfig{Model: "m", Dim: -1}, "embedder_dim"},
 	} {
-		if _, err := ollama.New(c.cfg); memgate.ErrorField(err) != c.field {
+		if _, err := ollama.NewEmbedder(c.cfg); memgate.ErrorField(err) != c.field {
 			t.Errorf("%s: %v, want a %s error", c.name, err, c.field)
 		}
 	}
-	if _, err := ollama.New(ollama.Config{Model: "m"}); err != nil {
+	if _, err := ollama.NewEmbedder(ollama.EmbedderConfig{Model: "m"}); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 }

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/embedder/openai"
+	"github.com/memgate/memgate/provider"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 // server is an httptest OpenAI embeddings endpoint: it records every
@@ -116,14 +117,14 @@ func (s *sleeper) got() []time.Duration {
 
 const apiKey = "sk-test-0123456789abcdef"
 
-func newEmbedder(t *testing.T, url string, mod func(*openai.Config)) (*openai.Embedder, *sleeper) {
+func newEmbedder(t *testing.T, url string, mod func(*openai.EmbedderConfig)) (*openai.Embedder, *sleeper) {
 	t.Helper()
 	sl := &sleeper{}
-	cfg := openai.Config{Model: "text-embedding-3-small", URL: url + "/v1", APIKey: apiKey, Sleep: sl.Sleep}
+	cfg := openai.EmbedderConfig{Model: "text-embedding-3-small", URL: url + "/v1", APIKey: apiKey, HTTP: provider.HTTP{Sleep: sl.Sleep}}
 	if mod != nil {
 		mod(&cfg)
 	}
-	e, err := openai.New(cfg)
+	e, err := openai.NewEmbedder(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestDimensionsParameter(t *testing.T) {
 		}
 		answer(w, body.Model, v)
 	})
-	e, _ := newEmbedder(t, s.URL, func(c *openai.Config) { c.Dimensions = 8 })
+	e, _ := newEmbedder(t, s.URL, func(c *openai.EmbedderConfig) { c.Dimensions = 8 })
 	emb, err := e.Probe(t.Context())
 	if err != nil || emb.Dim != 8 {
 		t.Fatalf("probe %+v %v", emb, err)
@@ -188,7 +189,7 @@ func TestDimensionsParameter(t *testing.T) {
 func TestNoKeyNoAuthorizationAndBareURLGetsV1(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
-	e, err := openai.New(openai.Config{Model: "bge-m3", URL: s.URL})
+	e, err := openai.NewEmbedder(openai.EmbedderConfig{Model: "bge-m3", URL: s.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestNoKeyNoAuthorizationAndBareURLGetsV1(t *testing.T) {
 func TestProviderOverride(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
-	e, _ := newEmbedder(t, s.URL, func(c *openai.Config) { c.Provider = "vllm" })
+	e, _ := newEmbedder(t, s.URL, func(c *openai.EmbedderConfig) { c.Provider = "vllm" })
 	embs, err := e.Embed(t.Context(), []string{"x"})
 	if err != nil || embs[0].Provider != "vllm" {
 		t.Fatalf("%+v %v", embs, err)
@@ -222,7 +223,7 @@ func TestBatchesWithAMaximumInOrder(t *testing.T) {
 		mu.Unlock()
 		answer(w, body.Model, indexVectors(len(body.Input), from))
 	})
-	e, _ := newEmbedder(t, s.URL, func(c *openai.Config) { c.MaxBatch = 3 })
+	e, _ := newEmbedder(t, s.URL, func(c *openai.EmbedderConfig) { c.MaxBatch = 3 })
 	texts := make([]string, 7)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("text %d", i)
@@ -247,7 +248,7 @@ func TestBatchesWithAMaximumInOrder(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	retries := openai.DefaultMaxRetries + 1
+	retries := provider.DefaultEmbedderMaxRetries + 1
 	for _, c := range []struct {
 		name     string
 		handle   func(w http.ResponseWriter)
@@ -375,7 +376,7 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 		}
 		answer(w, body.Model, indexVectors(len(body.Input), 0))
 	})
-	e, sl := newEmbedder(t, s.URL, func(c *openai.Config) { c.MaxRetryWait = 2 * time.Minute })
+	e, sl := newEmbedder(t, s.URL, func(c *openai.EmbedderConfig) { c.HTTP.MaxRetryWait = 2 * time.Minute })
 	if _, err := e.Embed(t.Context(), []string{"x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +397,7 @@ func TestSlowServerTimesOut(t *testing.T) {
 		case <-release:
 		}
 	})
-	e, sl := newEmbedder(t, s.URL, func(c *openai.Config) { c.Timeout = 30 * time.Millisecond; c.MaxRetries = -1 })
+	e, sl := newEmbedder(t, s.URL, func(c *openai.EmbedderConfig) { c.HTTP.Timeout = 30 * time.Millisecond; c.HTTP.MaxRetries = -1 })
 	_, err := e.Embed(t.Context(), []string{"x"})
 	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(memgate.ErrorMessage(err), "did not answer within 30ms") {
 		t.Fatalf("err %v", err)
@@ -428,17 +429,17 @@ func TestConfig(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name  string
-		cfg   openai.Config
+		cfg   openai.EmbedderConfig
 		field string
 	}{
-		{"NoModel", openai.Config{}, "embedder"},
-		{"BadURL", openai.Config{Model: "m", URL: "ftp://x"}, "embedder_url"},
-		{"Query", openai.Config{Model: "m", URL: "http://x/v1?key=1"}, "embedder_url"},
-		{"NegativeDimensions", openai.Config{Model: "m", Dimensions: -1}, "embedder_dim"},
-		{"BadProvider", openai.Config{Model: "m", Provider: "a b"}, "provider"},
-		{"KeyWithNewline", openai.Config{Model: "m", APIKey: "a\nb"}, "api_key"},
+		{"NoModel", openai.EmbedderConfig{}, "embedder"},
+		{"BadURL", openai.EmbedderConfig{Model: "m", URL: "ftp://x"}, "embedder_url"},
+		{"Query", openai.EmbedderConfig{Model: "m", URL: "http://x/v1?key=1"}, "embedder_url"},
+		{"NegativeDimensions", openai.EmbedderConfig{Model: "m", Dimensions: -1}, "embedder_dim"},
+		{"BadProvider", openai.EmbedderConfig{Model: "m", Provider: "a b"}, "provider"},
+		{"KeyWithNewline", openai.EmbedderConfig{Model: "m", APIKey: "a\nb"}, "api_key"},
 	} {
-		if _, err := openai.New(c.cfg); memgate.ErrorField(err) != c.field {
+		if _, err := openai.NewEmbedder(c.cfg); memgate.ErrorField(err) != c.field {
 			t.Errorf("%s: %v, want a %s error", c.name, err, c.field)
 		}
 	}

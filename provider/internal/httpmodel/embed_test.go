@@ -1,4 +1,4 @@
-package httpembed
+package httpmodel
 
 import (
 	"encoding/json"

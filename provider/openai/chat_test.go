@@ -14,18 +14,18 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
-	"github.com/memgate/memgate/agent/openai"
+	"github.com/memgate/memgate/provider/openai"
 )
 
 const (
-	apiKey = "sk-test-zz9plural-alpha"
-	// secretText is in every message sent: no error may carry it.
-	secretText = "quokkablimp lives at 12 Acacia Avenue"
+	chatKey = "sk-test-zz9plural-alpha"
+	// chatSecret is in every message sent: no error may carry it.
+	chatSecret = "quokkablimp lives at 12 Acacia Avenue"
 )
 
 var chatReq = agent.ChatRequest{Messages: []agent.Message{
-	{Role: agent.RoleSystem, Content: "You are helpful. " + secretText},
-	{Role: agent.RoleUser, Content: "Where do I live? " + secretText},
+	{Role: agent.RoleSystem, Content: "You are helpful. " + chatSecret},
+	{Role: agent.RoleUser, Content: "Where do I live? " + chatSecret},
 }}
 
 func okBody(content string) string {
@@ -36,8 +36,8 @@ func okBody(content string) string {
 	return string(b)
 }
 
-// server answers with handle and counts the requests.
-type server struct {
+// chatServer answers with handle and counts the requests.
+type chatServer struct {
 	*httptest.Server
 	mu    sync.Mutex
 	n     int
@@ -45,9 +45,9 @@ type server struct {
 	auths []string
 }
 
-func newServer(t *testing.T, handle func(n int, w http.ResponseWriter, r *http.Request)) *server {
+func newChatServer(t *testing.T, handle func(n int, w http.ResponseWriter, r *http.Request)) *chatServer {
 	t.Helper()
-	s := &server{}
+	s := &chatServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		b, _ := io.ReadAll(r.Body)
@@ -66,38 +66,25 @@ func newServer(t *testing.T, handle func(n int, w http.ResponseWriter, r *http.R
 
 // seen returns the last body and the requests' method, path and
 // Authorization header.
-func (s *server) seen() (map[string]any, []string) {
+func (s *chatServer) seen() (map[string]any, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last, append([]string(nil), s.auths...)
 }
 
-func (s *server) count() int {
+func (s *chatServer) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.n
 }
 
-// sleeps records the waits the client asks for instead of taking them.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.d = append(s.d, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func newModel(t *testing.T, url string, mod func(*openai.Config)) *openai.Model {
+func newModel(t *testing.T, url string, mod func(*openai.ChatConfig)) *openai.ChatModel {
 	t.Helper()
-	cfg := openai.Config{Model: "gpt-test", URL: url, APIKey: apiKey}
+	cfg := openai.ChatConfig{Model: "gpt-test", URL: url, APIKey: chatKey}
 	if mod != nil {
 		mod(&cfg)
 	}
-	m, err := openai.New(cfg)
+	m, err := openai.NewChatModel(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,16 +94,16 @@ func newModel(t *testing.T, url string, mod func(*openai.Config)) *openai.Model 
 // clean fails the test when err's text carries message text or the key.
 func clean(t *testing.T, err error) {
 	t.Helper()
-	for _, s := range []string{"quokkablimp", "Acacia", apiKey, "You are helpful"} {
+	for _, s := range []string{"quokkablimp", "Acacia", chatKey, "You are helpful"} {
 		if strings.Contains(err.Error(), s) {
 			t.Fatalf("error carries %q: %v", s, err)
 		}
 	}
 }
 
-func TestWireFormat(t *testing.T) {
+func TestChatWireFormat(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, okBody("You live in Lisbon.")) })
+	s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, okBody("You live in Lisbon.")) })
 	m := newModel(t, s.URL, nil) // no /v1 in the URL: it is added
 	rep, err := m.Chat(context.Background(), chatReq)
 	if err != nil {
@@ -126,7 +113,7 @@ func TestWireFormat(t *testing.T) {
 		t.Fatalf("reply %+v", rep)
 	}
 	last, auths := s.seen()
-	if auths[0] != "POST /v1/chat/completions Bearer "+apiKey {
+	if auths[0] != "POST /v1/chat/completions Bearer "+chatKey {
 		t.Fatalf("request %q", auths[0])
 	}
 	msgs, _ := last["messages"].([]any)
@@ -149,11 +136,11 @@ func TestWireFormat(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured: a 429 with Retry-After waits exactly that long
+// TestChatRetryAfterHonoured: a 429 with Retry-After waits exactly that long
 // (through the injected sleep), then succeeds.
-func TestRetryAfterHonoured(t *testing.T) {
+func TestChatRetryAfterHonoured(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+	s := newChatServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
 			w.Header().Set("Retry-After", "7")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -162,65 +149,65 @@ func TestRetryAfterHonoured(t *testing.T) {
 		}
 		io.WriteString(w, okBody("ok"))
 	})
-	var sl sleeps
-	m := newModel(t, s.URL+"/v1", func(c *openai.Config) { c.Sleep = sl.sleep })
+	var sl sleeper
+	m := newModel(t, s.URL+"/v1", func(c *openai.ChatConfig) { c.HTTP.Sleep = sl.Sleep })
 	if _, err := m.Chat(context.Background(), chatReq); err != nil {
 		t.Fatal(err)
 	}
-	if s.count() != 2 || len(sl.d) != 1 || sl.d[0] != 7*time.Second {
-		t.Fatalf("%d requests, waits %v; want 2 and [7s]", s.count(), sl.d)
+	if s.count() != 2 || len(sl.got()) != 1 || sl.got()[0] != 7*time.Second {
+		t.Fatalf("%d requests, waits %v; want 2 and [7s]", s.count(), sl.got())
 	}
 }
 
-// TestServerErrorsRetriedThenUnavailable: 5xx are retried MaxRetries
+// TestChatServerErrorsRetriedThenUnavailable: 5xx are retried MaxRetries
 // times with backoff, then the call fails as unavailable.
-func TestServerErrorsRetriedThenUnavailable(t *testing.T) {
+func TestChatServerErrorsRetriedThenUnavailable(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+	s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 		io.WriteString(w, `{"error":{"message":"upstream failed"}}`)
 	})
-	var sl sleeps
-	m := newModel(t, s.URL, func(c *openai.Config) { c.Sleep = sl.sleep; c.MaxRetries = 2 })
+	var sl sleeper
+	m := newModel(t, s.URL, func(c *openai.ChatConfig) { c.HTTP.Sleep = sl.Sleep; c.HTTP.MaxRetries = 2 })
 	_, err := m.Chat(context.Background(), chatReq)
 	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "502") {
 		t.Fatalf("err %v", err)
 	}
-	if s.count() != 3 || len(sl.d) != 2 || sl.d[0] <= 0 || sl.d[1] <= 0 {
-		t.Fatalf("%d requests, waits %v", s.count(), sl.d)
+	if s.count() != 3 || len(sl.got()) != 2 || sl.got()[0] <= 0 || sl.got()[1] <= 0 {
+		t.Fatalf("%d requests, waits %v", s.count(), sl.got())
 	}
 	clean(t, err)
 }
 
-// TestRetryAfterTooLong: a server asking for a longer wait than
+// TestChatRetryAfterTooLong: a server asking for a longer wait than
 // MaxRetryWait fails the call at once.
-func TestRetryAfterTooLong(t *testing.T) {
+func TestChatRetryAfterTooLong(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+	s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "3600")
 		w.WriteHeader(http.StatusTooManyRequests)
 	})
-	var sl sleeps
-	m := newModel(t, s.URL, func(c *openai.Config) { c.Sleep = sl.sleep })
+	var sl sleeper
+	m := newModel(t, s.URL, func(c *openai.ChatConfig) { c.HTTP.Sleep = sl.Sleep })
 	_, err := m.Chat(context.Background(), chatReq)
-	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(err.Error(), "retry after 1h0m0s") || s.count() != 1 || len(sl.d) != 0 {
-		t.Fatalf("err %v after %d requests and waits %v", err, s.count(), sl.d)
+	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(err.Error(), "retry after 1h0m0s") || s.count() != 1 || len(sl.got()) != 0 {
+		t.Fatalf("err %v after %d requests and waits %v", err, s.count(), sl.got())
 	}
 }
 
-// TestTimeout: an attempt that does not answer within Timeout fails as
+// TestChatTimeout: an attempt that does not answer within Timeout fails as
 // unavailable, naming the timeout.
-func TestTimeout(t *testing.T) {
+func TestChatTimeout(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+	s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-release:
 		}
 	})
 	defer close(release)
-	m := newModel(t, s.URL, func(c *openai.Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = -1 })
+	m := newModel(t, s.URL, func(c *openai.ChatConfig) { c.HTTP.Timeout = 50 * time.Millisecond; c.HTTP.MaxRetries = -1 })
 	_, err := m.Chat(context.Background(), chatReq)
 	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(err.Error(), "did not answer within 50ms") {
 		t.Fatalf("err %v", err)
@@ -228,9 +215,9 @@ func TestTimeout(t *testing.T) {
 	clean(t, err)
 }
 
-// TestMalformedResponse: a 2xx answer that is not a chat completion with
+// TestChatMalformedResponse: a 2xx answer that is not a chat completion with
 // content fails as unavailable, without quoting the body.
-func TestMalformedResponse(t *testing.T) {
+func TestChatMalformedResponse(t *testing.T) {
 	t.Parallel()
 	for name, body := range map[string]string{
 		"not json":     `<html>quokkablimp</html>`,
@@ -242,7 +229,7 @@ func TestMalformedResponse(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
+			s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
 			m := newModel(t, s.URL, nil)
 			_, err := m.Chat(context.Background(), chatReq)
 			if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || s.count() != 1 {
@@ -253,12 +240,12 @@ func TestMalformedResponse(t *testing.T) {
 	}
 }
 
-// TestCancelledContext: a cancelled context ends the call at once, with
+// TestChatCancelledContext: a cancelled context ends the call at once, with
 // context.Canceled in the chain, during a request or a retry wait.
-func TestCancelledContext(t *testing.T) {
+func TestChatCancelledContext(t *testing.T) {
 	t.Parallel()
 	t.Run("before", func(t *testing.T) {
-		s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, okBody("x")) })
+		s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { io.WriteString(w, okBody("x")) })
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := newModel(t, s.URL, nil).Chat(ctx, chatReq)
@@ -268,7 +255,7 @@ func TestCancelledContext(t *testing.T) {
 	})
 	t.Run("during", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 			cancel()
 			<-r.Context().Done()
 		})
@@ -280,9 +267,9 @@ func TestCancelledContext(t *testing.T) {
 	})
 	t.Run("waiting to retry", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-		m := newModel(t, s.URL, func(c *openai.Config) {
-			c.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
+		s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+		m := newModel(t, s.URL, func(c *openai.ChatConfig) {
+			c.HTTP.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
 		})
 		_, err := m.Chat(ctx, chatReq)
 		if !errors.Is(err, context.Canceled) || s.count() != 1 {
@@ -291,9 +278,9 @@ func TestCancelledContext(t *testing.T) {
 	})
 }
 
-// TestErrorsNeverCarryTextOrKey: a server that echoes the request (and the
+// TestChatErrorsNeverCarryTextOrKey: a server that echoes the request (and the
 // key) in its error message is not quoted; the status and code are.
-func TestErrorsNeverCarryTextOrKey(t *testing.T) {
+func TestChatErrorsNeverCarryTextOrKey(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
 		status int
@@ -302,13 +289,13 @@ func TestErrorsNeverCarryTextOrKey(t *testing.T) {
 		want   string
 	}{
 		"echoes the prompt": {http.StatusBadRequest, `{"error":{"message":"Invalid content: 'Where do I live? quokkablimp lives at 12 Acacia Avenue' is too long","type":"invalid_request_error"}}`, memgate.EINVALID, "withheld"},
-		"echoes the key":    {http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: ` + apiKey + `","code":"invalid_api_key"}}`, memgate.EINVALID, "check the API key"},
+		"echoes the key":    {http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: ` + chatKey + `","code":"invalid_api_key"}}`, memgate.EINVALID, "check the API key"},
 		"unknown model":     {http.StatusNotFound, `{"error":{"message":"The model gpt-test does not exist","code":"model_not_found"}}`, memgate.EINVALID, "does not know the model"},
 		"string error":      {http.StatusBadRequest, `{"error":"bad request"}`, memgate.EINVALID, "bad request"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := newServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			s := newChatServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tc.status)
 				io.WriteString(w, tc.body)
 			})
@@ -321,20 +308,20 @@ func TestErrorsNeverCarryTextOrKey(t *testing.T) {
 	}
 }
 
-func TestConfig(t *testing.T) {
+func TestChatConfig(t *testing.T) {
 	t.Parallel()
-	for name, cfg := range map[string]openai.Config{
+	for name, cfg := range map[string]openai.ChatConfig{
 		"no model":        {URL: "http://x"},
 		"bad url":         {Model: "m", URL: "ftp://x"},
 		"url credentials": {Model: "m", URL: "http://u:p@x"},
 		"url query":       {Model: "m", URL: "http://x?k=v"},
 		"key newline":     {Model: "m", APIKey: "a\nb"},
 	} {
-		if _, err := openai.New(cfg); memgate.ErrorCode(err) != memgate.EINVALID {
+		if _, err := openai.NewChatModel(cfg); memgate.ErrorCode(err) != memgate.EINVALID {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := openai.New(openai.Config{Model: "m"}); err != nil {
+	if _, err := openai.NewChatModel(openai.ChatConfig{Model: "m"}); err != nil {
 		t.Fatalf("control: %v", err)
 	}
 }
