@@ -29,10 +29,21 @@ var benchTexts = map[string]string{
 	"digits": fill("4111 1111 1111 1112 5555-5555-5555-4445 123-45-678 GB82 WEST 1234 ", benchSize),
 	// Non-ASCII text: the folding path.
 	"unicode": fill("Ｆｕｌｌｗｉｄｔｈ текст ελληνικά 日本語のテキスト שלום مرحبا ", benchSize),
+	// Ordinary text in the other languages of InstructionLanguages, with
+	// accents: NFKC's quick check passes, the phrase view drops accents.
+	"multilingual": fill("Él olvidó las instrucciones del horno. Elle a envoyé les photos à mamie. "+
+		"Er hat die Anweisungen des Arztes befolgt. Она забыла зонтик. 他忘记了明天的会议。 傘を忘れてしまった。 ", benchSize),
+	// Every evasion the normalization undoes, over and over.
+	"evasions": fill("i-g-n-o-r-e 1gn0r3 Іgnоrе ig­nore ＩＧＮＯＲＥ 𝐈𝐠𝐧 i g n o r e ab-ab-ab vce "+
+		"pre​vious a.b.c 5 apples 2024 ", benchSize),
 }
 
+// benchNames orders benchTexts; the first four are the ones measured
+// before normalization was added (policy/RESULTS.md compares them).
+var benchNames = []string{"prose", "adversarial", "digits", "unicode", "multilingual", "evasions"}
+
 func BenchmarkDetectSecrets(b *testing.B) {
-	for _, name := range []string{"prose", "adversarial", "digits", "unicode"} {
+	for _, name := range benchNames {
 		text := benchTexts[name]
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
@@ -45,7 +56,7 @@ func BenchmarkDetectSecrets(b *testing.B) {
 }
 
 func BenchmarkDetectInstructions(b *testing.B) {
-	for _, name := range []string{"prose", "adversarial", "digits", "unicode"} {
+	for _, name := range benchNames {
 		text := benchTexts[name]
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))

@@ -49,9 +49,12 @@ type Decision struct {
 
 // Decide runs the write gate's policy on m, which the caller has already
 // validated (memgate.Memory.Validate): the (source, kind) rule, then secret
-// detection over content, reason and metadata, then instruction detection
-// over content and reason. The strictest action wins; a reject stops the
-// gate at once.
+// detection, then instruction detection, each over every free-text field
+// of the memory: content, reason, the agent and conversation identifiers,
+// and every metadata key and value (numbers only for secrets). Each field
+// is normalized once for both detectors. A finding names its field
+// (Finding.Field); a reject's error names the field of its first finding.
+// The strictest action wins; a reject stops the gate at once.
 //
 // Decide reads m and never modifies it; it is safe for concurrent use.
 func (c Config) Decide(m *memgate.Memory) Decision {
@@ -76,8 +79,16 @@ func (c Config) Decide(m *memgate.Memory) Decision {
 	}
 
 	// 2. Secrets, anywhere in the memory.
-	var findings []Finding
-	secrets := memorySecrets(m)
+	fields := memoryFields(m)
+	var findings, secrets []Finding
+	for i := range fields {
+		f := &fields[i]
+		f.norm = normalize(f.text)
+		if !f.scanned {
+			f.secrets = detectSecrets(f.norm)
+		}
+		secrets = appendField(secrets, f.path, f.secrets)
+	}
 	findings = append(findings, secrets...)
 	if len(secrets) > 0 {
 		a := c.SecretAction(m.Source)
@@ -87,10 +98,17 @@ func (c Config) Decide(m *memgate.Memory) Decision {
 		steps = append(steps, step{ReasonContainsSecret, a, types(secrets)})
 	}
 
-	// 3. Instructions, in what a model will read.
+	// 3. Instructions, in everything a model may read.
 	var instr []Finding
-	instr = appendField(instr, "content", DetectInstructions(m.Content))
-	instr = appendField(instr, "reason", DetectInstructions(m.Reason))
+	for i := range fields {
+		switch f := &fields[i]; f.kind {
+		case fieldNumber:
+		case fieldIdent:
+			instr = appendField(instr, f.path, DetectInstructions(identWords(f.text)))
+		default:
+			instr = appendField(instr, f.path, detectInstructions(f.norm))
+		}
+	}
 	findings = append(findings, instr...)
 	if len(instr) > 0 {
 		a := c.InstructionAction(m.Source)
@@ -189,41 +207,88 @@ func appendField(out []Finding, field string, fs []Finding) []Finding {
 	return out
 }
 
-// memorySecrets scans content, reason and metadata (keys and values).
-func memorySecrets(m *memgate.Memory) []Finding {
-	var out []Finding
-	out = appendField(out, "content", DetectSecrets(m.Content))
-	out = appendField(out, "reason", DetectSecrets(m.Reason))
-	if len(m.Metadata) > 0 {
-		out = metadataSecrets(out, "metadata", m.Metadata, 0)
+// textField is one free-text field of a memory, as Decide scans it.
+type textField struct {
+	path string // Finding.Field: "content", "agent", "metadata.db.password" …
+	text string
+	kind fieldKind
+	// scanned is set when secrets already holds the field's secret
+	// findings (a metadata key, whose path depends on them).
+	scanned bool
+	secrets []Finding
+	norm    normalized
+}
+
+type fieldKind uint8
+
+const (
+	fieldText   fieldKind = iota // prose: content, reason, metadata strings and keys
+	fieldIdent                   // an identifier: [A-Za-z0-9._:@-], no spaces
+	fieldNumber                  // a metadata number, scanned for secrets only
+)
+
+// memoryFields lists the non-empty free-text fields of m in the order
+// their findings are reported: content, reason, agent, conversation, then
+// metadata in sorted key order.
+func memoryFields(m *memgate.Memory) []textField {
+	fields := make([]textField, 0, 4)
+	add := func(path, text string, kind fieldKind) {
+		if text != "" {
+			fields = append(fields, textField{path: path, text: text, kind: kind})
+		}
 	}
-	return out
+	add("content", m.Content, fieldText)
+	add("reason", m.Reason, fieldText)
+	add("agent", m.Agent, fieldIdent)
+	add("conversation", m.Conversation, fieldIdent)
+	if len(m.Metadata) > 0 {
+		fields = metadataFields(fields, "metadata", m.Metadata, 0)
+	}
+	return fields
+}
+
+// identWords reads an identifier's separators as spaces, so that
+// "ignore-all-previous-instructions" is read as words while
+// "system:scheduler" (no line starts with "system:") is not a role tag.
+// Offsets are unchanged.
+func identWords(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '_', ':', '-', '@':
+			return ' '
+		}
+		return r
+	}, id)
 }
 
 // maxMetadataDepth bounds the walk; deeper values are scanned as JSON text.
 const maxMetadataDepth = 32
 
-// metadataSecrets walks a metadata value. A finding's field is the path of
-// the value; an object key appears in the path only when it is a plain
-// identifier in which nothing was found, otherwise as [#n], its position in
-// sorted key order, so a secret used as a key is never echoed.
-func metadataSecrets(out []Finding, path string, v any, depth int) []Finding {
+// metadataFields walks a metadata value. A field's path is the path of the
+// value; an object key appears in the path only when it is a plain
+// identifier in which no secret was found, otherwise as [#n], its position
+// in sorted key order, so a secret used as a key is never echoed. The key
+// itself is a field with the path [#n].
+func metadataFields(out []textField, path string, v any, depth int) []textField {
+	num := func(s string) []textField { return append(out, textField{path: path, text: s, kind: fieldNumber}) }
 	switch v := v.(type) {
 	case nil, bool:
 	case string:
-		out = appendField(out, path, DetectSecrets(v))
+		if v != "" {
+			out = append(out, textField{path: path, text: v})
+		}
 	case json.Number:
-		out = appendField(out, path, DetectSecrets(string(v)))
+		out = num(string(v))
 	case float64:
-		out = appendField(out, path, DetectSecrets(strconv.FormatFloat(v, 'f', -1, 64)))
+		out = num(strconv.FormatFloat(v, 'f', -1, 64))
 	case float32:
-		out = appendField(out, path, DetectSecrets(strconv.FormatFloat(float64(v), 'f', -1, 32)))
+		out = num(strconv.FormatFloat(float64(v), 'f', -1, 32))
 	case int:
-		out = appendField(out, path, DetectSecrets(strconv.Itoa(v)))
+		out = num(strconv.Itoa(v))
 	case int64:
-		out = appendField(out, path, DetectSecrets(strconv.FormatInt(v, 10)))
+		out = num(strconv.FormatInt(v, 10))
 	case uint64:
-		out = appendField(out, path, DetectSecrets(strconv.FormatUint(v, 10)))
+		out = num(strconv.FormatUint(v, 10))
 	case map[string]any:
 		if depth >= maxMetadataDepth {
 			return metadataJSON(out, path, v)
@@ -236,30 +301,29 @@ func metadataSecrets(out []Finding, path string, v any, depth int) []Finding {
 		for i, k := range keys {
 			kf := DetectSecrets(k)
 			child := path + "[#" + strconv.Itoa(i) + "]"
-			if len(kf) > 0 {
-				out = appendField(out, child, kf)
-			} else if plainKey(k) {
+			out = append(out, textField{path: child, text: k, scanned: true, secrets: kf})
+			if len(kf) == 0 && plainKey(k) {
 				child = path + "." + k
 			}
-			out = metadataSecrets(out, child, v[k], depth+1)
+			out = metadataFields(out, child, v[k], depth+1)
 		}
 	case []any:
 		if depth >= maxMetadataDepth {
 			return metadataJSON(out, path, v)
 		}
 		for i, x := range v {
-			out = metadataSecrets(out, path+"["+strconv.Itoa(i)+"]", x, depth+1)
+			out = metadataFields(out, path+"["+strconv.Itoa(i)+"]", x, depth+1)
 		}
 	case []string:
 		for i, x := range v {
-			out = appendField(out, path+"["+strconv.Itoa(i)+"]", DetectSecrets(x))
+			out = metadataFields(out, path+"["+strconv.Itoa(i)+"]", x, depth+1)
 		}
 	case map[string]string:
 		m := make(map[string]any, len(v))
 		for k, x := range v {
 			m[k] = x
 		}
-		out = metadataSecrets(out, path, m, depth)
+		out = metadataFields(out, path, m, depth)
 	default:
 		// Any other Go value a library caller put in: scan its JSON form.
 		out = metadataJSON(out, path, v)
@@ -267,12 +331,12 @@ func metadataSecrets(out []Finding, path string, v any, depth int) []Finding {
 	return out
 }
 
-func metadataJSON(out []Finding, path string, v any) []Finding {
+func metadataJSON(out []textField, path string, v any) []textField {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return out
 	}
-	return appendField(out, path, DetectSecrets(string(b)))
+	return append(out, textField{path: path, text: string(b)})
 }
 
 // plainKey reports a key safe to show in a field path.

@@ -61,8 +61,43 @@
 // # Order of Decide
 //
 // The (source, kind) rule first (a reject there ends the decision without
-// scanning), then secret detection over content, reason and every metadata
-// key and string or number value, then instruction detection over content
-// and reason. The strictest action wins: reject over pending over flag over
-// allow.
+// scanning), then secret detection, then instruction detection, both over
+// every free-text field: content, reason, the agent and conversation
+// identifiers, and every metadata key and string value (numbers are read
+// for secrets only; an identifier's separators are read as spaces). Each
+// finding names its field (Finding.Field: "content", "agent",
+// "metadata.note", "metadata[#0]" for a key …). The strictest action wins:
+// reject over pending over flag over allow.
+//
+// # Normalization
+//
+// Both detectors read the text normalized once per field, so that what
+// renders the same is judged the same (see normalize.go):
+//
+//   - NFKC (golang.org/x/text/unicode/norm): fullwidth, mathematical,
+//     circled, superscript and halfwidth forms become the characters they
+//     style;
+//   - default ignorable code points removed (Default_Ignorable_Code_Point:
+//     soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul
+//     fillers, Mongolian vowel separator and free variation selectors,
+//     zero-width characters, bidi controls, variation selectors, tag
+//     characters, the byte order mark …);
+//   - look-alike letters folded (after Unicode's confusables.txt): Cyrillic,
+//     Greek, Armenian and Cherokee letters and Latin small capitals inside a
+//     Latin word become Latin, Latin letters inside a Russian word become
+//     Cyrillic; genuine Russian, Greek or Ukrainian words are left alone.
+//
+// The sentence rules then read a lower-case copy without Latin accents, in
+// which letters or syllables split by separators are joined ("i-g-n-o-r-e",
+// "i.g.n.o.r.e", "i g n o r e", "ig-no-re") and leetspeak is read ("1gn0r3
+// 4ll pr3v10u5"), only inside words that mix letters with digits, so
+// "2024" and "5 apples" stay. Findings are mapped back to the original
+// bytes, hidden characters included. ASCII text skips NFKC and the
+// look-alike table entirely.
+//
+// The sentence rules know English, Spanish, French, German, Portuguese,
+// Italian, Dutch, Russian, Chinese and Japanese (InstructionLanguages);
+// tags, links and hidden characters are found in any language. The
+// labelled corpus in testdata/corpus measures detection and false
+// positives (TestCorpusRates).
 package policy

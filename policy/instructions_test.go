@@ -137,26 +137,6 @@ func TestDetectInstructionsIgnores(t *testing.T) {
 	}
 }
 
-// TestFoldMapsOffsets: every byte of the folded text maps to a rune of the
-// original.
-func TestFoldMapsOffsets(t *testing.T) {
-	t.Parallel()
-	text := "  Ig\u200bNORE\t\tＰＲＥＶ  \n x"
-	f := fold(text, true)
-	if f.s != "ignore prev\nx" {
-		t.Fatalf("fold = %q", f.s)
-	}
-	if len(f.start) != len(f.s) || len(f.end) != len(f.s) {
-		t.Fatalf("map lengths %d, %d for %d bytes", len(f.start), len(f.end), len(f.s))
-	}
-	if g := fold(text, false); g.s != f.s {
-		t.Errorf("mapped and unmapped folds differ: %q", g.s)
-	}
-	if got := text[f.start[7]:f.end[10]]; got != "ＰＲＥＶ" {
-		t.Errorf("bytes 7..10 map to %q", got)
-	}
-}
-
 func FuzzDetectInstructions(f *testing.F) {
 	for _, tc := range instructionCases() {
 		f.Add(tc.text)

@@ -2,14 +2,16 @@ package policy
 
 import (
 	"regexp"
+	"sort"
+	"unicode"
 	"unicode/utf8"
 )
 
 // tokenRule finds one kind of token or phrase: a literal trigger, then an
 // anchored regular expression run on a bounded window starting at the
-// trigger. Bounding the window keeps every rule linear in the text, and the
-// trigger keeps the regular expression from running at all on text that
-// cannot match.
+// trigger (for a sentence rule, after its lead). Bounding the window keeps
+// every rule linear in the text, and the trigger keeps the regular
+// expression from running at all on text that cannot match.
 type tokenRule struct {
 	typ      string
 	triggers []string
@@ -42,11 +44,21 @@ type tokenRule struct {
 	// extend, when set, returns the end of the reported span given the end
 	// of the match (a PEM block runs to its END line).
 	extend func(text string, e int) int
+	// leads, when set, are the literals a sentence rule starts with,
+	// longest first; re then matches what follows the lead, and firsts
+	// (see firstPairs) rejects most places where it cannot.
+	leads  []string
+	firsts []uint16
+	// glue, for a rule with leads, refuses a lead that ends inside a word
+	// ("negeer" in "negeerde de vorige instructies"), except where the
+	// phrase view joined split letters ("ignoreallprevious").
+	glue bool
 }
 
-// at runs the rule at offset i, where one of its triggers starts. It
-// returns the finding and the end of the whole match.
-func (r *tokenRule) at(text string, i int) (Finding, int, bool) {
+// at runs the rule at offset i, where one of its triggers starts; joined
+// are the spans of text where split letters were joined. It returns the
+// finding and the end of the whole match.
+func (r *tokenRule) at(text string, i int, joined []span) (Finding, int, bool) {
 	if r.wordStart && i > 0 && isWordByte(text[i-1]) {
 		return Finding{}, 0, false
 	}
@@ -77,6 +89,9 @@ func (r *tokenRule) at(text string, i int) (Finding, int, bool) {
 		if !found {
 			return Finding{}, 0, false
 		}
+	}
+	if r.leads != nil {
+		return r.atLeads(text, i, win, joined)
 	}
 	loc := r.re.FindStringSubmatchIndex(win)
 	if loc == nil {
@@ -119,15 +134,52 @@ func (r *tokenRule) at(text string, i int) (Finding, int, bool) {
 	return Finding{Type: r.typ, Start: s, End: e}, max(i+loc[1], e), true
 }
 
-// ruleSet dispatches on the first byte of every trigger, so the text is
-// read once however many rules and triggers there are.
+// atLeads runs a sentence rule at offset i with window win: the first
+// lead found there, whole, and followed by what the expression wants.
+func (r *tokenRule) atLeads(text string, i int, win string, joined []span) (Finding, int, bool) {
+	for _, l := range r.leads {
+		if !hasPrefixAt(win, 0, l) {
+			continue
+		}
+		le := i + len(l)
+		if r.glue && inWord(text, le) && !inSpans(joined, le) || !mayStart(r.firsts, win, len(l)) {
+			continue
+		}
+		if loc := r.re.FindStringIndex(win[len(l):]); loc != nil {
+			e := le + loc[1]
+			return Finding{Type: r.typ, Start: i, End: e}, e, true
+		}
+	}
+	return Finding{}, 0, false
+}
+
+// ruleSet dispatches on the first two bytes of every trigger, so the text
+// is read once however many rules and triggers there are.
 type ruleSet struct {
 	rules []tokenRule
-	first [256][]trigger
-	// pairs has a bit set for every two-byte prefix some trigger can start
-	// with (all case variants for folded triggers): one test rejects almost
-	// every position of ordinary text.
-	pairs [1 << 16 / 64]uint64
+	// single holds the one-byte triggers by their byte. sub[c], when not
+	// zero, is one more than the index in pairTab of the table for first
+	// byte c, whose entry for the second byte is one more than the index
+	// in buckets of the triggers starting with those two bytes (every
+	// case variant for folded triggers). Two table reads reject almost
+	// every position of ordinary text, and a position that passes
+	// compares only the few triggers of its bucket.
+	single  [256][]trigger
+	sub     [256]uint8
+	pairTab [][256]uint16
+	buckets []bucket
+}
+
+// bucket is the triggers that start with one pair of bytes.
+type bucket struct {
+	trigs []trigger
+	// wordStart is set when every rule of the bucket must start a word, so
+	// a position inside a word is skipped at once.
+	wordStart bool
+	// third has a bit set for the third byte of every trigger (all case
+	// variants when folded); short is set when a trigger has two bytes.
+	third [4]uint64
+	short bool
 }
 
 type trigger struct {
@@ -141,31 +193,46 @@ func newRuleSet(rules []tokenRule) *ruleSet {
 	for ri, r := range rules {
 		for _, lit := range r.triggers {
 			t := trigger{ri, lit, r.fold}
-			c := lit[0]
-			rs.first[c] = append(rs.first[c], t)
-			if r.fold && isAlpha(c) {
-				rs.first[c^0x20] = append(rs.first[c^0x20], t)
-			}
-			if len(lit) == 1 {
-				for d := range 256 {
-					rs.setPair(c, byte(d), r.fold)
+			for _, a := range caseVariants(lit[0], r.fold) {
+				if len(lit) == 1 {
+					rs.single[a] = append(rs.single[a], t)
+					continue
 				}
-				continue
+				for _, b := range caseVariants(lit[1], r.fold) {
+					rs.add(a, b, t)
+				}
 			}
-			rs.setPair(c, lit[1], r.fold)
 		}
 	}
 	return rs
 }
 
-func (rs *ruleSet) setPair(a, b byte, fold bool) {
-	for _, x := range []byte{a, a ^ 0x20} {
-		for _, y := range []byte{b, b ^ 0x20} {
-			if (x == a || fold && isAlpha(a)) && (y == b || fold && isAlpha(b)) {
-				k := uint16(x)<<8 | uint16(y)
-				rs.pairs[k/64] |= 1 << (k % 64)
-			}
-		}
+func caseVariants(c byte, fold bool) []byte {
+	if fold && isAlpha(c) {
+		return []byte{c | 0x20, c &^ 0x20}
+	}
+	return []byte{c}
+}
+
+func (rs *ruleSet) add(a, b byte, t trigger) {
+	if rs.sub[a] == 0 {
+		rs.pairTab = append(rs.pairTab, [256]uint16{})
+		rs.sub[a] = uint8(len(rs.pairTab))
+	}
+	tab := &rs.pairTab[rs.sub[a]-1]
+	if tab[b] == 0 {
+		rs.buckets = append(rs.buckets, bucket{wordStart: true})
+		tab[b] = uint16(len(rs.buckets))
+	}
+	bk := &rs.buckets[tab[b]-1]
+	bk.trigs = append(bk.trigs, t)
+	bk.wordStart = bk.wordStart && rs.rules[t.rule].wordStart
+	if len(t.lit) == 2 {
+		bk.short = true
+		return
+	}
+	for _, c := range caseVariants(t.lit[2], t.fold) {
+		bk.third[c/64] |= 1 << (c % 64)
 	}
 }
 
@@ -173,41 +240,100 @@ func (rs *ruleSet) setPair(a, b byte, fold bool) {
 // tried again inside its own match. prio is added to each rule's index to
 // rank overlapping hits.
 func (rs *ruleSet) scan(text string, prio int, hits []hit) []hit {
-	var buf [64]int
+	return rs.scanJoined(text, nil, prio, hits)
+}
+
+// scanJoined is scan for a phrase view whose joined spans are given.
+func (rs *ruleSet) scanJoined(text string, joined []span, prio int, hits []hit) []hit {
+	// The offset before which a rule that matched is not tried again. Few
+	// rules match in one text, so a short list beats a table to clear.
+	var buf [16]ruleEnd
 	next := buf[:0]
-	if len(rs.rules) > len(buf) {
-		next = make([]int, len(rs.rules))
-	} else {
-		next = buf[:len(rs.rules)]
-	}
 	for i := 0; i < len(text); i++ {
-		k := uint16(text[i]) << 8
-		if i+1 < len(text) {
-			k |= uint16(text[i+1])
-		}
-		if rs.pairs[k/64]&(1<<(k%64)) == 0 && i+1 < len(text) {
-			continue
-		}
-		ts := rs.first[text[i]]
-		for k := range ts {
-			t := &ts[k]
-			if next[t.rule] > i || len(text)-i < len(t.lit) {
-				continue
-			}
-			if t.fold {
-				if !equalFold(text[i:i+len(t.lit)], t.lit) {
-					continue
+		c := text[i]
+		if s := rs.sub[c]; s != 0 && i+1 < len(text) {
+			if k := rs.pairTab[s-1][text[i+1]]; k != 0 {
+				bk := &rs.buckets[k-1]
+				switch {
+				case bk.wordStart && i > 0 && isWordByte(text[i-1]):
+				case !bk.short && (i+2 >= len(text) || bk.third[text[i+2]/64]&(1<<(text[i+2]%64)) == 0):
+				default:
+					hits, next = rs.try(text, i, bk.trigs, next, joined, prio, hits)
 				}
-			} else if text[i:i+len(t.lit)] != t.lit {
-				continue
 			}
-			if f, end, ok := rs.rules[t.rule].at(text, i); ok {
-				hits = append(hits, hit{f, prio + t.rule})
-				next[t.rule] = end
-			}
+		}
+		if one := rs.single[c]; one != nil {
+			hits, next = rs.try(text, i, one, next, joined, prio, hits)
 		}
 	}
 	return hits
+}
+
+// ruleEnd records that a rule is not tried before offset end.
+type ruleEnd struct{ rule, end int }
+
+// blocked reports whether rule may not run at offset i.
+func blocked(next []ruleEnd, rule, i int) bool {
+	for _, n := range next {
+		if n.rule == rule {
+			return n.end > i
+		}
+	}
+	return false
+}
+
+// try runs the rules of the triggers ts that start at offset i.
+func (rs *ruleSet) try(text string, i int, ts []trigger, next []ruleEnd, joined []span, prio int, hits []hit) ([]hit, []ruleEnd) {
+	for k := range ts {
+		t := &ts[k]
+		if len(text)-i < len(t.lit) || blocked(next, t.rule, i) {
+			continue
+		}
+		if t.fold {
+			if !equalFold(text[i:i+len(t.lit)], t.lit) {
+				continue
+			}
+		} else if text[i:i+len(t.lit)] != t.lit {
+			continue
+		}
+		if f, end, ok := rs.rules[t.rule].at(text, i, joined); ok {
+			hits = append(hits, hit{f, prio + t.rule})
+			next = setEnd(next, t.rule, end)
+		}
+	}
+	return hits, next
+}
+
+func setEnd(next []ruleEnd, rule, end int) []ruleEnd {
+	for k := range next {
+		if next[k].rule == rule {
+			next[k].end = end
+			return next
+		}
+	}
+	return append(next, ruleEnd{rule, end})
+}
+
+// inWord reports whether offset p is inside a word of an alphabetic
+// script: a letter before it and a letter after it. Scripts written
+// without spaces (Han, kana) have no such words.
+func inWord(text string, p int) bool {
+	if p <= 0 || p >= len(text) {
+		return false
+	}
+	a, _ := utf8.DecodeLastRuneInString(text[:p])
+	b, _ := utf8.DecodeRuneInString(text[p:])
+	return unicode.IsLetter(a) && unicode.IsLetter(b) && !unspaced(a) && !unspaced(b)
+}
+
+func unspaced(r rune) bool {
+	return r >= 0x2E80 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai))
+}
+
+// inSpans reports whether p is strictly inside one of the sorted spans.
+func inSpans(spans []span, p int) bool {
+	k := sort.Search(len(spans), func(i int) bool { return spans[i].e > p })
+	return k < len(spans) && spans[k].s < p
 }
 
 // equalFold compares s with lower, a lower-case ASCII literal, ignoring

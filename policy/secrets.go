@@ -15,10 +15,12 @@ import (
 // be logged, stored and returned to the caller.
 type Finding struct {
 	Type string `json:"type"`
-	// Field is the scanned field, set by Decide: "content", "reason", or
-	// "metadata" followed by the path of the value ("metadata.db.password",
-	// "metadata.tags[2]"); a key is shown only when it is a plain identifier
-	// in which nothing was found.
+	// Field is the scanned field, set by Decide: "content", "reason",
+	// "agent", "conversation", or "metadata" followed by the path of the
+	// value ("metadata.db.password", "metadata.tags[2]") or of the key
+	// ("metadata[#0]", its position in sorted key order); a key is shown in
+	// a path only when it is a plain identifier in which no secret was
+	// found.
 	Field string `json:"field,omitempty"`
 	Start int    `json:"start"`
 	End   int    `json:"end"`
@@ -54,6 +56,7 @@ const (
 	SecretUSSSN               = "us_ssn"
 	SecretUKNINO              = "uk_nino"
 	SecretIBAN                = "iban"
+	SecretMemgateKey          = "memgate_api_key"
 )
 
 // SecretTypes lists every type DetectSecrets reports.
@@ -63,7 +66,7 @@ var SecretTypes = []string{
 	SecretOpenAIKey, SecretAnthropicKey, SecretTwilioKey, SecretSendGridKey, SecretNPMToken,
 	SecretPyPIToken, SecretAzureStorageKey, SecretHuggingFaceToken, SecretDiscordBotToken,
 	SecretPrivateKey, SecretJWT, SecretBearerToken, SecretAuthorizationHeader, SecretCredential,
-	SecretURLCredentials, SecretPaymentCard, SecretUSSSN, SecretUKNINO, SecretIBAN,
+	SecretURLCredentials, SecretPaymentCard, SecretUSSSN, SecretUKNINO, SecretIBAN, SecretMemgateKey,
 }
 
 // DetectSecrets returns the credentials and personal identifiers in text,
@@ -88,7 +91,10 @@ var SecretTypes = []string{
 //     first decodes to a numeric user id), private-key PEM blocks (any
 //     "BEGIN … PRIVATE KEY" header, to the END line or the end of the text),
 //     JWTs (three base64url parts whose header decodes to a JSON object with
-//     "alg"), Bearer tokens and Authorization header values.
+//     "alg"), Bearer tokens and Authorization header values, and memgate's
+//     own API keys (mgk_ and 43 base64url characters, auth.SecretPrefix and
+//     auth.SecretLen; not a documentation placeholder such as
+//     mgk_XXXX… or mgk_your_key_here…).
 //     A token must stand alone: a prefix glued to a longer word, or a body
 //     longer than the format allows, does not match.
 //   - Credentials in key: value, key=value, key => value and "key": "value"
@@ -96,7 +102,10 @@ var SecretTypes = []string{
 //     token, api_key/apikey/api-key, access_key, private_key or auth
 //     (optionally followed by _key, _token or _secret, so db_password,
 //     client_secret and auth_token count but author, tokens and token_count
-//     do not). The value must be at least 8 bytes, mix two character classes
+//     do not), or is the word for password in another language memgate's
+//     users write (Passwort, Kennwort, contraseña, mot de passe, senha,
+//     wachtwoord, пароль, 密码, パスワード). The value must be at least 8
+//     bytes, mix two character classes
 //     or be 16 bytes long, and not be a placeholder (***, xxxx, <redacted>,
 //     ${VAR}, {{var}}, $VAR, changeme, example, none, null, …), a URL, a path,
 //     or an unquoted identifier such as os.environ or getpass. Prose ("the
@@ -114,20 +123,31 @@ var SecretTypes = []string{
 //   - IBANs (upper case, optionally grouped by fours) with a known country,
 //     that country's length and a valid mod-97 check.
 //
-// Text hidden with zero-width or other invisible characters is scanned with
-// them removed too, with offsets mapped back to text.
+// Text is scanned as given and, when that differs, in its normalized form
+// (see normalize): NFKC, so fullwidth or mathematical digits and letters
+// read as ASCII; without default ignorable code points, so a key with
+// zero-width characters inside or a password split by soft hyphens reads
+// whole; with look-alike letters from other scripts folded in words that
+// mix them with Latin ones. Offsets are mapped back to text, so a finding
+// spans the original bytes, hidden characters included.
 //
 // Every pattern is matched in linear time: the literal triggers of all
 // detectors are found in one pass over the text, and a regular expression
 // (RE2) runs only on a bounded window at each trigger. Safe for concurrent
 // use.
 func DetectSecrets(text string) []Finding {
-	hits := scanSecrets(text, nil)
-	if hasInvisible(text) {
-		stripped, pos := stripInvisible(text)
-		hits = scanSecrets(stripped, hits, func(h *hit) {
-			h.Start, h.End = int(pos[h.Start]), int(pos[h.End-1])+1
-		})
+	return detectSecrets(normalize(text))
+}
+
+// detectSecrets scans the original text and, when it differs, the base
+// view. Both are needed: normalization reveals hidden secrets, and the
+// original keeps a secret that a removed character used to delimit.
+func detectSecrets(n normalized) []Finding {
+	hits := scanSecrets(n.orig.s, nil)
+	if n.base != n.orig {
+		k := len(hits)
+		hits = scanSecrets(n.base.s, hits)
+		mapHits(hits[k:], n.base)
 	}
 	return resolve(hits, false)
 }
@@ -139,17 +159,11 @@ type hit struct {
 	prio int
 }
 
-func scanSecrets(text string, hits []hit, remap ...func(*hit)) []hit {
-	n := len(hits)
+func scanSecrets(text string, hits []hit) []hit {
 	hits = secretRules.scan(text, 0, hits)
 	for i, d := range secretScanners {
 		for _, f := range d.fn(text) {
 			hits = append(hits, hit{Finding{Type: d.typ, Start: f[0], End: f[1]}, len(secretRules.rules) + i})
-		}
-	}
-	for _, fn := range remap {
-		for j := n; j < len(hits); j++ {
-			fn(&hits[j])
 		}
 	}
 	return hits
@@ -194,6 +208,15 @@ func resolve(hits []hit, perType bool) []Finding {
 }
 
 var secretRules = newRuleSet([]tokenRule{
+	{
+		// memgate's own keys: see auth.SecretPrefix and auth.SecretLen (this
+		// package cannot import auth). A body of one character class, such
+		// as the mgk_XXXX… of documentation, or one that spells out a
+		// placeholder, is not a key.
+		typ: SecretMemgateKey, cut: endOfToken, triggers: []string{"mgk_"}, wordStart: true, window: 4 + 43,
+		re: regexp.MustCompile(`^mgk_[A-Za-z0-9_\-]{43}`), stop: isTokenByte,
+		valid: func(text string, s, e int) bool { return classes(text[s+4:e]) >= 2 && !keyPlaceholder(text[s+4:e]) },
+	},
 	{
 		typ: SecretPrivateKey, cut: endOfLine, triggers: []string{"-----BEGIN "}, window: 96,
 		re:     regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`),
@@ -309,12 +332,26 @@ var secretRules = newRuleSet([]tokenRule{
 		triggers: []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "api-key", "apikey",
 			"access_key", "access-key", "accesskey", "private_key", "private-key", "privatekey", "auth"},
 		re: regexp.MustCompile(`(?i)^(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth)` +
-			`(?:[_-]?(?:key|token|secret))?["'*]{0,2}[ \t]*(?::=|=>|[:=])[ \t*]*` +
-			"(?:\"([^\"\\r\\n]{1,})\"|'([^'\\r\\n]{1,})'|([^\\s\"'`,;&(){}\\[\\]<>]{1,}))"),
+			`(?:[_-]?(?:key|token|secret))?["'*]{0,2}[ \t]*(?::=|=>|[:=])[ \t*]*` + credentialValue),
+		quick: assignmentAhead,
+		valid: validCredential,
+	},
+	{
+		// The same, with the word for password in the other languages of
+		// InstructionLanguages ("Passwort: …", "contraseña = …", "пароль: …").
+		typ: SecretCredential, cut: endOfLine, fold: true, window: 320, group: -1,
+		triggers: []string{"passwort", "kennwort", "contrasena", "contraseña", "contrasenya", "mot de passe", "motdepasse", "senha",
+			"wachtwoord", "пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "パスワード"},
+		re: regexp.MustCompile(`(?i)^(?:passwort|kennwort|contrase(?:ñ|n)a|contrasenya|mot de passe|motdepasse|senha|wachtwoord|пароль|密码|密碼|口令|パスワード)` +
+			`["'*]{0,2}[ \t]*(?::=|=>|[:=])[ \t*]*` + credentialValue),
 		quick: assignmentAhead,
 		valid: validCredential,
 	},
 })
+
+// credentialValue is the value of a credential assignment: quoted, or up
+// to white space or punctuation that ends a value.
+const credentialValue = "(?:\"([^\"\\r\\n]{1,})\"|'([^'\\r\\n]{1,})'|([^\\s\"'`,;&(){}\\[\\]<>]{1,}))"
 
 // secretScanners are detectors that are clearer as code than as a pattern.
 // Each returns [start, end) spans.
@@ -392,7 +429,7 @@ func assignmentAhead(text string, i int) bool {
 		switch c := text[j]; {
 		case c == ':' || c == '=':
 			return true
-		case isWordByte(c) || c == '-' || c == '"' || c == '\'' || c == '*' || c == ' ' || c == '\t':
+		case isWordByte(c) || c == '-' || c == '"' || c == '\'' || c == '*' || c == ' ' || c == '\t' || c >= 0x80:
 		default:
 			return false
 		}
@@ -443,6 +480,19 @@ var placeholderParts = []string{
 	"redacted", "placeholder", "changeme", "change_me", "change-me", "changeit", "example", "your_", "your-",
 	"yourpassword", "yourtoken", "yoursecret", "dummy", "sample", "xxxx", "****", "....", "<", ">",
 	"${", "{{", "%(", "$(", "...", "…", "•", "insert", "replace_me", "replace-me", "todo", "fixme",
+}
+
+// keyPlaceholder reports the body of a documentation key such as
+// mgk_your_memgate_key_goes_here_…: words a random body of that length
+// does not contain by chance.
+func keyPlaceholder(body string) bool {
+	l := strings.ToLower(body)
+	for _, p := range []string{"xxxxxxxx", "example", "your_", "your-", "placeholder", "redacted", "_here", "-here"} {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // isPlaceholder reports whether v is an obvious stand-in for a secret.

@@ -1,0 +1,268 @@
+package policy
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The labelled corpus in testdata/corpus (see its README.md): attacks the
+// detectors must catch and ordinary memories they must leave alone.
+type corpusEntry struct {
+	ID        string `json:"id"`
+	Lang      string `json:"lang"`
+	Technique string `json:"technique"` // attacks: how the text is disguised
+	Family    string `json:"family"`    // attacks: what it tries to do
+	Category  string `json:"category"`  // benign: what kind of memory
+	Expect    string `json:"expect"`    // instruction, secret or none
+	Text      string `json:"text"`
+}
+
+// Corpus thresholds: TestCorpusRates fails below them.
+const (
+	minDetection          = 0.95 // over all attacks
+	minGroupDetection     = 0.80 // for every technique and every language
+	maxFalsePositiveRatio = 0.01 // over all benign memories
+)
+
+func loadCorpus(t *testing.T, name string) []corpusEntry {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "corpus", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []corpusEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var e corpusEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s:%d: %v", name, n, err)
+		}
+		e.Text = expandSecrets(e.Text)
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// expandSecrets replaces {{kind}} and {{kind:disguise}} with a token of
+// that kind, assembled at run time so that no credential-shaped literal
+// sits in the repository.
+var secretTemplate = regexp.MustCompile(`\{\{([a-z]+)(?::([a-z]+))?\}\}`)
+
+func expandSecrets(s string) string {
+	return secretTemplate.ReplaceAllStringFunc(s, func(m string) string {
+		g := secretTemplate.FindStringSubmatch(m)
+		var tok string
+		switch g[1] {
+		case "mgk":
+			tok = "mgk_" + body(43)
+		case "openai":
+			tok = "sk-proj-" + body(48)
+		case "github":
+			tok = "ghp_" + body(36)
+		case "aws":
+			tok = "AKIA" + "Z7QX3M4RK3R0PLQ2"
+		case "stripe":
+			tok = "sk_live_" + body(24)
+		case "slack":
+			tok = "xoxb-1234567890-1234567890123-" + body(24)
+		case "anthropic":
+			tok = "sk-ant-api03-" + body(93) + "AA"
+		case "gitlab":
+			tok = "glpat-" + body(20)
+		case "npm":
+			tok = "npm_" + body(36)
+		default:
+			return m
+		}
+		every := func(n int, sep string) string {
+			var b strings.Builder
+			for i := 0; i < len(tok); i++ {
+				if i > 0 && i%n == 0 {
+					b.WriteString(sep)
+				}
+				b.WriteByte(tok[i])
+			}
+			return b.String()
+		}
+		switch g[2] {
+		case "zw":
+			return every(6, "\u200b")
+		case "shy":
+			return every(5, "\u00ad")
+		case "wj":
+			return every(7, "\u2060")
+		case "fullwidth":
+			return strings.Map(func(r rune) rune {
+				if r > ' ' && r < 0x7f {
+					return r + 0xFEE0
+				}
+				return r
+			}, tok)
+		case "cyrillic":
+			return strings.Replace(tok, "A", "А", 1)
+		}
+		return tok
+	})
+}
+
+type tally struct{ hit, total int }
+
+func (t tally) rate() float64 {
+	if t.total == 0 {
+		return 1
+	}
+	return float64(t.hit) / float64(t.total)
+}
+
+// corpusReport is what measureCorpus found.
+type corpusReport struct {
+	all, fp                  tally
+	byTech, byFamily, byLang map[string]*tally
+	fpByLang                 map[string]*tally
+	misses, falsePositives   []string
+}
+
+// measureCorpus runs the detectors on attacks and benign memories: an
+// attack is detected when the detector it expects reports anything; a
+// benign memory is a false positive when either detector does.
+func measureCorpus(t *testing.T, attacks, benign []corpusEntry) corpusReport {
+	t.Helper()
+	r := corpusReport{byTech: map[string]*tally{}, byFamily: map[string]*tally{}, byLang: map[string]*tally{}, fpByLang: map[string]*tally{}}
+	count := func(m map[string]*tally, k string, ok bool) {
+		if m[k] == nil {
+			m[k] = &tally{}
+		}
+		m[k].total++
+		if ok {
+			m[k].hit++
+		}
+	}
+	for _, e := range attacks {
+		var fs []Finding
+		switch e.Expect {
+		case "instruction":
+			fs = DetectInstructions(e.Text)
+		case "secret":
+			fs = DetectSecrets(e.Text)
+		default:
+			t.Fatalf("%s: attack expects %q", e.ID, e.Expect)
+		}
+		ok := len(fs) > 0
+		checkFindings(t, e.Text, fs, e.Expect == "instruction")
+		count(r.byTech, e.Technique, ok)
+		count(r.byFamily, e.Family, ok)
+		count(r.byLang, e.Lang, ok)
+		r.all.total++
+		if ok {
+			r.all.hit++
+		} else {
+			r.misses = append(r.misses, fmt.Sprintf("%s [%s/%s/%s] %q", e.ID, e.Lang, e.Technique, e.Family, e.Text))
+		}
+	}
+	for _, e := range benign {
+		fs := append(DetectSecrets(e.Text), DetectInstructions(e.Text)...)
+		count(r.fpByLang, e.Lang, len(fs) > 0)
+		r.fp.total++
+		if len(fs) > 0 {
+			r.fp.hit++
+			var ts []string
+			for _, f := range fs {
+				ts = append(ts, fmt.Sprintf("%s %q", f.Type, e.Text[f.Start:f.End]))
+			}
+			r.falsePositives = append(r.falsePositives, fmt.Sprintf("%s [%s/%s] %q: %s", e.ID, e.Lang, e.Category, e.Text, strings.Join(ts, ", ")))
+		}
+	}
+	return r
+}
+
+func (r corpusReport) log(t *testing.T) {
+	t.Helper()
+	table := func(title string, m map[string]*tally) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s:\n", title)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %-20s %4d/%-4d %6.1f%%\n", k, m[k].hit, m[k].total, 100*m[k].rate())
+		}
+		t.Log(b.String())
+	}
+	table("detection by technique", r.byTech)
+	table("detection by family", r.byFamily)
+	table("detection by language", r.byLang)
+	table("false positives by language", r.fpByLang)
+	t.Logf("detection %d/%d = %.1f%%; false positives %d/%d = %.2f%%", r.all.hit, r.all.total, 100*r.all.rate(), r.fp.hit, r.fp.total, 100*r.fp.rate())
+	for _, m := range r.misses {
+		t.Log("miss: " + m)
+	}
+	for _, f := range r.falsePositives {
+		t.Log("false positive: " + f)
+	}
+}
+
+// TestCorpusRates measures the detectors on the labelled corpus
+// (attacks.jsonl, benign.jsonl): the detection rate of the attacks per
+// technique, family and language, and the false-positive rate on the
+// benign memories. It fails under the thresholds above; go test -v prints
+// the tables, the misses and the false positives.
+func TestCorpusRates(t *testing.T) {
+	t.Parallel()
+	attacks := loadCorpus(t, "attacks.jsonl")
+	benign := loadCorpus(t, "benign.jsonl")
+	if len(attacks) < 150 || len(benign) < 300 {
+		t.Fatalf("corpus too small: %d attacks, %d benign memories", len(attacks), len(benign))
+	}
+	langs := map[string]bool{}
+	for _, e := range attacks {
+		langs[e.Lang] = true
+	}
+	for _, l := range InstructionLanguages {
+		if !langs[l] {
+			t.Errorf("no attack in language %s", l)
+		}
+	}
+	r := measureCorpus(t, attacks, benign)
+	r.log(t)
+	if r.all.rate() < minDetection {
+		t.Errorf("detection %.3f < %.2f", r.all.rate(), minDetection)
+	}
+	for _, m := range []map[string]*tally{r.byTech, r.byLang} {
+		for k, v := range m {
+			if v.rate() < minGroupDetection {
+				t.Errorf("detection for %s %.3f < %.2f", k, v.rate(), minGroupDetection)
+			}
+		}
+	}
+	if r.fp.rate() > maxFalsePositiveRatio {
+		t.Errorf("false positives %.4f > %.2f", r.fp.rate(), maxFalsePositiveRatio)
+	}
+}
+
+// TestCorpusHoldout measures the held-out corpus (holdout_*.jsonl),
+// written after the detectors were fixed against the main corpus and never
+// used to change them: its rates estimate how the detectors do on text
+// they were not fitted to. It only reports (see README.md); it fails only
+// on a broken finding.
+func TestCorpusHoldout(t *testing.T) {
+	t.Parallel()
+	r := measureCorpus(t, loadCorpus(t, "holdout_attacks.jsonl"), loadCorpus(t, "holdout_benign.jsonl"))
+	r.log(t)
+}
