@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/wire"
 	"github.com/memgate/memgate/store"
 )
 
@@ -42,6 +44,33 @@ type memoryInput struct {
 type batchInput struct {
 	Tenant   string        `json:"tenant"`
 	Memories []memoryInput `json:"memories"`
+}
+
+// rememberInput is a body of POST /v1/memories as it is decoded: one
+// memory, or a batch, which the members tell apart (see isBatch).
+type rememberInput struct {
+	memoryInput
+	Memories []memoryInput `json:"memories"`
+}
+
+// isBatch tells a batch from a single memory by the members of a remember
+// body: a member named memories makes a batch, beside which only tenant
+// may stand. Without it, memories in another case (which the field
+// matching would take) is not a member of a memory either.
+func isBatch(members []string) (bool, error) {
+	batch := slices.Contains(members, "memories")
+	for _, m := range members {
+		var known bool
+		if batch {
+			known = strings.EqualFold(m, "memories") || strings.EqualFold(m, "tenant")
+		} else {
+			known = !strings.EqualFold(m, "memories")
+		}
+		if !known {
+			return false, bodyDecoder.UnknownField(wire.Clip(m))
+		}
+	}
+	return batch, nil
 }
 
 // rememberedList is the response of POST /v1/memories.
@@ -94,19 +123,21 @@ func (s *server) remember(c *call) error {
 	if err != nil {
 		return err
 	}
-	var probe map[string]json.RawMessage
 	if len(bytes.TrimSpace(b)) == 0 {
 		return memgate.FieldError("", "request body is required (a memory, or {\"memories\":[…]})")
 	}
-	if err := decodeStrict(b, &probe); err != nil {
+	var body rememberInput
+	members, err := bodyDecoder.DecodeObject(b, &body)
+	if err != nil {
+		return err
+	}
+	batch, err := isBatch(members)
+	if err != nil {
 		return err
 	}
 	var out []*engine.Remembered
-	if _, batch := probe["memories"]; batch {
-		var in batchInput
-		if err := decodeStrict(b, &in); err != nil {
-			return err
-		}
+	if batch {
+		in := batchInput{Tenant: body.Tenant, Memories: body.Memories}
 		if k := c.key(); in.Tenant != "" && in.Tenant != k.Tenant {
 			return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "tenant", Message: "is fixed by the key; another tenant may not be named"}
 		}
@@ -126,11 +157,7 @@ func (s *server) remember(c *call) error {
 			return headerField(err)
 		}
 	} else {
-		var in memoryInput
-		if err := decodeStrict(b, &in); err != nil {
-			return err
-		}
-		req, err := c.request(in)
+		req, err := c.request(body.memoryInput)
 		if err != nil {
 			return err
 		}
@@ -340,7 +367,7 @@ func (c *call) idScopeWith(b idOwner) (memgate.Scope, error) {
 		case *f.q == "":
 			*f.q = f.fromBody
 		case *f.q != f.fromBody:
-			return sc, memgate.FieldError(f.name, "names two values (%q in the query, %q in the body): name it once", clip(*f.q), clip(f.fromBody))
+			return sc, memgate.FieldError(f.name, "names two values (%q in the query, %q in the body): name it once", wire.Clip(*f.q), wire.Clip(f.fromBody))
 		}
 	}
 	return sc, nil
@@ -781,7 +808,7 @@ func (s *server) importJSONL(c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := checkEscapes(b); err != nil {
+	if err := bodyDecoder.CheckText(b); err != nil {
 		return err
 	}
 	res, err := c.sess.Import(c.ctx, engine.ImportRequest{Tenant: tenant}, bytes.NewReader(b))

@@ -36,6 +36,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/wire"
 )
 
 // Defaults for Config.
@@ -228,7 +229,7 @@ func (s *server) register() {
 		allowed := strings.Join(allow, ", ")
 		s.mux.Handle(p, s.named(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
-			s.writeError(w, r, &memgate.Error{Code: codeMethodNotAllowed, Message: "method not allowed on this path (allowed: " + allowed + ")"})
+			s.writeError(w, r, &memgate.Error{Code: wire.CodeMethodNotAllowed, Message: "method not allowed on this path (allowed: " + allowed + ")"})
 		})))
 	}
 	s.mux.Handle("/", s.named("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

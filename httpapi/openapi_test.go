@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/wire"
 	"github.com/memgate/memgate/store"
 )
 
@@ -191,7 +192,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"Count":           reflect.TypeFor[store.Count](),
 		"Stats":           reflect.TypeFor[statsResponse](),
 		"ImportResult":    reflect.TypeFor[engine.ImportResult](),
-		"Error":           reflect.TypeFor[errorBody](),
+		"Error":           reflect.TypeFor[wire.ErrorBody](),
 		"ChatRequest":     reflect.TypeFor[chatInput](),
 		"ChatResult":      reflect.TypeFor[agent.Result](),
 		"ChatOutcome":     reflect.TypeFor[agent.Outcome](),

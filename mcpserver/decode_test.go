@@ -31,6 +31,10 @@ func TestDecodeArgs(t *testing.T) {
 		{"two values", `{} {}`, "", false},
 		{"truncated", `{"content":`, "", false},
 		{"invalid UTF-8", "{\"content\":\"\xff\"}", "", false},
+		{"duplicate key", `{"content":"a","kind":"fact","content":"b"}`, "content", false},
+		{"duplicate key in another case", `{"kind":"fact","Kind":"task"}`, "Kind", false},
+		{"duplicate key spelled as an escape", `{"kind":"fact","\u006bind":"task"}`, "kind", false},
+		{"each key once", `{"kind":"fact","content":"b"}`, "", true},
 	} {
 		var in rememberInput
 		err := decodeArgs(json.RawMessage(tc.in), &in)
@@ -49,7 +53,8 @@ func TestDecodeArgs(t *testing.T) {
 // did not hold.
 func FuzzDecodeArgs(f *testing.F) {
 	for _, s := range []string{``, `{}`, `{"content":"x","kind":"fact"}`, `{"content":"\ud800"}`, `{"content":"\ud83c\udf75"}`,
-		`{"k":1e400}`, `{"principal":"x"}`, `{"content":"\\"}`, `{"content":"\u0000"}`, "{\"content\":\"\xed\xa0\x80\"}"} {
+		`{"k":1e400}`, `{"principal":"x"}`, `{"content":"a","content":"b"}`, `{"kind":"fact","KIND":"task"}`,
+		`{"content":"\\"}`, `{"content":"\u0000"}`, "{\"content\":\"\xed\xa0\x80\"}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -6,46 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"time"
 
-	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// errorBody is the REST API's error shape, which a failed tool call
-// carries as its text: {"error":{"code","message","field"}}.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-// describe returns what the REST API answers for err: its code, message
-// (with the field) and field, and the HTTP status. An error without a
-// known code, or with code internal, is "internal error" and internal is
-// set: its detail is for the log, never for the caller.
-func describe(err error) (d errorDetail, status int, internal bool) {
-	code := memgate.ErrorCode(err)
-	status, known := httpapi.Status(code) // the REST API's table
-	d = errorDetail{Code: code, Message: memgate.ErrorMessage(err), Field: memgate.ErrorField(err)}
-	if !known || code == memgate.EINTERNAL {
-		return errorDetail{Code: memgate.EINTERNAL, Message: "internal error"}, http.StatusInternalServerError, true
-	}
-	if d.Message == "" {
-		d.Message = http.StatusText(status)
-	}
-	return d, status, false
-}
-
 // errorJSON is the JSON text of an error body.
-func errorJSON(d errorDetail) string {
-	b, err := json.Marshal(errorBody{Error: d})
+func errorJSON(d wire.ErrorDetail) string {
+	b, err := json.Marshal(wire.ErrorBody{Error: d})
 	if err != nil {
 		return `{"error":{"code":"internal","message":"internal error"}}`
 	}
@@ -56,9 +25,9 @@ func errorJSON(d errorDetail) string {
 // a tool call is logged.
 const metaCallID = "memgate/call_id"
 
-// toolError is the tool result for err: IsError, and as text the error
-// body the REST API would send for the same error.
-func toolError(d errorDetail) *mcp.CallToolResult {
+// toolError is the tool result for an error: IsError, and as text the
+// error body the REST API would send for the same error (wire.Describe).
+func toolError(d wire.ErrorDetail) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: errorJSON(d)}}}
 }
 
@@ -83,7 +52,7 @@ func (t *tools) handler(d definition) mcp.ToolHandler {
 		}
 		level := slog.LevelInfo
 		if err != nil {
-			det, _, internal := describe(err)
+			det, _, internal := wire.Describe(err)
 			res = toolError(det)
 			attrs = append(attrs, slog.String("code", det.Code))
 			if internal {

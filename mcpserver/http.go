@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -169,7 +170,7 @@ func requestScope(rawQuery, tenant string) (memgate.Scope, memgate.Source, error
 	}
 	for k, vals := range v {
 		if !queryParams[k] {
-			return memgate.Scope{}, "", memgate.FieldError(clip(k), "is not a known query parameter (tenant, principal, agent, conversation, source)")
+			return memgate.Scope{}, "", memgate.FieldError(wire.Clip(k), "is not a known query parameter (tenant, principal, agent, conversation, source)")
 		}
 		if len(vals) > 1 {
 			return memgate.Scope{}, "", memgate.FieldError(k, "must be given once")
@@ -193,7 +194,7 @@ func requestScope(rawQuery, tenant string) (memgate.Scope, memgate.Source, error
 // refuse answers a request that never reached the MCP layer, in the REST
 // API's error shape and status, and logs it (ids and codes only).
 func (h *httpHandler) refuse(w http.ResponseWriter, r *http.Request, keyID string, err error, start time.Time) {
-	d, status, internal := describe(err)
+	d, status, internal := wire.Describe(err)
 	attrs := []slog.Attr{slog.String("method", r.Method), slog.Int("status", status), slog.String("code", d.Code), slog.Duration("took", time.Since(start))}
 	if keyID != "" {
 		attrs = append(attrs, slog.String("key_id", keyID))
