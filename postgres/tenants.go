@@ -2,9 +2,8 @@ package postgres
 
 import "context"
 
-// Tenants returns every tenant that has a memory, an audit event or a key,
-// in byte order. It is not part of store.Store (the port has no way to
-// enumerate tenants): "memgate migrate" uses it to copy a whole database.
+// Tenants implements store.Store: every tenant that has a memory, an audit
+// event or a key, in byte order.
 func (db *DB) Tenants(ctx context.Context) ([]string, error) {
 	r, err := db.reader()
 	if err != nil {

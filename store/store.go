@@ -362,6 +362,13 @@ type Store interface {
 	// included (serve creates its first admin key only when it is zero).
 	CountKeys(ctx context.Context) (int64, error)
 
+	// Tenants returns every tenant that has a memory, an audit event or a
+	// key, each once, in byte order (empty, not nil, for an empty store).
+	// It is the one way to enumerate tenants, across every one of them:
+	// "memgate migrate" copies a whole database with it, and no request
+	// path may call it.
+	Tenants(ctx context.Context) ([]string, error)
+
 	// CreateFirstKey stores k only if the store holds no key at all (revoked
 	// ones count), atomically: of several servers starting at once on a new
 	// database, exactly one creates the first admin key. It reports whether

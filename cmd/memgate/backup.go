@@ -43,37 +43,29 @@ func cmdBackup(e env, args []string) error {
 	var src, dst, pg string
 	var asJSON bool
 	fs := newFlagSet("backup", e.stderr, "--db PATH --to COPY.db [--json]")
-	def := os.Getenv("MEMGATE_DB")
-	if def == "" {
-		def = "memgate.db"
-	}
-	fs.StringVar(&src, "db", def, "the database to copy (memgate serve may go on writing it)")
+	fs.StringVar(&src, "db", envDefault("MEMGATE_DB", "memgate.db"), "the database to copy (memgate serve may go on writing it)")
 	fs.StringVar(&dst, "to", "", "the file to write the copy to (required; an existing file is never overwritten)")
 	fs.BoolVar(&asJSON, "json", false, "print what was written as JSON")
 	fs.StringVar(&pg, "postgres", "", "not supported: back PostgreSQL up with pg_dump")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	check := func(pos []string) error {
+		switch {
+		case len(pos) > 0:
+			return usageError{"backup takes no arguments"}
+		case explicitFlag(fs, "postgres"):
+			return usageError{"backup copies a SQLite file; back PostgreSQL up with pg_dump -Fc (and restore with pg_restore)"}
+		case dst == "":
+			return usageError{"--to is required: the file to write the copy to"}
+		}
+		return nil
 	}
-	switch {
-	case len(pos) > 0:
-		return usageError{"backup takes no arguments"}
-	case explicitFlag(fs, "postgres"):
-		return usageError{"backup copies a SQLite file; back PostgreSQL up with pg_dump -Fc (and restore with pg_restore)"}
-	case dst == "":
-		return usageError{"--to is required: the file to write the copy to"}
-	}
-	res, err := backupSQLite(e.ctx, src, dst, backupOptions{})
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(e.stdout, res)
-	}
-	fmt.Fprintf(e.stdout, "backup: wrote %s (%d bytes): %d memories, %d audit events, %d keys, schema version %d\n",
-		res.Path, res.Bytes, res.Memories, res.AuditEvents, res.Keys, res.SchemaVersion)
-	fmt.Fprintf(e.stdout, "verified: integrity %s; schema version and counts equal to %s as of the copy\n", res.Integrity, res.Source)
-	return nil
+	return runCommand(args, e, command[any, *BackupResult]{fs: fs, json: &asJSON, check: check,
+		call: func(any) (*BackupResult, error) { return backupSQLite(e.ctx, src, dst, backupOptions{}) },
+		text: func(res *BackupResult) error {
+			fmt.Fprintf(e.stdout, "backup: wrote %s (%d bytes): %d memories, %d audit events, %d keys, schema version %d\n",
+				res.Path, res.Bytes, res.Memories, res.AuditEvents, res.Keys, res.SchemaVersion)
+			return printLine(e.stdout, "verified: integrity %s; schema version and counts equal to %s as of the copy", res.Integrity, res.Source)
+		},
+	})
 }
 
 // dbFigures is what verification compares between a database and its copy.

@@ -20,15 +20,14 @@ func cmdBench(e env, args []string) error {
 	if len(args) == 0 || args[0] != "locomo" {
 		return usageError{"usage: memgate bench locomo [--data DIR] [--set turns,facts] [--json] (speed: see BENCHMARKS.md)"}
 	}
-	var data, half string
-	var asJSON bool
-	var floors, sets, embedders listFlag
-	var t locomo.Targets
-	var ef embedderFlags
+	var b locomoBench
+	var half string
+	var floors, sets listFlag
+	ef, t := &b.ef, &b.targets
 	fs := newFlagSet("bench locomo", e.stderr, "[--data DIR] [--set turns,facts] [--half 1|2] [--embedders builtin,builtin:lexical-v1,glove-wire] [--json] [--floors 0.2,0.22] [targets]")
 	ef.register(fs)
 	fs.Var(&sets, "set", "memory sets to measure: turns, facts (default both)")
-	fs.Var(&embedders, "embedders", "embedders to measure, each as --embedder takes it, or glove-wire: GloVe sentence vectors served over the OpenAI-compatible API by a loopback server (default: --embedder's)")
+	fs.Var(&b.embedders, "embedders", "embedders to measure, each as --embedder takes it, or glove-wire: GloVe sentence vectors served over the OpenAI-compatible API by a loopback server (default: --embedder's)")
 	fs.StringVar(&half, "half", "", "ask only the questions of one half of the conversations: 1 (conv-26, conv-30) or 2 (conv-41, conv-42)")
 	fs.Var(&floors, "floors", "also sweep these floors (recall@10, silences and injected at each)")
 	fs.Float64Var(&t.MinRecall10, "min-recall10", 0, "fail unless recall@10 with the floor off reaches this (every set)")
@@ -37,82 +36,103 @@ func cmdBench(e env, args []string) error {
 	fs.Float64Var(&t.MinSilence, "min-silence", 0, "fail unless foreign-query silence reaches this")
 	fs.Float64Var(&t.MinSwapped, "min-swapped", 0, "fail unless name-swapped silence reaches this")
 	fs.Float64Var(&t.MaxInjected, "max-injected", 0, "fail if more results than this are injected per own question")
-	fs.StringVar(&data, "data", "", "LoCoMo data directory (default: the repository's "+locomo.RepoDir+", or $"+locomo.DirEnv+")")
-	fs.BoolVar(&asJSON, "json", false, "print the reports as JSON")
-	vw := fs.Float64("vector-weight", -1, "the vector's share of ordering, for every embedder (default: the weight measured for each)")
-	if _, err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if data == "" {
-		d, err := locomo.Dir()
-		if err != nil {
-			return err
-		}
-		data = d
-	}
-	var opts locomo.Options
-	switch half {
-	case "":
-	case "1", "2":
-		opts.Principals = locomo.Halves[int(half[0]-'1')]
-	default:
-		return memgate.FieldError("half", "must be 1 or 2")
-	}
-	for _, f := range floors {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || v < 0 || v > 1 {
-			return memgate.FieldError("floors", "must be numbers in [0, 1]")
-		}
-		opts.Floors = append(opts.Floors, v)
-	}
-	todo := locomo.Sets
-	if len(sets) > 0 {
-		todo = nil
-		for _, s := range sets {
-			set, err := locomo.ParseSet(strings.TrimSpace(s))
+	fs.StringVar(&b.data, "data", "", "LoCoMo data directory (default: the repository's "+locomo.RepoDir+", or $"+locomo.DirEnv+")")
+	fs.BoolVar(&b.asJSON, "json", false, "print the reports as JSON")
+	fs.Float64Var(&b.vectorWeight, "vector-weight", -1, "the vector's share of ordering, for every embedder (default: the weight measured for each)")
+	opts := &b.opts
+	check := func([]string) error {
+		if b.data == "" {
+			d, err := locomo.Dir()
 			if err != nil {
-				return memgate.FieldError("set", "%v", err)
+				return err
 			}
-			todo = append(todo, set)
+			b.data = d
 		}
+		switch half {
+		case "":
+		case "1", "2":
+			opts.Principals = locomo.Halves[int(half[0]-'1')]
+		default:
+			return memgate.FieldError("half", "must be 1 or 2")
+		}
+		for _, f := range floors {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || v < 0 || v > 1 {
+				return memgate.FieldError("floors", "must be numbers in [0, 1]")
+			}
+			opts.Floors = append(opts.Floors, v)
+		}
+		b.sets = locomo.Sets
+		if len(sets) > 0 {
+			b.sets = nil
+			for _, s := range sets {
+				set, err := locomo.ParseSet(strings.TrimSpace(s))
+				if err != nil {
+					return memgate.FieldError("set", "%v", err)
+				}
+				b.sets = append(b.sets, set)
+			}
+		}
+		return nil
 	}
-	d, err := locomo.Load(data)
+	return runCommand(args[1:], e, command[any, struct{}]{fs: fs, check: check,
+		call: func(any) (struct{}, error) { return struct{}{}, b.run(e) }})
+}
+
+// locomoBench is a run of memgate bench locomo, as its flags set it.
+type locomoBench struct {
+	data         string
+	sets         []locomo.Set
+	embedders    listFlag
+	ef           embedderFlags
+	vectorWeight float64 // negative: the weight measured for each embedder
+	opts         locomo.Options
+	targets      locomo.Targets
+	asJSON       bool
+}
+
+// run measures each set with each embedder, printing a table a report
+// (or, with asJSON, every report as JSON at the end), and fails when a
+// report misses the targets.
+func (b *locomoBench) run(e env) error {
+	d, err := locomo.Load(b.data)
 	if err != nil {
 		return err
 	}
+	embedders := b.embedders
 	if len(embedders) == 0 {
-		embedders = listFlag{ef.spec}
+		embedders = listFlag{b.ef.spec}
 	}
 	var reports []*locomo.Report
 	var failed []string
 	for _, spec := range embedders {
-		emb, done, err := benchEmbedder(ef, strings.TrimSpace(spec))
+		emb, done, err := benchEmbedder(b.ef, strings.TrimSpace(spec))
 		if err != nil {
 			return err
 		}
-		for _, set := range todo {
+		for _, set := range b.sets {
 			var w *float64
-			if *vw >= 0 {
-				w = vw
+			if b.vectorWeight >= 0 {
+				w = &b.vectorWeight
 			}
-			rep, ingest, err := benchSet(e, d, set, emb, w, opts)
+			rep, ingest, err := benchSet(e, d, set, emb, w, b.opts)
 			if err != nil {
 				done()
 				return err
 			}
 			reports = append(reports, rep)
-			if !asJSON {
+			if !b.asJSON {
 				fmt.Fprintf(e.stdout, "LoCoMo dev split, imported in %v\n", ingest.Round(time.Millisecond))
 				rep.WriteTable(e.stdout)
 				fmt.Fprintln(e.stdout)
 			}
-			if err := rep.Check(t); err != nil {
+			if err := rep.Check(b.targets); err != nil {
 				failed = append(failed, err.Error())
 			}
 		}
 		done()
 	}
-	if asJSON {
+	if b.asJSON {
 		if err := writeJSON(e.stdout, reports); err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,69 +32,70 @@ const chatTimeout = httpapi.DefaultChatTimeout + 30*time.Second
 // Without --conversation, the session is a new conversation, whose id is
 // printed first.
 func cmdChat(e env, args []string) error {
-	var c common
-	var s scopeFlags
 	var llm llmFlags
-	fs := newFlagSet("chat", e.stderr, "--principal P [--agent A] [--conversation C] (--tenant T --llm ollama:MODEL [--extract] | --server URL)")
-	c.register(fs)
-	s.register(fs)
-	llm.register(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError{"chat takes no arguments: it reads messages from standard input, one per line"}
-	}
-	conv := s.conversation
-	if conv == "" {
-		conv = agent.NewConversationID(time.Now())
-	}
-	var turn func(ctx context.Context, msg string) (*agent.Result, error)
-	if c.server != "" {
-		for _, f := range []string{"db", "policy"} {
-			if c.explicit(f) {
-				return usageError{"--" + f + " applies to a local chat; with --server the server's own applies"}
-			}
+	var model agent.Model
+	c, s := scoped(e, "chat", "--principal P [--agent A] [--conversation C] (--tenant T --llm ollama:MODEL [--extract] | --server URL)")
+	llm.register(c.fs)
+	conv := ""
+	check := func(pos []string) error {
+		if len(pos) > 0 {
+			return usageError{"chat takes no arguments: it reads messages from standard input, one per line"}
 		}
-		if set := append(c.emb.explicit(), llm.explicit()...); len(set) > 0 {
-			return usageError{"--" + set[0] + " applies to a local chat; with --server the server's model and embedder apply"}
+		if conv = s.conversation; conv == "" {
+			conv = agent.NewConversationID(time.Now())
 		}
-		r, err := newRemoteTimeout(c.server, s.tenant, chatTimeout)
-		if err != nil {
-			return err
+		if c.server != "" {
+			return c.remoteOnly("a local chat", "model and embedder apply", llm.explicit())
 		}
-		turn = func(ctx context.Context, msg string) (*agent.Result, error) {
-			return r.c.Chat(ctx, client.ChatRequest{Principal: s.principal, Agent: s.agent, Conversation: conv, Message: msg})
-		}
-	} else {
-		model, err := llm.model()
-		if err != nil {
+		var err error
+		if model, err = llm.model(); err != nil {
 			return err
 		}
 		if model == nil {
 			return usageError{"a local chat needs a model: --llm ollama:MODEL or --llm openai:MODEL (or $" + llmEnv + "); or --server URL to chat through a server"}
 		}
-		scope := memgate.Scope{Tenant: s.tenant, Principal: s.principal, Agent: s.agent, Conversation: conv}
-		if err := scope.Validate(); err != nil {
-			return err
+		return s.chatScope(conv).Validate()
+	}
+	open := func() (chatTurn, func(), error) {
+		if c.server != "" {
+			r, err := newRemoteTimeout(c.server, s.tenant, chatTimeout)
+			if err != nil {
+				return nil, nil, err
+			}
+			return func(ctx context.Context, msg string) (*agent.Result, error) {
+				return r.c.Chat(ctx, client.ChatRequest{Principal: s.principal, Agent: s.agent, Conversation: conv, Message: msg})
+			}, func() {}, nil
 		}
 		eng, done, err := c.openEngine(e.ctx)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		defer done()
 		ag, err := agent.New(agent.Config{Engine: eng, Model: model, Extract: llm.extract})
 		if err != nil {
-			return err
+			done()
+			return nil, nil, err
 		}
-		turn = func(ctx context.Context, msg string) (*agent.Result, error) {
-			return ag.Respond(ctx, agent.Turn{Scope: scope, Message: msg})
-		}
+		return func(ctx context.Context, msg string) (*agent.Result, error) {
+			return ag.Respond(ctx, agent.Turn{Scope: s.chatScope(conv), Message: msg})
+		}, done, nil
 	}
+	return runCommand(args, e, command[chatTurn, struct{}]{fs: c.fs, check: check, open: open,
+		call: func(turn chatTurn) (struct{}, error) { return struct{}{}, chatLoop(e, turn, conv, c.json) }})
+}
 
+// chatTurn answers one message of the session.
+type chatTurn func(ctx context.Context, msg string) (*agent.Result, error)
+
+// chatScope is the scope of a local chat in conversation conv.
+func (s *scopeFlags) chatScope(conv string) memgate.Scope {
+	return memgate.Scope{Tenant: s.tenant, Principal: s.principal, Agent: s.agent, Conversation: conv}
+}
+
+// chatLoop reads the messages of standard input and prints each reply,
+// as one JSON result a line with asJSON.
+func chatLoop(e env, turn chatTurn, conv string, asJSON bool) error {
 	info := e.stdout
-	if c.json {
+	if asJSON {
 		info = e.stderr // standard output holds one JSON result per line
 	}
 	interactive := isTerminal(e.stdin)
@@ -124,7 +124,7 @@ func cmdChat(e env, args []string) error {
 				}
 				failed++
 				fmt.Fprintf(e.stderr, "memgate chat: %s\n", errorLine(err))
-			} else if c.json {
+			} else if asJSON {
 				if err := writeJSONLine(e.stdout, res); err != nil {
 					return err
 				}
@@ -207,13 +207,6 @@ func printTurn(w io.Writer, res *agent.Result) {
 			}
 		}
 	}
-}
-
-// writeJSONLine writes v as one line of JSON.
-func writeJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // isTerminal reports whether r is a terminal (then a prompt is shown).

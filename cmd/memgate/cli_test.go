@@ -26,17 +26,31 @@ func runWith(flag, value, stdin string, args ...string) (int, string, string) {
 
 // cli runs memgate in-process against db.
 func cli(t *testing.T, db string, stdin string, args ...string) (int, string, string) {
-	t.Helper()
 	return runWith("--db", db, stdin, args...)
 }
 
 func mustCLI(t *testing.T, db string, args ...string) string {
 	t.Helper()
-	code, out, errs := cli(t, db, "", args...)
+	return mustRunWith(t, "--db", db, args...)
+}
+
+// mustRunWith is runWith without standard input, ending the test unless
+// memgate exits 0; it returns standard output.
+func mustRunWith(t *testing.T, flag, value string, args ...string) string {
+	t.Helper()
+	code, out, errs := runWith(flag, value, "", args...)
 	if code != 0 {
-		t.Fatalf("memgate %v: exit %d: %s", args, code, errs)
+		t.Fatalf("memgate %v %s %s: exit %d: %s", args, flag, value, code, errs)
 	}
 	return out
+}
+
+// exitCase is a command line that must end with exit status code and a
+// standard error that contains want.
+type exitCase struct {
+	args []string
+	code int
+	want string
 }
 
 func newDB(t *testing.T) string { return filepath.Join(t.TempDir(), "memgate.db") }

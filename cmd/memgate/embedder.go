@@ -31,8 +31,7 @@ type embedderFlags struct {
 	dim, batch int
 	timeout    time.Duration
 	registered bool
-	// explicitlyUsed lists the embedder flags given on the command line.
-	explicitlyUsed func() []string
+	givenFlags // the embedder flags
 }
 
 func (f *embedderFlags) register(fs *flag.FlagSet) {
@@ -47,23 +46,7 @@ func (f *embedderFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dim, "embedder-dim", dim, "expected vector dimension (openai: also requested as \"dimensions\"); 0: what the model answers")
 	fs.IntVar(&f.batch, "embedder-batch", 0, "most texts per embedder request (default 32)")
 	fs.DurationVar(&f.timeout, "embedder-timeout", 0, "time limit of one embedder request (default 30s)")
-	f.explicitlyUsed = func() []string {
-		var set []string
-		fs.Visit(func(fl *flag.Flag) {
-			if strings.HasPrefix(fl.Name, "embedder") {
-				set = append(set, fl.Name)
-			}
-		})
-		return set
-	}
-}
-
-// explicit returns the embedder flags given on the command line.
-func (f *embedderFlags) explicit() []string {
-	if f.explicitlyUsed == nil {
-		return nil
-	}
-	return f.explicitlyUsed()
+	f.givenFlags = givenFlags{fs, func(name string) bool { return strings.HasPrefix(name, "embedder") }}
 }
 
 // embedder builds the embedder the flags name. It makes no request: serve

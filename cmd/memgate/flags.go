@@ -94,6 +94,15 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// values converts the values of a list flag (nil for none).
+func values[T ~string](l listFlag) []T {
+	var out []T
+	for _, v := range l {
+		out = append(out, T(v))
+	}
+	return out
+}
+
 // timeFlag is an optional RFC 3339 time. A malformed value is kept in err
 // for parse to return as bad input naming the field: returned by Set, the
 // flag package would turn it into a usage error's text.
@@ -128,6 +137,28 @@ func parseTime(field, s string) (time.Time, error) {
 		return time.Time{}, memgate.FieldError(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
 	}
 	return t, nil
+}
+
+// givenFlags tells which of the flags a register method added to fs (those
+// match accepts) were given on the command line.
+type givenFlags struct {
+	fs    *flag.FlagSet
+	match func(name string) bool
+}
+
+// explicit returns the matching flags given on the command line, in
+// lexical order (none before the flags are registered).
+func (g givenFlags) explicit() []string {
+	if g.fs == nil {
+		return nil
+	}
+	var set []string
+	g.fs.Visit(func(f *flag.Flag) {
+		if g.match(f.Name) {
+			set = append(set, f.Name)
+		}
+	})
+	return set
 }
 
 // scopeFlags are the scope flags most commands take.

@@ -7,14 +7,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/engine"
-	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/postgres"
 	"github.com/memgate/memgate/store"
 )
@@ -96,10 +94,20 @@ type keysFlags struct {
 	create bool
 }
 
-func (k *keysFlags) register(fs *flag.FlagSet) {
+// register returns the flag set of the keys subcommand name, with the
+// flags every subcommand takes.
+func (k *keysFlags) register(e env, name, usage string) *flag.FlagSet {
+	fs := newFlagSet(name, e.stderr, usage)
 	k.c.register(fs)
 	fs.StringVar(&k.postgres, "postgres", os.Getenv(postgresURLEnv), "PostgreSQL URL to use instead of --db (default $"+postgresURLEnv+")")
 	fs.StringVar(&k.tenant, "tenant", "", "tenant of the keys (required locally; with --server the key's, which --tenant may repeat)")
+	return fs
+}
+
+// runKeys runs a keys subcommand against the key administration k opens.
+func runKeys[T any](k *keysFlags, args []string, e env, check func([]string) error, call func(keyAdmin) (T, error), text func(T) error) error {
+	return runCommand(args, e, command[keyAdmin, T]{fs: k.c.fs, json: &k.c.json, check: check,
+		open: func() (keyAdmin, func(), error) { return k.open(e) }, call: call, text: text})
 }
 
 // open returns the key administration the flags name. Locally the keys go
@@ -142,15 +150,15 @@ func (k *keysFlags) open(e env) (keyAdmin, func(), error) {
 		}
 		db = sq
 	}
-	eng, err := engine.New(engine.Config{Store: db})
+	g, done, err := openGuard(func() (*engine.Engine, func(), error) {
+		eng, err := engine.New(engine.Config{Store: db})
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		return eng, func() { eng.Close(); db.Close() }, nil
+	})
 	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	done := func() { eng.Close(); db.Close() }
-	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
-	if err != nil {
-		done()
 		return nil, nil, err
 	}
 	sess, err := g.Local(memgate.Key{ID: "cli", Tenant: k.tenant, Role: memgate.RoleAdmin})
@@ -189,49 +197,38 @@ func cmdKeysCreate(e env, args []string) error {
 	k := keysFlags{create: true}
 	var tmpl memgate.Key
 	var role, sources string
-	fs := newFlagSet("keys create", e.stderr, "--tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S] [--name N]")
-	k.register(fs)
+	fs := k.register(e, "keys create", "--tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S] [--name N]")
 	fs.StringVar(&role, "role", "", "admin, agent or user (required)")
 	fs.StringVar(&tmpl.Principal, "principal", "", "bind the key to this principal (required for user)")
 	fs.StringVar(&tmpl.Agent, "agent", "", "bind an agent key to this agent")
 	fs.StringVar(&sources, "sources", "", "comma-separated sources the key may claim (default: its role's; e.g. user,assistant,tool for an agent that relays what people say)")
 	fs.StringVar(&tmpl.Name, "name", "", "a label for people (e.g. which service uses the key)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError{"keys create takes no arguments"}
-	}
-	r, err := memgate.ParseRole(role)
-	if err != nil {
-		return err
-	}
-	tmpl.Role = r
-	for _, src := range strings.Split(sources, ",") {
-		if src = strings.TrimSpace(src); src != "" {
-			tmpl.Sources = append(tmpl.Sources, memgate.Source(src))
+	check := func(pos []string) error {
+		if len(pos) > 0 {
+			return usageError{"keys create takes no arguments"}
 		}
+		r, err := memgate.ParseRole(role)
+		if err != nil {
+			return err
+		}
+		tmpl.Role = r
+		for _, src := range strings.Split(sources, ",") {
+			if src = strings.TrimSpace(src); src != "" {
+				tmpl.Sources = append(tmpl.Sources, memgate.Source(src))
+			}
+		}
+		return memgate.CheckSources("sources", tmpl.Sources)
 	}
-	if err := memgate.CheckSources("sources", tmpl.Sources); err != nil {
-		return err
-	}
-	adm, done, err := k.open(e)
-	if err != nil {
-		return err
-	}
-	defer done()
-	secret, rec, err := adm.CreateKey(e.ctx, tmpl)
-	if err != nil {
-		return err
-	}
-	if k.c.json {
-		return writeJSON(e.stdout, CreatedKey{Key: rec, Secret: secret})
-	}
-	fmt.Fprintln(e.stdout, secret)
-	fmt.Fprintf(e.stderr, "created %s key %s for tenant %s%s; the secret above is shown only this once\n",
-		rec.Role, rec.ID, rec.Tenant, bindingText(rec))
-	return nil
+	return runKeys(&k, args, e, check,
+		func(adm keyAdmin) (CreatedKey, error) {
+			secret, rec, err := adm.CreateKey(e.ctx, tmpl)
+			return CreatedKey{Key: rec, Secret: secret}, err
+		},
+		func(ck CreatedKey) error {
+			fmt.Fprintln(e.stdout, ck.Secret)
+			return printLine(e.stderr, "created %s key %s for tenant %s%s; the secret above is shown only this once",
+				ck.Key.Role, ck.Key.ID, ck.Key.Tenant, bindingText(ck.Key))
+		})
 }
 
 func bindingText(k *memgate.Key) string {
@@ -245,65 +242,44 @@ func bindingText(k *memgate.Key) string {
 	return s
 }
 
+// keyList is the JSON shape of keys list.
+type keyList struct {
+	Keys []*memgate.Key `json:"keys"`
+}
+
 func cmdKeysList(e env, args []string) error {
 	var k keysFlags
-	fs := newFlagSet("keys list", e.stderr, "--tenant T")
-	k.register(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError{"keys list takes no arguments"}
-	}
-	adm, done, err := k.open(e)
-	if err != nil {
-		return err
-	}
-	defer done()
-	keys, err := adm.ListKeys(e.ctx)
-	if err != nil {
-		return err
-	}
-	if k.c.json {
-		return writeJSON(e.stdout, map[string]any{"keys": keys})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tROLE\tPRINCIPAL\tAGENT\tSOURCES\tNAME\tCREATED\tREVOKED")
-	for _, key := range keys {
-		revoked := ""
-		if key.RevokedAt != nil {
-			revoked = key.RevokedAt.Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", key.ID, key.Role, key.Principal, key.Agent,
-			memgate.JoinSources(auth.SourcesOf(key)), key.Name, key.CreatedAt.Format(time.RFC3339), revoked)
-	}
-	return tw.Flush()
+	k.register(e, "keys list", "--tenant T")
+	return runKeys(&k, args, e, noArgs("keys list takes no arguments"),
+		func(adm keyAdmin) (keyList, error) {
+			keys, err := adm.ListKeys(e.ctx)
+			return keyList{keys}, err
+		},
+		func(l keyList) error {
+			return table(e.stdout, "ID\tROLE\tPRINCIPAL\tAGENT\tSOURCES\tNAME\tCREATED\tREVOKED", len(l.Keys), func(i int) string {
+				key := l.Keys[i]
+				revoked := ""
+				if key.RevokedAt != nil {
+					revoked = key.RevokedAt.Format(time.RFC3339)
+				}
+				return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", key.ID, key.Role, key.Principal, key.Agent,
+					memgate.JoinSources(auth.SourcesOf(key)), key.Name, key.CreatedAt.Format(time.RFC3339), revoked)
+			})
+		})
 }
 
 func cmdKeysRevoke(e env, args []string) error {
 	var k keysFlags
-	fs := newFlagSet("keys revoke", e.stderr, "--tenant T ID")
-	k.register(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	var id string
+	k.register(e, "keys revoke", "--tenant T ID")
+	check := func(pos []string) error {
+		if len(pos) != 1 {
+			return usageError{"expected exactly one key ID"}
+		}
+		id = pos[0]
+		return nil
 	}
-	if len(pos) != 1 {
-		return usageError{"expected exactly one key ID"}
-	}
-	adm, done, err := k.open(e)
-	if err != nil {
-		return err
-	}
-	defer done()
-	key, err := adm.RevokeKey(e.ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if k.c.json {
-		return writeJSON(e.stdout, key)
-	}
-	fmt.Fprintf(e.stdout, "%s revoked\n", key.ID)
-	return nil
+	return runKeys(&k, args, e, check,
+		func(adm keyAdmin) (*memgate.Key, error) { return adm.RevokeKey(e.ctx, id) },
+		func(key *memgate.Key) error { return printLine(e.stdout, "%s revoked", key.ID) })
 }

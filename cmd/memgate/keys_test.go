@@ -88,11 +88,7 @@ func TestKeysCreateListRevoke(t *testing.T) {
 func TestKeysRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
-	for _, tc := range []struct {
-		args []string
-		code int
-		want string
-	}{
+	for _, tc := range []exitCase{
 		{[]string{"keys"}, 2, "missing subcommand"},
 		{[]string{"keys", "rotate"}, 2, "unknown subcommand"},
 		{[]string{"keys", "create", "--role", "admin"}, 1, "tenant: is required"},

@@ -26,11 +26,10 @@ const (
 // memgate chat: ollama:MODEL or openai:MODEL (any OpenAI-compatible
 // chat completions server), and whether facts are extracted.
 type llmFlags struct {
-	spec, url string
-	timeout   time.Duration
-	extract   bool
-	// explicitlyUsed lists the model flags given on the command line.
-	explicitlyUsed func() []string
+	spec, url  string
+	timeout    time.Duration
+	extract    bool
+	givenFlags // the model flags
 }
 
 func (f *llmFlags) register(fs *flag.FlagSet) {
@@ -38,23 +37,7 @@ func (f *llmFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "llm-url", os.Getenv(llmURLEnv), "base URL of the chat model (ollama default "+ollama.DefaultURL+", openai default "+openai.DefaultURL+")")
 	fs.DurationVar(&f.timeout, "llm-timeout", 0, "time limit of one chat model request (default 2m)")
 	fs.BoolVar(&f.extract, "extract", false, "after each exchange, ask the model to propose facts and preferences about the person; they pass the write gate as source assistant (pending for approval under the default policy)")
-	f.explicitlyUsed = func() []string {
-		var set []string
-		fs.Visit(func(fl *flag.Flag) {
-			if strings.HasPrefix(fl.Name, "llm") || fl.Name == "extract" {
-				set = append(set, fl.Name)
-			}
-		})
-		return set
-	}
-}
-
-// explicit returns the model flags given on the command line.
-func (f *llmFlags) explicit() []string {
-	if f.explicitlyUsed == nil {
-		return nil
-	}
-	return f.explicitlyUsed()
+	f.givenFlags = givenFlags{fs, func(name string) bool { return strings.HasPrefix(name, "llm") || name == "extract" }}
 }
 
 // model builds the chat model the flags name, or nil without --llm (then

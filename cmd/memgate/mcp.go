@@ -5,10 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,80 +41,60 @@ func cmdMCP(e env, args []string) error {
 	var s scopeFlags
 	var allowForget bool
 	var source string
+	var src memgate.Source
 	fs := newFlagSet("mcp", e.stderr, "--tenant T --principal P [--agent A] [--conversation C] [--allow-forget] [--db PATH | --server URL]")
-	def := os.Getenv("MEMGATE_DB")
-	if def == "" {
-		def = "memgate.db"
-	}
-	c.fs = fs
-	fs.StringVar(&c.db, "db", def, "path of the embedded database")
-	fs.StringVar(&c.policy, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
-	fs.StringVar(&c.server, "server", os.Getenv("MEMGATE_SERVER"), "URL of a memgate server to use instead of --db (key from $MEMGATE_API_KEY)")
+	c.registerLocal(fs)
 	s.register(fs)
 	c.emb.register(fs)
 	fs.BoolVar(&allowForget, "allow-forget", false, "offer the forget_me tool, which lets the model erase every memory of the principal (off by default)")
 	fs.StringVar(&source, "source", string(mcpserver.DefaultSource),
 		"whom remembered memories are attributed to; the write gate's policy for that source applies (by default an assistant's facts and preferences are held as pending)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	check := func(pos []string) error {
+		if len(pos) > 0 {
+			return usageError{"mcp takes no arguments"}
+		}
+		var err error
+		if src, err = memgate.ParseSource(source); err != nil || c.server != "" {
+			return err
+		}
+		return s.scope().Validate()
 	}
-	if len(pos) > 0 {
-		return usageError{"mcp takes no arguments"}
+	open := func() (mcpserver.Config, func(), error) {
+		if c.server != "" {
+			be, done, err := c.open(e.ctx)
+			return mcpserver.Config{Backend: be, Caller: mcpserver.RemoteCaller{
+				Request:     memgate.Scope{Principal: s.principal, Agent: s.agent, Conversation: s.conversation},
+				AllowForget: allowForget,
+			}}, done, err
+		}
+		g, done, err := openGuard(func() (*engine.Engine, func(), error) { return c.openEngine(e.ctx) })
+		if err != nil {
+			return mcpserver.Config{}, nil, err
+		}
+		lc, err := mcpserver.NewLocal(g, localActor, s.scope(), src, allowForget)
+		if err != nil {
+			done()
+			return mcpserver.Config{}, nil, err
+		}
+		return mcpserver.Config{Backend: lc, Caller: lc}, done, nil
 	}
-	src, err := memgate.ParseSource(source)
-	if err != nil {
-		return err
-	}
-	var (
-		caller mcpserver.Caller
-		be     mcpserver.Backend
-	)
-	if c.server == "" {
-		scope := s.scope()
-		if err := scope.Validate(); err != nil {
-			return err
-		}
-		eng, done, err := c.openEngine(e.ctx)
-		if err != nil {
-			return err
-		}
-		defer done()
-		g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}})
-		if err != nil {
-			return err
-		}
-		lc, err := mcpserver.NewLocal(g, localActor, scope, src, allowForget)
-		if err != nil {
-			return err
-		}
-		caller, be = lc, lc
-	} else {
-		caller = mcpserver.RemoteCaller{
-			Request:     memgate.Scope{Principal: s.principal, Agent: s.agent, Conversation: s.conversation},
-			AllowForget: allowForget,
-		}
-		r, done, err := c.open(e.ctx)
-		if err != nil {
-			return err
-		}
-		defer done()
-		be = r
-	}
-	srv, err := mcpserver.New(mcpserver.Config{
-		Backend: be,
-		Caller:  caller,
-		Source:  src,
-		Logger:  slog.New(slog.NewJSONHandler(e.stderr, nil)),
-		Version: buildinfo.Get().Version,
-	})
+	return runCommand(args, e, command[mcpserver.Config, struct{}]{fs: fs, check: check, open: open,
+		call: func(cfg mcpserver.Config) (struct{}, error) { return struct{}{}, serveMCP(e, cfg, src) }})
+}
+
+// serveMCP runs the MCP server of cfg on standard input and output until
+// the client closes standard input or the process is told to stop.
+func serveMCP(e env, cfg mcpserver.Config, src memgate.Source) error {
+	cfg.Source = src
+	cfg.Logger = slog.New(slog.NewJSONHandler(e.stderr, nil))
+	cfg.Version = buildinfo.Get().Version
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return err
 	}
 	err = srv.Run(e.ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, context.Canceled):
-		// The client closed standard input, or the process was told to stop.
 		return nil
 	}
 	return err

@@ -232,11 +232,7 @@ func TestMCPStdoutIsTheProtocol(t *testing.T) {
 func TestMCPFlags(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
-	for _, tc := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
+	for _, tc := range []exitCase{
 		{[]string{"--db", db, "--principal", "alice"}, 1, "tenant: is required"},
 		{[]string{"--db", db, "--tenant", "acme"}, 1, "principal: is required"},
 		{[]string{"--db", db, "--tenant", "acme", "--principal", "a b"}, 1, "principal: must match"},
@@ -246,8 +242,8 @@ func TestMCPFlags(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"mcp"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
-		if code != tc.code || !strings.Contains(stderr.String(), tc.msg) || stdout.Len() != 0 {
-			t.Errorf("mcp %v: exit %d, stderr %q, stdout %q; want %d %q", tc.args, code, stderr.String(), stdout.String(), tc.code, tc.msg)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("mcp %v: exit %d, stderr %q, stdout %q; want %d %q", tc.args, code, stderr.String(), stdout.String(), tc.code, tc.want)
 		}
 	}
 	if _, err := os.Stat(db); err == nil {

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,14 +19,11 @@ import (
 // password need not be on the command line.
 const postgresURLEnv = "MEMGATE_POSTGRES_URL"
 
-// migrationEnd is one side of a migration: a store, and the way to list
-// its tenants, which the store port does not offer (each backend answers
-// from its own tables: postgres.DB.Tenants, a read-only query on the
-// SQLite file).
+// migrationEnd is one side of a migration: a store, read and written
+// through the port alone (its Tenants lists what there is to copy).
 type migrationEnd struct {
-	name    string // for the figures: the backend and the path or redacted URL
-	st      store.Store
-	tenants func(ctx context.Context) ([]string, error)
+	name string // for the figures: the backend and the path or redacted URL
+	st   store.Store
 }
 
 // openMigrationEnd opens "sqlite:PATH" or "postgres:URL" ("postgres:"
@@ -48,7 +42,7 @@ func openMigrationEnd(ctx context.Context, spec string, created io.Writer) (*mig
 		if err != nil {
 			return nil, err
 		}
-		return &migrationEnd{name: "sqlite:" + rest, st: db, tenants: sqliteTenants(rest)}, nil
+		return &migrationEnd{name: "sqlite:" + rest, st: db}, nil
 	case ok && kind == "postgres":
 		if rest == "" {
 			rest = os.Getenv(postgresURLEnv)
@@ -60,7 +54,7 @@ func openMigrationEnd(ctx context.Context, spec string, created io.Writer) (*mig
 		if err != nil {
 			return nil, err // names the URL redacted
 		}
-		return &migrationEnd{name: "postgres:" + postgres.RedactURL(rest), st: db, tenants: db.Tenants}, nil
+		return &migrationEnd{name: "postgres:" + postgres.RedactURL(rest), st: db}, nil
 	}
 	return nil, usageError{fmt.Sprintf("%q: want sqlite:PATH or postgres:URL", clipSpec(spec))}
 }
@@ -74,37 +68,6 @@ func clipSpec(s string) string {
 	return s
 }
 
-// sqliteTenants lists the tenants of the SQLite file at path through a
-// read-only connection of its own.
-func sqliteTenants(path string) func(ctx context.Context) ([]string, error) {
-	return func(ctx context.Context) ([]string, error) {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil, err
-		}
-		db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: abs}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(5000)")
-		if err != nil {
-			return nil, err
-		}
-		defer db.Close()
-		rows, err := db.QueryContext(ctx, `SELECT tenant FROM memories UNION SELECT tenant FROM audit_events
-			UNION SELECT tenant FROM keys ORDER BY 1`)
-		if err != nil {
-			return nil, fmt.Errorf("list tenants of %s: %w", path, err)
-		}
-		defer rows.Close()
-		out := []string{}
-		for rows.Next() {
-			var t string
-			if err := rows.Scan(&t); err != nil {
-				return nil, err
-			}
-			out = append(out, t)
-		}
-		return out, rows.Err()
-	}
-}
-
 func cmdMigrate(e env, args []string) error {
 	var from, to string
 	var intoNonempty bool
@@ -114,30 +77,32 @@ func cmdMigrate(e env, args []string) error {
 	fs.StringVar(&to, "to", "", "the database to copy into, empty unless --into-nonempty")
 	fs.BoolVar(&intoNonempty, "into-nonempty", false, "copy into a database that holds data already (a memory or key id it holds is then an error)")
 	fs.IntVar(&batch, "batch", store.MaxPageSize, "memories and audit events per read and per write transaction")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	check := func(pos []string) error {
+		switch {
+		case len(pos) > 0:
+			return usageError{"migrate takes no arguments"}
+		case from == "" || to == "":
+			return usageError{"--from and --to are required"}
+		case batch < 1 || batch > store.MaxPageSize:
+			return usageError{fmt.Sprintf("--batch must be from 1 to %d", store.MaxPageSize)}
+		}
+		return nil
 	}
-	switch {
-	case len(pos) > 0:
-		return usageError{"migrate takes no arguments"}
-	case from == "" || to == "":
-		return usageError{"--from and --to are required"}
-	case batch < 1 || batch > store.MaxPageSize:
-		return usageError{fmt.Sprintf("--batch must be from 1 to %d", store.MaxPageSize)}
+	open := func() (*migrator, func(), error) {
+		src, err := openMigrationEnd(e.ctx, from, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		dst, err := openMigrationEnd(e.ctx, to, e.stderr)
+		if err != nil {
+			src.st.Close()
+			return nil, nil, err
+		}
+		m := &migrator{ctx: e.ctx, src: src, dst: dst, batch: batch, out: e.stdout}
+		return m, func() { dst.st.Close(); src.st.Close() }, nil
 	}
-	src, err := openMigrationEnd(e.ctx, from, nil)
-	if err != nil {
-		return err
-	}
-	defer src.st.Close()
-	dst, err := openMigrationEnd(e.ctx, to, e.stderr)
-	if err != nil {
-		return err
-	}
-	defer dst.st.Close()
-	m := &migrator{ctx: e.ctx, src: src, dst: dst, batch: batch, out: e.stdout}
-	return m.run(intoNonempty)
+	return runCommand(args, e, command[*migrator, struct{}]{fs: fs, check: check, open: open,
+		call: func(m *migrator) (struct{}, error) { return struct{}{}, m.run(intoNonempty) }})
 }
 
 // migrator copies every tenant of src into dst through the store port:
@@ -182,11 +147,11 @@ func (f tenantFigures) statusLine() string {
 
 func (m *migrator) run(intoNonempty bool) error {
 	fmt.Fprintf(m.out, "migrate: %s -> %s\n", m.src.name, m.dst.name)
-	tenants, err := m.src.tenants(m.ctx)
+	tenants, err := m.src.st.Tenants(m.ctx)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	dstTenants, err := m.dst.tenants(m.ctx)
+	dstTenants, err := m.dst.st.Tenants(m.ctx)
 	if err != nil {
 		return fmt.Errorf("destination: %w", err)
 	}
@@ -265,92 +230,64 @@ func (m *migrator) run(intoNonempty bool) error {
 	return nil
 }
 
-// pageCursors walks pages with next (which returns a page's next cursor)
-// and returns the cursor that starts each page, newest page first.
-func pageCursors(next func(cursor string) (string, error)) ([]string, error) {
+// copyOldestFirst copies what list reads in pages, newest first as the
+// port returns them, with write, oldest first and a page per write (one
+// transaction), so that the destination's order of insertion, which List,
+// export and the audit log follow, is the source's. The cursor starting
+// each page is collected first and the pages then read again in reverse:
+// memory stays bounded by a page whatever the tenant's size.
+func copyOldestFirst[T any](list func(cursor string) ([]T, string, error), write func([]T) error) (int, error) {
 	cursors := []string{""}
 	for {
-		c, err := next(cursors[len(cursors)-1])
+		_, next, err := list(cursors[len(cursors)-1])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		if c == "" {
-			return cursors, nil
+		if next == "" {
+			break
 		}
-		cursors = append(cursors, c)
+		cursors = append(cursors, next)
 	}
+	n := 0
+	for i := len(cursors) - 1; i >= 0; i-- {
+		items, _, err := list(cursors[i])
+		if err != nil {
+			return n, err
+		}
+		if len(items) == 0 {
+			continue
+		}
+		slices.Reverse(items)
+		if err := write(items); err != nil {
+			return n, err
+		}
+		n += len(items)
+	}
+	return n, nil
 }
 
-// copyMemories copies the tenant's memories oldest first, one Insert (one
-// transaction) per page, so the destination's insertion order, which List
-// and export follow, is the source's. Pages are read newest first, so the
-// cursors are collected first and the pages then read again in reverse:
-// memory stays bounded by a page whatever the tenant's size.
+// copyMemories copies the tenant's memories with Insert, which keeps
+// their whole stored state.
 func (m *migrator) copyMemories(tenant string) (int, error) {
 	scope := memgate.Scope{Tenant: tenant, AllPrincipals: true}
-	list := func(cursor string) (*store.Page, error) {
-		return m.src.st.List(m.ctx, scope, store.Filter{Limit: m.batch, Cursor: cursor})
-	}
-	cursors, err := pageCursors(func(c string) (string, error) {
-		p, err := list(c)
+	return copyOldestFirst(func(cursor string) ([]*memgate.Memory, string, error) {
+		p, err := m.src.st.List(m.ctx, scope, store.Filter{Limit: m.batch, Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		return p.NextCursor, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for i := len(cursors) - 1; i >= 0; i-- {
-		p, err := list(cursors[i])
-		if err != nil {
-			return n, err
-		}
-		slices.Reverse(p.Memories)
-		if len(p.Memories) == 0 {
-			continue
-		}
-		if err := m.dst.st.Insert(m.ctx, p.Memories); err != nil {
-			return n, err
-		}
-		n += len(p.Memories)
-	}
-	return n, nil
+		return p.Memories, p.NextCursor, nil
+	}, func(ms []*memgate.Memory) error { return m.dst.st.Insert(m.ctx, ms) })
 }
 
-// copyAudit appends the tenant's audit events oldest first, a page per
-// transaction.
+// copyAudit appends the tenant's audit events.
 func (m *migrator) copyAudit(tenant string) (int, error) {
-	list := func(cursor string) (*store.AuditPage, error) {
-		return m.src.st.ListAudit(m.ctx, tenant, store.AuditFilter{Limit: m.batch, Cursor: cursor})
-	}
-	cursors, err := pageCursors(func(c string) (string, error) {
-		p, err := list(c)
+	return copyOldestFirst(func(cursor string) ([]store.AuditEvent, string, error) {
+		p, err := m.src.st.ListAudit(m.ctx, tenant, store.AuditFilter{Limit: m.batch, Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		return p.NextCursor, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for i := len(cursors) - 1; i >= 0; i-- {
-		p, err := list(cursors[i])
-		if err != nil {
-			return n, err
-		}
-		slices.Reverse(p.Events)
-		if len(p.Events) == 0 {
-			continue
-		}
-		if err := m.dst.st.AppendAudit(m.ctx, p.Events); err != nil {
-			return n, err
-		}
-		n += len(p.Events)
-	}
-	return n, nil
+		return p.Events, p.NextCursor, nil
+	}, func(evs []store.AuditEvent) error { return m.dst.st.AppendAudit(m.ctx, evs) })
 }
 
 // copyKeys copies the tenant's key records, revoked ones included.

@@ -20,42 +20,46 @@ import (
 // (or $MEMGATE_POSTGRES_URL) it works on a PostgreSQL database instead of
 // the SQLite file.
 func cmdReembed(e env, args []string) error {
-	var c common
-	var tenant, principal string
+	var tenant, principal, pg string
 	var batch int
-	var pg string
-	fs := newFlagSet("reembed", e.stderr, "--tenant T [--principal P] --embedder ollama:MODEL|openai:MODEL|builtin [--embedder-url URL] [--batch N] [--db PATH | --postgres URL]")
-	c.register(fs)
-	fs.StringVar(&tenant, "tenant", "", "tenant whose memories are re-embedded (required)")
-	fs.StringVar(&principal, "principal", "", "only this principal's memories (default: every principal of the tenant)")
-	fs.IntVar(&batch, "batch", engine.DefaultReembedBatch, "memories read and embedded at a time")
-	fs.StringVar(&pg, "postgres", os.Getenv(postgresURLEnv), "PostgreSQL URL to use instead of --db (default $"+postgresURLEnv+")")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError{"reembed takes no arguments"}
-	}
-	if err := c.local("reembed"); err != nil {
-		return err
-	}
-	if batch <= 0 {
-		return usageError{"--batch must be positive"}
-	}
-	open := c.openEngine
-	if pg != "" {
-		if c.explicit("db") {
+	c := newCommon(e, "reembed", "--tenant T [--principal P] --embedder ollama:MODEL|openai:MODEL|builtin [--embedder-url URL] [--batch N] [--db PATH | --postgres URL]")
+	c.fs.StringVar(&tenant, "tenant", "", "tenant whose memories are re-embedded (required)")
+	c.fs.StringVar(&principal, "principal", "", "only this principal's memories (default: every principal of the tenant)")
+	c.fs.IntVar(&batch, "batch", engine.DefaultReembedBatch, "memories read and embedded at a time")
+	c.fs.StringVar(&pg, "postgres", os.Getenv(postgresURLEnv), "PostgreSQL URL to use instead of --db (default $"+postgresURLEnv+")")
+	check := func(pos []string) error {
+		switch {
+		case len(pos) > 0:
+			return usageError{"reembed takes no arguments"}
+		case c.server != "":
+			return c.local("reembed")
+		case batch <= 0:
+			return usageError{"--batch must be positive"}
+		case pg != "" && c.explicit("db"):
 			return usageError{"--db and --postgres (or $" + postgresURLEnv + ") name two databases: use one"}
 		}
-		open = func(ctx context.Context) (*engine.Engine, func(), error) { return openPostgresEngine(ctx, pg, &c.emb) }
+		return nil
 	}
-	eng, done, err := open(e.ctx)
-	if err != nil {
-		return err
+	open := func() (*engine.Engine, func(), error) {
+		if pg != "" {
+			return openPostgresEngine(e.ctx, pg, &c.emb)
+		}
+		return c.openEngine(e.ctx)
 	}
-	defer done()
-	s := memgate.Scope{Tenant: tenant, Principal: principal, AllPrincipals: principal == ""}
+	return runCommand(args, e, command[*engine.Engine, *engine.ReembedResult]{fs: c.fs, json: &c.json, check: check, open: open,
+		call: func(eng *engine.Engine) (*engine.ReembedResult, error) {
+			return reembed(e, eng, memgate.Scope{Tenant: tenant, Principal: principal, AllPrincipals: principal == ""}, batch)
+		},
+		text: func(res *engine.ReembedResult) error {
+			return printLine(e.stdout, "re-embedded %d of %d memories with %s %s (%d dimensions); %d were already current, %d changed meanwhile",
+				res.Reembedded, res.Total, res.Model.Provider, res.Model.Model, res.Model.Dim, res.Current, res.Changed)
+		},
+	})
+}
+
+// reembed re-embeds the memories of s in batches, with progress on
+// standard error at most once a second and after the last batch.
+func reembed(e env, eng *engine.Engine, s memgate.Scope, batch int) (*engine.ReembedResult, error) {
 	var last time.Time
 	report := func(p engine.ReembedProgress, final bool) {
 		if !final && time.Since(last) < time.Second {
@@ -71,15 +75,10 @@ func cmdReembed(e env, args []string) error {
 			report(res.ReembedProgress, true)
 			fmt.Fprintf(e.stderr, "memgate reembed: stopped after re-embedding %d memories; run it again to continue (memories already done are skipped)\n", res.Reembedded)
 		}
-		return err
+		return nil, err
 	}
 	report(res.ReembedProgress, true)
-	if c.json {
-		return writeJSON(e.stdout, res)
-	}
-	fmt.Fprintf(e.stdout, "re-embedded %d of %d memories with %s %s (%d dimensions); %d were already current, %d changed meanwhile\n",
-		res.Reembedded, res.Total, res.Model.Provider, res.Model.Model, res.Model.Dim, res.Current, res.Changed)
-	return nil
+	return res, nil
 }
 
 // openPostgresEngine opens the PostgreSQL database at url (errors show it

@@ -17,17 +17,12 @@ import (
 
 // remote runs memgate in-process against the server at url (no --db).
 func remote(t *testing.T, url string, stdin string, args ...string) (int, string, string) {
-	t.Helper()
 	return runWith("--server", url, stdin, args...)
 }
 
 func mustRemote(t *testing.T, url string, args ...string) string {
 	t.Helper()
-	code, out, errs := remote(t, url, "", args...)
-	if code != 0 {
-		t.Fatalf("memgate %v --server: exit %d: %s", args, code, errs)
-	}
-	return out
+	return mustRunWith(t, "--server", url, args...)
 }
 
 // serverKey starts a server on a fresh database and returns it with the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"log/slog"
 	"os"
 	"time"
@@ -18,12 +17,8 @@ func cmdServe(e env, args []string) error {
 	var emb embedderFlags
 	var llm llmFlags
 	fs := newFlagSet("serve", e.stderr, "[--addr 127.0.0.1:7070] [--db memgate.db | --postgres URL] [--policy FILE] [flags]")
-	def := os.Getenv("MEMGATE_DB")
-	if def == "" {
-		def = server.DefaultDB
-	}
 	fs.StringVar(&cfg.Addr, "addr", server.DefaultAddr, "address to listen on (port 0 picks a free port)")
-	fs.StringVar(&cfg.DB, "db", def, "path of the embedded database")
+	fs.StringVar(&cfg.DB, "db", envDefault("MEMGATE_DB", server.DefaultDB), "path of the embedded database")
 	fs.Int64Var(&cfg.MaxDBBytes, "max-db-bytes", 0,
 		"largest size of the embedded database in bytes: a write past it answers 503 and stores nothing, reads go on (0: no cap)")
 	fs.StringVar(&cfg.Postgres, "postgres", os.Getenv(postgresURLEnv),
@@ -46,57 +41,51 @@ func cmdServe(e env, args []string) error {
 	fs.BoolVar(&cfg.MCPForget, "mcp-forget", false,
 		"offer the MCP tool forget_me on /mcp to keys that may forget (off by default, as memgate mcp's --allow-forget)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests get to finish on shutdown")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError{"serve takes no arguments"}
-	}
-	if cfg.Postgres != "" {
-		if explicitFlag(fs, "db") {
-			return usageError{"--db and --postgres (or $MEMGATE_POSTGRES_URL) name two databases: use one"}
+	check := func(pos []string) error {
+		if len(pos) > 0 {
+			return usageError{"serve takes no arguments"}
 		}
-		cfg.DB = ""
-	}
-	if cfg.SweepEvery <= 0 {
-		cfg.SweepEvery = -1
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = -1
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = time.Nanosecond // shut down at once
-	}
-	cfg.RateLimit = guard.RateLimit{PerSecond: rate, Burst: burst}
-	if cfg.Embedder, err = emb.embedder(); err != nil {
-		return err
-	}
-	if cfg.LLM, err = llm.model(); err != nil {
-		return err
-	}
-	cfg.Extract = llm.extract
-	if cfg.DB != "" {
-		// serve creates a missing database, as it always has: it is how
-		// a deployment starts. The log says so once, when it is there.
-		existed, err := databaseExists(cfg.DB)
-		if err != nil {
+		if cfg.Postgres != "" {
+			if explicitFlag(fs, "db") {
+				return usageError{"--db and --postgres (or $MEMGATE_POSTGRES_URL) name two databases: use one"}
+			}
+			cfg.DB = ""
+		}
+		if cfg.SweepEvery <= 0 {
+			cfg.SweepEvery = -1
+		}
+		if cfg.RequestTimeout <= 0 {
+			cfg.RequestTimeout = -1
+		}
+		if cfg.ShutdownTimeout <= 0 {
+			cfg.ShutdownTimeout = time.Nanosecond // shut down at once
+		}
+		cfg.RateLimit = guard.RateLimit{PerSecond: rate, Burst: burst}
+		var err error
+		if cfg.Embedder, err = emb.embedder(); err != nil {
 			return err
 		}
-		if !existed {
-			cfg.Ready = func(string) {
-				if ok, _ := databaseExists(cfg.DB); ok {
-					slog.New(slog.NewJSONHandler(e.stderr, nil)).Info("created a new database", "db", cfg.DB)
+		if cfg.LLM, err = llm.model(); err != nil {
+			return err
+		}
+		cfg.Extract = llm.extract
+		if cfg.DB != "" {
+			// serve creates a missing database, as it always has: it is how
+			// a deployment starts. The log says so once, when it is there.
+			existed, err := databaseExists(cfg.DB)
+			if err != nil {
+				return err
+			}
+			if !existed {
+				cfg.Ready = func(string) {
+					if ok, _ := databaseExists(cfg.DB); ok {
+						slog.New(slog.NewJSONHandler(e.stderr, nil)).Info("created a new database", "db", cfg.DB)
+					}
 				}
 			}
 		}
+		return nil
 	}
-	return server.Run(e.ctx, cfg, e.stdout, e.stderr)
-}
-
-// explicitFlag reports whether the flag name was given on the command line.
-func explicitFlag(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	return runCommand(args, e, command[any, struct{}]{fs: fs, check: check,
+		call: func(any) (struct{}, error) { return struct{}{}, server.Run(e.ctx, cfg, e.stdout, e.stderr) }})
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PartitionHead", append(slices.Clone(partitionHeadTests), headChangeTests...)},
 		{"ChangesSince", changesTests},
 		{"Calibration", calibrationTests},
+		{"Tenants", tenantsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

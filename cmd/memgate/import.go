@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/memgate/memgate/engine"
+)
+
+func cmdImport(e env, args []string) error {
+	var tenant string
+	var batch int
+	c := newCommon(e, "import", "--tenant T FILE.jsonl|-")
+	c.created = e.stderr
+	c.fs.StringVar(&tenant, "tenant", "", "tenant that owns the imported memories (required; with --server the key's)")
+	c.fs.IntVar(&batch, "batch", engine.DefaultMaxBatch, "memories per atomic batch")
+	var r io.Reader = e.stdin
+	var file *os.File
+	defer func() {
+		if file != nil {
+			file.Close()
+		}
+	}()
+	check := func(pos []string) error {
+		if len(pos) != 1 {
+			return usageError{"expected one FILE.jsonl (or - for standard input)"}
+		}
+		if c.server != "" && c.explicit("batch") {
+			return usageError{"--batch applies to the local database; the server batches an import itself"}
+		}
+		if pos[0] == "-" {
+			return nil
+		}
+		var err error
+		if file, err = os.Open(pos[0]); err != nil {
+			return err
+		}
+		r = file
+		return nil
+	}
+	return runBackend(args, e, c, check,
+		func(be backend) (engine.ImportResult, error) {
+			res, err := be.Import(e.ctx, engine.ImportRequest{Tenant: tenant, BatchSize: batch}, r)
+			if err != nil && res.Imported > 0 {
+				fmt.Fprintf(e.stderr, "memgate import: %d memories were stored before the error\n", res.Imported)
+			}
+			return res, err
+		},
+		func(res engine.ImportResult) error {
+			return printLine(e.stdout, "imported %d memories from %d lines in %d batches", res.Imported, res.Lines, res.Batches)
+		})
+}
