@@ -1,9 +1,3 @@
-// Package memgate is governed long-term memory for AI agents.
-//
-// The root package holds the domain: Memory and its vocabulary (scope, kind,
-// source, sensitivity, status), the Embedder port, and the error codes. It
-// knows no storage, transport or model technology; those live in sibling
-// packages (sqlite, engine, embedder/...) that depend on this one.
 package memgate
 
 import (

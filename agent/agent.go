@@ -28,7 +28,6 @@ import (
 	"unicode"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 )
 
 // Defaults and limits for Config.
@@ -37,15 +36,15 @@ const (
 	// when Config.SystemPrompt is empty.
 	DefaultSystemPrompt = "You are a helpful assistant."
 	// DefaultK is how many memories are recalled at most for one turn.
-	DefaultK = engine.DefaultK
+	DefaultK = memgate.DefaultRecallK
 	// DefaultBudgetChars bounds the content of the memories placed in a
 	// prompt (whole memories, best first: recall stops at the first that
 	// does not fit). It is the default size limit of one memory, so the
 	// best memory always fits.
 	DefaultBudgetChars = memgate.DefaultMaxContentBytes
 	// DefaultMaxMessageBytes bounds a user message: it is the recall
-	// query, so it can be no longer than engine.MaxQueryBytes.
-	DefaultMaxMessageBytes = engine.MaxQueryBytes
+	// query, so it can be no longer than memgate.MaxQueryBytes.
+	DefaultMaxMessageBytes = memgate.MaxQueryBytes
 	// MaxCandidates is the most memories one extraction may propose;
 	// further ones are dropped.
 	MaxCandidates = 5
@@ -54,13 +53,13 @@ const (
 )
 
 // Engine is what the agent needs of the memory engine; *engine.Engine
-// implements it. Every call goes through the engine's gates.
+// implements it (agent_test.go asserts so: the package itself speaks the
+// root package's requests and results only). Every call goes through the
+// engine's gates.
 type Engine interface {
-	Recall(ctx context.Context, req engine.RecallRequest) (*engine.RecallResult, error)
-	Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error)
+	Recall(ctx context.Context, req memgate.RecallRequest) (*memgate.RecallResult, error)
+	Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error)
 }
-
-var _ Engine = (*engine.Engine)(nil)
 
 // Config configures an Agent. Engine and Model are required.
 type Config struct {
@@ -71,7 +70,7 @@ type Config struct {
 	// system message.
 	SystemPrompt string
 	// K is the most memories recalled per turn (default DefaultK, at most
-	// engine.MaxK).
+	// memgate.MaxRecallK).
 	K int
 	// MinScore is the relevance floor of recall (0: the engine's default,
 	// rank.DefaultFloor). It cannot be turned off: an unrelated message
@@ -124,14 +123,14 @@ func (c Config) Validate() error {
 		return errors.New("agent: engine is required")
 	case c.Model == nil:
 		return errors.New("agent: model is required")
-	case c.K < 0 || c.K > engine.MaxK:
-		return fmt.Errorf("agent: k must be between 1 and %d", engine.MaxK)
+	case c.K < 0 || c.K > memgate.MaxRecallK:
+		return fmt.Errorf("agent: k must be between 1 and %d", memgate.MaxRecallK)
 	case math.IsNaN(c.MinScore) || c.MinScore < 0 || c.MinScore > 1:
 		return errors.New("agent: min score must be between 0 and 1")
-	case c.BudgetChars < 0 || c.BudgetChars > engine.MaxBudgetChars:
-		return fmt.Errorf("agent: budget chars must be between 0 and %d", engine.MaxBudgetChars)
-	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > engine.MaxQueryBytes:
-		return fmt.Errorf("agent: max message bytes must be between 1 and %d", engine.MaxQueryBytes)
+	case c.BudgetChars < 0 || c.BudgetChars > memgate.MaxBudgetChars:
+		return fmt.Errorf("agent: budget chars must be between 0 and %d", memgate.MaxBudgetChars)
+	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > memgate.MaxQueryBytes:
+		return fmt.Errorf("agent: max message bytes must be between 1 and %d", memgate.MaxQueryBytes)
 	}
 	return nil
 }
@@ -181,65 +180,24 @@ type Turn struct {
 	UserSource memgate.Source
 }
 
-// Result is a turn's outcome: the reply with the receipts of what was
-// recalled into the prompt and of what was remembered.
-type Result struct {
-	Conversation string    `json:"conversation"`
-	Reply        string    `json:"reply"`
-	Model        ModelInfo `json:"model"`
-	// Recall is the engine's recall for the message, with its explanation
-	// and the rendered block (context) that was placed in the prompt.
-	Recall *engine.RecallResult `json:"recall"`
-	// Remembered are the user's turn and the reply, in that order.
-	Remembered []Outcome `json:"remembered"`
-	// Extraction is set when extraction is on.
-	Extraction *Extraction `json:"extraction,omitempty"`
-}
+// Result is memgate.ChatResult, a turn's outcome (the callers' contract).
+type Result = memgate.ChatResult
 
-// ModelInfo names the model that answered.
-type ModelInfo struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
+// ModelInfo is memgate.ModelInfo (the callers' contract).
+type ModelInfo = memgate.ModelInfo
 
-// Outcome statuses besides the memory statuses (active, pending).
+// Outcome statuses besides the memory statuses (active, pending): the
+// root package's OutcomeRefused and OutcomeFailed.
 const (
-	// StatusRefused: the write gate refused the memory (policy, size,
-	// validation); Error says why, without quoting content.
-	StatusRefused = "refused"
-	// StatusFailed: the engine could not store it (store or embedder
-	// unavailable, internal error).
-	StatusFailed = "failed"
+	StatusRefused = memgate.OutcomeRefused
+	StatusFailed  = memgate.OutcomeFailed
 )
 
-// Outcome is what became of one memory the agent asked to remember.
-type Outcome struct {
-	ID     string         `json:"id,omitempty"`
-	Kind   memgate.Kind   `json:"kind"`
-	Source memgate.Source `json:"source"`
-	// Status is the memory's (active, pending) or StatusRefused or
-	// StatusFailed, with Error.
-	Status       string `json:"status"`
-	StatusReason string `json:"status_reason,omitempty"`
-	Deduplicated bool   `json:"deduplicated"`
-	// Supersedes is the memory this one replaces (at once when active,
-	// on approval when pending).
-	Supersedes string `json:"supersedes,omitempty"`
-	// Content and Reason are set for extracted memories that were stored:
-	// what the model proposed, as stored.
-	Content string     `json:"content,omitempty"`
-	Reason  string     `json:"reason,omitempty"`
-	Error   *ErrorInfo `json:"error,omitempty"`
-}
+// Outcome is memgate.Outcome (the callers' contract).
+type Outcome = memgate.Outcome
 
-// ErrorInfo is an error as a caller is shown it: a memgate code and a
-// message that never carries content ("internal error" for anything
-// without a code).
-type ErrorInfo struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
+// ErrorInfo is memgate.ErrorInfo (the callers' contract).
+type ErrorInfo = memgate.ErrorInfo
 
 func errorInfo(err error) *ErrorInfo {
 	code := memgate.ErrorCode(err)
@@ -249,28 +207,8 @@ func errorInfo(err error) *ErrorInfo {
 	return &ErrorInfo{Code: code, Message: memgate.ErrorMessage(err), Field: memgate.ErrorField(err)}
 }
 
-// Extraction is what the extraction call proposed and what became of it.
-type Extraction struct {
-	// Proposed counts the items of the model's answer; Dropped those that
-	// failed validation (or came after MaxCandidates); Malformed is 1 when
-	// the answer was not a JSON object of the expected shape, in which
-	// case nothing of it was stored.
-	Proposed  int `json:"proposed"`
-	Dropped   int `json:"dropped"`
-	Malformed int `json:"malformed"`
-	// Stored, Deduplicated and Refused count the valid candidates by what
-	// the write gate did: stored anew (active or pending), folded into an
-	// existing memory, refused or failed.
-	Stored       int `json:"stored"`
-	Deduplicated int `json:"deduplicated"`
-	Refused      int `json:"refused"`
-	// PendingIDs are the stored memories held for approval.
-	PendingIDs []string  `json:"pending_ids"`
-	Memories   []Outcome `json:"memories"`
-	// Error is set when the extraction call itself failed; the turn did
-	// not.
-	Error *ErrorInfo `json:"error,omitempty"`
-}
+// Extraction is memgate.Extraction (the callers' contract).
+type Extraction = memgate.Extraction
 
 // NewConversationID returns a new conversation id: "c_" and 26 base32
 // characters, sorting by time.
@@ -301,7 +239,7 @@ func (a *Agent) Respond(ctx context.Context, t Turn) (*Result, error) {
 	if err := a.checkMessage(t.Message); err != nil {
 		return nil, err
 	}
-	req := engine.RecallRequest{
+	req := memgate.RecallRequest{
 		Scope: s, Query: t.Message, K: a.cfg.K, BudgetChars: a.cfg.BudgetChars,
 		Explain: true, Render: true,
 	}
@@ -362,7 +300,7 @@ func (a *Agent) checkMessage(msg string) error {
 // became of it. A refusal is an outcome, not a failure of the turn.
 func (a *Agent) remember(ctx context.Context, m memgate.Memory, supersedes string) Outcome {
 	o := Outcome{Kind: m.Kind, Source: m.Source, Supersedes: supersedes}
-	r, err := a.cfg.Engine.Remember(ctx, engine.RememberRequest{Memory: m, Supersedes: supersedes})
+	r, err := a.cfg.Engine.Remember(ctx, memgate.RememberRequest{Memory: m, Supersedes: supersedes})
 	if err != nil {
 		o.Status, o.Error = StatusRefused, errorInfo(err)
 		switch o.Error.Code {

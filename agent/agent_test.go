@@ -18,6 +18,9 @@ import (
 	"github.com/memgate/memgate/render"
 )
 
+// The engine is an agent.Engine (the package itself no longer imports it).
+var _ agent.Engine = (*engine.Engine)(nil)
+
 // TestInjectsRelevantNotUnrelated: the prompt the model receives carries
 // the memory that matters for the message and not the unrelated one; an
 // unrelated message injects nothing at all (the floor is applied).

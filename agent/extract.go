@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 )
 
 // extractReason is the reason stored when a candidate gives none.
@@ -20,7 +19,7 @@ const extractReason = "proposed by the model from a conversation"
 // through the write gate as source assistant, principal-wide (agent
 // factAgent, no conversation), with Supersedes set to what it replaces.
 // Nothing of a malformed answer is stored or logged.
-func (a *Agent) extract(ctx context.Context, s memgate.Scope, factAgent, message, reply string, rec *engine.RecallResult) *Extraction {
+func (a *Agent) extract(ctx context.Context, s memgate.Scope, factAgent, message, reply string, rec *memgate.RecallResult) *Extraction {
 	x := &Extraction{PendingIDs: []string{}, Memories: []Outcome{}}
 	shown := make(map[string]bool, len(rec.Results))
 	for _, h := range rec.Results {

@@ -4,8 +4,8 @@ import (
 	"github.com/memgate/memgate"
 )
 
-// Op is an operation a request performs, as the permission table names it.
-type Op string
+// Op is memgate.Op, an operation a request performs, as the permission table names it (the callers' contract).
+type Op = memgate.Op
 
 // Operations.
 const (

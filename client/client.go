@@ -8,6 +8,9 @@
 // several). The client never logs, and never puts the key anywhere but the
 // Authorization header.
 //
+// It imports only the root package (the callers' contract: requests,
+// results and errors) and the standard library, never a server package.
+//
 // A Client is safe for concurrent use.
 package client
 
@@ -24,10 +27,6 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/agent"
-	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
-	"github.com/memgate/memgate/store"
 )
 
 // MaxResponseBytes bounds a JSON response the client reads (an export is
@@ -277,9 +276,9 @@ func ttlString(d time.Duration) string {
 // unavailable server) stores nothing twice: the server answers with the
 // memory the first call stored, Replayed set. That holds for a memory with
 // Supersedes too, although its old memory is superseded by then.
-func (c *Client) Remember(ctx context.Context, m Memory, opts ...RememberOption) (*engine.Remembered, error) {
+func (c *Client) Remember(ctx context.Context, m Memory, opts ...RememberOption) (*memgate.Remembered, error) {
 	var out struct {
-		Memories []*engine.Remembered `json:"memories"`
+		Memories []*memgate.Remembered `json:"memories"`
 	}
 	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: m, header: rememberHeader(opts)}, &out); err != nil {
 		return nil, err
@@ -292,7 +291,7 @@ func (c *Client) Remember(ctx context.Context, m Memory, opts ...RememberOption)
 
 // RememberBatch stores memories atomically, all or none (POST /v1/memories
 // with {"memories":[…]}); results are in input order.
-func (c *Client) RememberBatch(ctx context.Context, ms []Memory, opts ...RememberOption) ([]*engine.Remembered, error) {
+func (c *Client) RememberBatch(ctx context.Context, ms []Memory, opts ...RememberOption) ([]*memgate.Remembered, error) {
 	if ms == nil {
 		ms = []Memory{}
 	}
@@ -300,7 +299,7 @@ func (c *Client) RememberBatch(ctx context.Context, ms []Memory, opts ...Remembe
 		Memories []Memory `json:"memories"`
 	}{ms}
 	var out struct {
-		Memories []*engine.Remembered `json:"memories"`
+		Memories []*memgate.Remembered `json:"memories"`
 	}
 	if err := c.do(ctx, request{method: "POST", path: "/v1/memories", body: in, header: rememberHeader(opts)}, &out); err != nil {
 		return nil, err
@@ -360,8 +359,8 @@ type RecallRequest struct {
 }
 
 // Recall returns what matters for a query (POST /v1/recall).
-func (c *Client) Recall(ctx context.Context, r RecallRequest) (*engine.RecallResult, error) {
-	var out engine.RecallResult
+func (c *Client) Recall(ctx context.Context, r RecallRequest) (*memgate.RecallResult, error) {
+	var out memgate.RecallResult
 	if err := c.do(ctx, request{method: "POST", path: "/v1/recall", body: r}, &out); err != nil {
 		return nil, err
 	}
@@ -373,7 +372,7 @@ type ChatRequest struct {
 	Principal string `json:"principal,omitempty"`
 	Agent     string `json:"agent,omitempty"`
 	// Conversation is the conversation the exchange is remembered in;
-	// empty starts a new one (agent.Result.Conversation names it).
+	// empty starts a new one (memgate.ChatResult.Conversation names it).
 	Conversation string `json:"conversation,omitempty"`
 	Message      string `json:"message"`
 }
@@ -385,8 +384,8 @@ type ChatRequest struct {
 // answers unavailable. A slow model may need more than the default HTTP
 // client's 60 s: give the client one with a longer timeout (the server
 // allows a turn 5 minutes).
-func (c *Client) Chat(ctx context.Context, r ChatRequest) (*agent.Result, error) {
-	var out agent.Result
+func (c *Client) Chat(ctx context.Context, r ChatRequest) (*memgate.ChatResult, error) {
+	var out memgate.ChatResult
 	if err := c.do(ctx, request{method: "POST", path: "/v1/chat", body: r}, &out); err != nil {
 		return nil, err
 	}
@@ -591,8 +590,8 @@ func (c *Client) Feedback(ctx context.Context, s Scope, id string, value float64
 
 // Forget erases every memory of a principal (POST /v1/forget). A key bound
 // to a principal may leave it empty.
-func (c *Client) Forget(ctx context.Context, principal string) (*engine.ForgetReceipt, error) {
-	var out engine.ForgetReceipt
+func (c *Client) Forget(ctx context.Context, principal string) (*memgate.ForgetReceipt, error) {
+	var out memgate.ForgetReceipt
 	body := struct {
 		Principal string `json:"principal,omitempty"`
 	}{principal}
@@ -614,7 +613,7 @@ type AuditRequest struct {
 }
 
 // Audit returns audit events, newest first (GET /v1/audit).
-func (c *Client) Audit(ctx context.Context, r AuditRequest) (*store.AuditPage, error) {
+func (c *Client) Audit(ctx context.Context, r AuditRequest) (*memgate.AuditPage, error) {
 	q := url.Values{}
 	set(q, "principal", r.Principal)
 	set(q, "memory_id", r.MemoryID)
@@ -630,7 +629,7 @@ func (c *Client) Audit(ctx context.Context, r AuditRequest) (*store.AuditPage, e
 		q.Set("limit", strconv.Itoa(r.Limit))
 	}
 	set(q, "cursor", r.Cursor)
-	var out store.AuditPage
+	var out memgate.AuditPage
 	if err := c.do(ctx, request{method: "GET", path: "/v1/audit", query: q}, &out); err != nil {
 		return nil, err
 	}
@@ -654,7 +653,7 @@ type AuditHistogramRequest struct {
 
 // AuditHistogram returns every bucket of the range, zeros included, oldest
 // first (GET /v1/audit/histogram).
-func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*engine.AuditHistogram, error) {
+func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*memgate.AuditHistogram, error) {
 	q := url.Values{}
 	set(q, "principal", r.Principal)
 	set(q, "action", r.Action)
@@ -673,7 +672,7 @@ func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*
 	if !r.To.IsZero() {
 		q.Set("to", r.To.Format(time.RFC3339Nano))
 	}
-	var out engine.AuditHistogram
+	var out memgate.AuditHistogram
 	if err := c.do(ctx, request{method: "GET", path: "/v1/audit/histogram", query: q}, &out); err != nil {
 		return nil, err
 	}
@@ -684,8 +683,8 @@ func (c *Client) AuditHistogram(ctx context.Context, r AuditHistogramRequest) (*
 // its id, tenant, role, binding and name, the operations its role may
 // perform, whether it acts tenant-wide and whether it may recall
 // restricted memories. The server never sends the key's hash or secret.
-func (c *Client) Whoami(ctx context.Context) (*auth.Grant, error) {
-	var out auth.Grant
+func (c *Client) Whoami(ctx context.Context) (*memgate.Grant, error) {
+	var out memgate.Grant
 	if err := c.do(ctx, request{method: "GET", path: "/v1/whoami"}, &out); err != nil {
 		return nil, err
 	}
@@ -753,7 +752,7 @@ type Stats struct {
 	ByStatus    map[string]int64 `json:"by_status"`
 	ByKind      map[string]int64 `json:"by_kind"`
 	ByPrincipal map[string]int64 `json:"by_principal"`
-	Counts      []store.Count    `json:"counts"`
+	Counts      []memgate.Count  `json:"counts"`
 }
 
 // Stats returns memory counts (GET /v1/stats); an admin key without a
@@ -768,8 +767,8 @@ func (c *Client) Stats(ctx context.Context, s Scope) (*Stats, error) {
 
 // Import stores JSONL memories in the key's tenant (POST /v1/import; an
 // admin key). Every line is validated before anything is written.
-func (c *Client) Import(ctx context.Context, jsonl io.Reader) (*engine.ImportResult, error) {
-	var out engine.ImportResult
+func (c *Client) Import(ctx context.Context, jsonl io.Reader) (*memgate.ImportResult, error) {
+	var out memgate.ImportResult
 	if err := c.do(ctx, request{method: "POST", path: "/v1/import", raw: jsonl, rawType: "application/x-ndjson"}, &out); err != nil {
 		return nil, err
 	}

@@ -215,38 +215,14 @@ const (
 	DefaultHistogramBucket = 24 * time.Hour
 )
 
-// AuditHistogramRequest asks how many audit events of one action happened
-// per hour or day. Zero fields take defaults.
-type AuditHistogramRequest struct {
-	// Action is the audit action counted (default ActionRecall: the
-	// times memories were recalled into a prompt; previews are
-	// ActionRecallPreview).
-	Action string
-	// Bucket is time.Hour or 24*time.Hour (the default); buckets start on
-	// a whole UTC hour or at UTC midnight.
-	Bucket time.Duration
-	// From and To bound the range, From <= at < To. From is rounded down
-	// and To up to a bucket boundary. To defaults to the end of the bucket
-	// that holds now, From to DefaultHistogramBuckets buckets before To.
-	From, To time.Time
-}
+// AuditHistogramRequest is memgate.AuditHistogramRequest (the callers' contract).
+type AuditHistogramRequest = memgate.AuditHistogramRequest
 
-// AuditHistogram is the answer of Engine.AuditHistogram: every bucket of
-// the range, zeros included, oldest first.
-type AuditHistogram struct {
-	Action        string            `json:"action"`
-	BucketSeconds int64             `json:"bucket_seconds"`
-	From          time.Time         `json:"from"`
-	To            time.Time         `json:"to"`
-	Buckets       []HistogramBucket `json:"buckets"`
-}
+// AuditHistogram is memgate.AuditHistogram (the callers' contract).
+type AuditHistogram = memgate.AuditHistogram
 
-// HistogramBucket is one bucket: the events with Start <= at < Start +
-// the bucket.
-type HistogramBucket struct {
-	Start time.Time `json:"start"`
-	Count int64     `json:"count"`
-}
+// HistogramBucket is memgate.HistogramBucket (the callers' contract).
+type HistogramBucket = memgate.HistogramBucket
 
 // AuditHistogram counts the audit events of the scope's tenant with the
 // request's action, per UTC hour or day: of the scope's principal, or of

@@ -165,8 +165,9 @@ func (e *Engine) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.
 	return m, nil
 }
 
-// ListRequest is a List call's filter and page.
-type ListRequest = store.Filter
+// ListRequest is memgate.ListRequest (the callers' contract): a List
+// call's filter and page, the store's Filter.
+type ListRequest = memgate.ListRequest
 
 // List returns a page of memories scope contains, newest first.
 func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*store.Page, error) {
@@ -279,18 +280,8 @@ func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
 	return nil
 }
 
-// ForgetReceipt says what Forget erased.
-type ForgetReceipt struct {
-	Tenant    string           `json:"tenant"`
-	Principal string           `json:"principal"`
-	Forgotten int64            `json:"forgotten"` // memories erased, with their vectors, feedback and dedup signatures
-	ByKind    map[string]int64 `json:"by_kind"`
-	ByStatus  map[string]int64 `json:"by_status"`
-	// AuditPrincipal is the principal's pseudonym ("forgotten:…", a keyed
-	// hash): the audit log's events about the principal, the forget's
-	// own included, now name it so, and an admin finds them with it.
-	AuditPrincipal string `json:"audit_principal"`
-}
+// ForgetReceipt is memgate.ForgetReceipt (the callers' contract).
+type ForgetReceipt = memgate.ForgetReceipt
 
 // Forget erases every memory of (tenant, principal) — in every agent and
 // conversation, whatever its status — with its vector, feedback, dedup

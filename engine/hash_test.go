@@ -34,7 +34,7 @@ func TestRequestSHA256IsStable(t *testing.T) {
 		{"every field", full, "f9db59a38984498a9d4e5fdcb0e73eff433136d1f1ae3376f9a5d8529057c70a"},
 		{"few fields and a ttl", short, "9b3dd8c6f5f66cf80dab3afec5dbbb0b94bb3bfcbf16297b3d8141539b648eb6"},
 	} {
-		if got := c.r.requestSHA256(); got != c.want {
+		if got := requestSHA256(c.r); got != c.want {
 			t.Errorf("%s: request hash %s, want %s (records written before would no longer match)", c.name, got, c.want)
 		}
 		// Control: the memory superseded is part of the request.
@@ -42,7 +42,7 @@ func TestRequestSHA256IsStable(t *testing.T) {
 		sup.Supersedes = "m_01"
 		other := c.r
 		other.Supersedes = "m_02"
-		if h := sup.requestSHA256(); h == c.want || h == other.requestSHA256() {
+		if h := requestSHA256(sup); h == c.want || h == requestSHA256(other) {
 			t.Errorf("%s: the hash does not tell the memory superseded (%s)", c.name, h)
 		}
 	}

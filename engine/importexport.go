@@ -14,24 +14,11 @@ import (
 	"github.com/memgate/memgate/store"
 )
 
-// ImportRequest says where imported memories go.
-type ImportRequest struct {
-	// Tenant owns every imported memory. A line may name a tenant only if it
-	// is this one.
-	Tenant string
-	// BatchSize is the number of memories stored per atomic batch
-	// (default and maximum: the engine's MaxBatch).
-	BatchSize int
-	// MaxLineBytes bounds one line (default 64 KiB).
-	MaxLineBytes int
-}
+// ImportRequest is memgate.ImportRequest (the callers' contract).
+type ImportRequest = memgate.ImportRequest
 
-// ImportResult reports an import.
-type ImportResult struct {
-	Lines    int `json:"lines"`    // non-empty lines read
-	Imported int `json:"imported"` // memories stored
-	Batches  int `json:"batches"`
-}
+// ImportResult is memgate.ImportResult (the callers' contract).
+type ImportResult = memgate.ImportResult
 
 // importLine is one JSONL line: the Memory shape that export writes (and the
 // API uses), plus an optional ttl.

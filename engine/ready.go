@@ -8,13 +8,8 @@ import (
 	"github.com/memgate/memgate"
 )
 
-// ReadyCheck is one part of a readiness report: the store or the
-// embedder, and what failed ("" when it answered).
-type ReadyCheck struct {
-	Part  string `json:"part"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-}
+// ReadyCheck is memgate.ReadyCheck (the callers' contract).
+type ReadyCheck = memgate.ReadyCheck
 
 // readyProbeTTL is how long an embedder probe's answer stands: a load
 // balancer asks every few seconds, and a remote embedder (Ollama, an

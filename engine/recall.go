@@ -18,12 +18,12 @@ import (
 	"github.com/memgate/memgate/store"
 )
 
-// Recall limits.
+// Recall limits: the root package's, which callers check against.
 const (
-	DefaultK       = 5
-	MaxK           = 100
-	MaxQueryBytes  = 8 << 10
-	MaxBudgetChars = 1 << 20
+	DefaultK       = memgate.DefaultRecallK
+	MaxK           = memgate.MaxRecallK
+	MaxQueryBytes  = memgate.MaxQueryBytes
+	MaxBudgetChars = memgate.MaxBudgetChars
 	// minCandidates is the least number of candidates per channel the index
 	// proposes, whatever k: rank judges a query's relatedness and each
 	// memory's context over the candidates, so it needs more than k. On
@@ -32,116 +32,26 @@ const (
 	minCandidates = 50
 )
 
-// RecallRequest is one recall: the query and everything that narrows it.
-type RecallRequest struct {
-	// Scope: tenant and principal are required; agent and conversation
-	// narrow with the wider-level visibility rule.
-	Scope memgate.Scope
-	Query string
-	// K is the maximum number of results (default DefaultK, at most MaxK).
-	K int
-	// MinScore is the floor on the final score: nil means the default
-	// (rank.DefaultFloor); 0 turns the floor off.
-	MinScore          *float64
-	Kinds             []memgate.Kind
-	Sources           []memgate.Source
-	Metadata          map[string]any
-	AsOf              time.Time // zero: now
-	IncludeRestricted bool
-	// BudgetChars bounds the total content length of the results (whole
-	// memories, in rank order); 0 means no budget.
-	BudgetChars int
-	// Diversify reorders results for diversity (MMR).
-	Diversify bool
-	Explain   bool
-	Render    bool
-	// Preview is a dry run for people inspecting recall (the inspector):
-	// the results, floor, k and rendering are those of the same recall
-	// without it, and RecallResult.BelowFloorResults also lists the best
-	// candidates the floor kept out. It is audited as ActionRecallPreview,
-	// not ActionRecall, so a memory's recall history counts only what
-	// reached a prompt. Every candidate is read through the store's read
-	// gate before ranking (as with Metadata or Diversify), so the ranking
-	// is over admitted memories only and a below-floor result is never
-	// one the store refused.
-	Preview bool
-}
+// RecallRequest is memgate.RecallRequest (the callers' contract).
+type RecallRequest = memgate.RecallRequest
 
-// RecallResult is what a recall returns.
-type RecallResult struct {
-	RecallID   string       `json:"recall_id"`
-	Results    []RecallHit  `json:"results"`
-	BelowFloor int          `json:"below_floor"`
-	MinScore   float64      `json:"min_score"`
-	Context    string       `json:"context,omitempty"`
-	Explain    *RecallStats `json:"explain,omitempty"`
-	// BelowFloorResults, for a preview only, are the best candidates (at
-	// most K) whose score fell below the floor (a score of 0, no evidence
-	// at all, is left out), best first, each with its
-	// score and its explanation (whether or not Explain was asked). Each
-	// was read through the store's read gate like the results; none is
-	// ever rendered into Context. Empty when the floor is off.
-	BelowFloorResults []RecallHit `json:"below_floor_results,omitempty"`
-}
+// RecallResult is memgate.RecallResult (the callers' contract).
+type RecallResult = memgate.RecallResult
 
-// RecallHit is one recalled memory with its score.
-type RecallHit struct {
-	Memory  *memgate.Memory `json:"memory"`
-	Score   float64         `json:"score"`
-	Explain *HitExplain     `json:"explain,omitempty"`
-}
+// RecallHit is memgate.RecallHit (the callers' contract).
+type RecallHit = memgate.RecallHit
 
-// HitExplain is the breakdown of one result's score.
-type HitExplain struct {
-	rank.Components
-	// VectorZ is how many deviations the memory's cosine with the query
-	// stands above the query's background (what Vector calibrates).
-	VectorZ float64 `json:"vector_z,omitempty"`
-	// StaleEmbedding is set when the memory's vector was made by another
-	// model than the one embedding queries: it ranked by text only.
-	StaleEmbedding bool `json:"stale_embedding,omitempty"`
-	VectorRank     int  `json:"vector_rank,omitempty"`
-	TextRank       int  `json:"text_rank,omitempty"`
-}
+// HitExplain is memgate.HitExplain (the callers' contract).
+type HitExplain = memgate.HitExplain
 
-// RecallStats explains a recall as a whole: counts, the embedder used and
-// its calibration, never content or query text.
-type RecallStats struct {
-	rank.Explain
-	Proposed   int `json:"proposed"`    // candidates the index proposed
-	Ranked     int `json:"ranked"`      // of those, ranked (none the store refused)
-	Read       int `json:"read"`        // memories read from the store through the read gate
-	QueryTerms int `json:"query_terms"` // distinct analyzed query terms
-	// IdentifyingTerms is how many of them identify the partition (in so
-	// many of its memories that they are no evidence: see package rank,
-	// "Names are not evidence"); relatedness is judged without them.
-	IdentifyingTerms int          `json:"identifying_terms"`
-	Embedder         *Provenance  `json:"embedder,omitempty"`
-	Calibration      *Calibration `json:"calibration,omitempty"`
-	TookMicros       int64        `json:"took_us"`
-}
+// RecallStats is memgate.RecallStats (the callers' contract).
+type RecallStats = memgate.RecallStats
 
-// Calibration says how the query vector's cosines were put on the scale
-// every embedder shares (package rank, "Calibration").
-type Calibration struct {
-	ProbeVersion string `json:"probe_version"`
-	Probes       int    `json:"probes"`
-	// Background is the query's cosines with the probes, and
-	// ContentBackground the content query's (the query without its
-	// identifying terms).
-	Background        rank.Background `json:"background"`
-	ContentBackground rank.Background `json:"content_background"`
-	ZLow              float64         `json:"z_low"`
-	ZHigh             float64         `json:"z_high"`
-	VectorWeight      float64         `json:"vector_weight"`
-}
+// Calibration is memgate.Calibration (the callers' contract).
+type Calibration = memgate.Calibration
 
-// Provenance names the embedder that embedded the query.
-type Provenance struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-	Dim      int    `json:"dim"`
-}
+// Provenance is memgate.Provenance (the callers' contract).
+type Provenance = memgate.Provenance
 
 // model is the embedder provenance vectors must match to be compared.
 type model struct {
@@ -421,7 +331,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		Counts: counts,
 	})
 	if req.Explain {
-		out.Explain = &RecallStats{Explain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms,
+		out.Explain = &RecallStats{RankExplain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms,
 			IdentifyingTerms: len(q.Exclude), Embedder: qv.provenance, TookMicros: took.Microseconds()}
 		if qv.calibrated {
 			o := opts.WithDefaults()
@@ -437,7 +347,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 // explainHit is the score breakdown of one ranked memory.
 func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model, bg rank.Background) *HitExplain {
 	h := &HitExplain{
-		Components:     r.Components,
+		RankComponents: r.Components,
 		StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
 		VectorRank:     p.VectorRank, TextRank: p.TextRank,
 	}

@@ -13,49 +13,18 @@ import (
 	"github.com/memgate/memgate/store"
 )
 
-// RememberRequest is one memory to store. Memory carries the caller's fields
-// (scope, kind, source, content, reason, metadata, times); the engine assigns
-// id, status, created/updated times, version and content hash. TTL, when
-// set, fixes expires_at relative to now and must not be combined with an
-// explicit ExpiresAt; without either, the policy's default TTL for the kind
-// applies. Supersedes, when set, makes this memory the new version of that
-// one (same tenant and principal), atomically; when the write gate holds
-// the memory as pending, it is stored with the link and the supersession
-// happens when it is approved.
-//
-// IdempotencyKey, when set, makes a retry safe: a second request with the
-// same key in the same partition (tenant, principal, agent, conversation)
-// and the same fields stores nothing and returns the memory the first one
-// stored, with Replayed set; the same key with other fields is a conflict
-// naming "idempotency_key". Keys are kept for Config.IdempotencyWindow.
-// With Supersedes, the partition is the new memory's and Supersedes is one
-// of the fields: a retry of a supersession that went through (its old
-// memory now superseded) replays it instead of failing as a conflict, and
-// so does a retry of one the write gate held, whether it still waits for
-// approval or was approved since. A retry after the old memory was deleted
-// is not_found, like any supersession of it.
-//
-// ExactAgent and HideRestricted narrow the memory Supersedes may name, as
-// in memgate.Scope (package guard sets them from the key): a key bound to
-// an agent supersedes only its agent's memories, an agent key never a
-// restricted one it cannot read. With HideRestricted, a restricted memory
-// is also never deduplicated into an existing one (whose id would tell
-// the writer it exists).
-type RememberRequest struct {
-	Memory         memgate.Memory
-	TTL            time.Duration
-	Supersedes     string
-	IdempotencyKey string
-	ExactAgent     bool
-	HideRestricted bool
-}
+// RememberRequest is memgate.RememberRequest (the callers' contract).
+type RememberRequest = memgate.RememberRequest
 
 // requestSHA256 is the hash that tells a retry of r from another request
 // with the same key: every field the caller chose, before any default.
 // Supersedes is hashed only when set, so that the hash of a request
 // without it is the one records written before supersessions took keys
 // hold (TestRequestSHA256IsStable pins it).
-func (r RememberRequest) requestSHA256() string {
+//
+// It is a function, not a method, because RememberRequest is the root
+// package's type (memgate.RememberRequest) and the hash is the engine's.
+func requestSHA256(r RememberRequest) string {
 	m := r.Memory
 	b, err := json.Marshal(struct {
 		Tenant, Principal, Agent, Conversation string
@@ -76,17 +45,8 @@ func (r RememberRequest) requestSHA256() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Remembered is the outcome of one remember: the memory that stands for
-// it, and whether it folded into an existing one (dedup) instead of being
-// stored anew. Its Status says whether it is active or held as pending
-// (with StatusReason).
-type Remembered struct {
-	*memgate.Memory
-	Deduplicated bool `json:"deduplicated"`
-	// Replayed: an earlier request with the same idempotency key stored
-	// this memory; this one stored nothing.
-	Replayed bool `json:"replayed,omitempty"`
-}
+// Remembered is memgate.Remembered (the callers' contract).
+type Remembered = memgate.Remembered
 
 // Remember passes one memory through the write gate and stores it.
 func (e *Engine) Remember(ctx context.Context, r RememberRequest) (*Remembered, error) {
@@ -298,7 +258,7 @@ func idempotencyKeys(rs []RememberRequest, batch bool) ([]store.IdempotencyKey, 
 			}
 			return nil, err
 		}
-		keys[i] = store.IdempotencyKey{Key: r.IdempotencyKey, RequestSHA256: r.requestSHA256()}
+		keys[i] = store.IdempotencyKey{Key: r.IdempotencyKey, RequestSHA256: requestSHA256(r)}
 	}
 	return keys, nil
 }
@@ -487,21 +447,8 @@ func itemError(i int, err error) error {
 	return &c
 }
 
-// Patch is an update: nil fields are left as they are.
-type Patch struct {
-	Content     *string
-	Reason      *string
-	Metadata    map[string]any // replaces the metadata when ReplaceMetadata
-	Kind        *memgate.Kind
-	Sensitivity *memgate.Sensitivity
-	ExpiresAt   *time.Time
-	TTL         time.Duration // sets expires_at to now+TTL
-	ValidFrom   *time.Time
-	ValidUntil  *time.Time
-
-	ReplaceMetadata bool
-	ClearExpiresAt  bool
-}
+// Patch is memgate.Patch (the callers' contract).
+type Patch = memgate.Patch
 
 // Update applies p to the memory with id if its version is still
 // expectedVersion (compare-and-set): a stale version is a conflict, so two

@@ -5,9 +5,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
-	"github.com/memgate/memgate/store"
 )
 
 // Local is the identity of a local server (memgate mcp --db), made from
@@ -62,17 +60,17 @@ func (l *Local) Offers(op auth.Op) bool { return l.caller(op).Offers(op) }
 func (l *Local) Actor() string { return l.actor }
 
 // Remember implements Backend.
-func (l *Local) Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error) {
+func (l *Local) Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error) {
 	return l.agent.Remember(ctx, r)
 }
 
 // Recall implements Backend.
-func (l *Local) Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error) {
+func (l *Local) Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error) {
 	return l.agent.Recall(ctx, r)
 }
 
 // List implements Backend.
-func (l *Local) List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error) {
+func (l *Local) List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*memgate.Page, error) {
 	return l.agent.List(ctx, s, f)
 }
 
@@ -82,7 +80,7 @@ func (l *Local) Revoke(ctx context.Context, s memgate.Scope, id, reason string) 
 }
 
 // Forget implements Backend, as the person's own key, when allowed.
-func (l *Local) Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error) {
+func (l *Local) Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error) {
 	if l.user == nil {
 		return nil, auth.ErrForbidden(auth.OpForget)
 	}

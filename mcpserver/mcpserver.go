@@ -26,9 +26,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
-	"github.com/memgate/memgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,11 +36,11 @@ import (
 // authorizes its key). Errors are *memgate.Error where they concern the
 // caller; a memory outside the scope is not_found, like a missing one.
 type Backend interface {
-	Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error)
-	Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error)
-	List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error)
+	Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error)
+	Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error)
+	List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*memgate.Page, error)
 	Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
-	Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error)
+	Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error)
 }
 
 var _ Backend = (*guard.Session)(nil)

@@ -11,7 +11,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/render"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -154,7 +153,7 @@ var definitions = []definition{
 				"When nothing is relevant enough the result says so and holds no memories: then do not guess what was said before.",
 			Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 			InputSchema: schemaFor[recallInput](
-				bounds("k", 1, engine.MaxK), number("min_score"), bounds("min_score", rank.DefaultFloor, 1)),
+				bounds("k", 1, memgate.MaxRecallK), number("min_score"), bounds("min_score", rank.DefaultFloor, 1)),
 			OutputSchema: schemaFor[recallOutput](),
 		},
 		run: (*tools).recall,
@@ -285,7 +284,7 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 		}
 		ttl = d
 	}
-	req := engine.RememberRequest{
+	req := memgate.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
 			Kind: memgate.Kind(in.Kind), Source: t.cfg.Source, Content: in.Content, Reason: in.Reason,
@@ -332,7 +331,7 @@ func (t *tools) recall(ctx context.Context, s memgate.Scope, args json.RawMessag
 	if ms := in.MinScore; ms != nil && !(*ms >= rank.DefaultFloor && *ms <= 1) {
 		return nil, memgate.FieldError("min_score", "must be between %.2f (the default floor, the lowest allowed) and 1", rank.DefaultFloor)
 	}
-	res, err := t.b.Recall(ctx, engine.RecallRequest{Scope: s, Query: in.Query, K: in.K, MinScore: in.MinScore, Render: true})
+	res, err := t.b.Recall(ctx, memgate.RecallRequest{Scope: s, Query: in.Query, K: in.K, MinScore: in.MinScore, Render: true})
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +370,7 @@ func (t *tools) list(ctx context.Context, s memgate.Scope, args json.RawMessage)
 	case in.Limit == 0:
 		in.Limit = DefaultListLimit
 	}
-	f := engine.ListRequest{Text: in.Q, Limit: in.Limit, Cursor: in.Cursor, Statuses: []memgate.Status{memgate.StatusActive}}
+	f := memgate.ListRequest{Text: in.Q, Limit: in.Limit, Cursor: in.Cursor, Statuses: []memgate.Status{memgate.StatusActive}}
 	if in.Kind != "" {
 		k, err := memgate.ParseKind(in.Kind)
 		if err != nil {
@@ -379,7 +378,7 @@ func (t *tools) list(ctx context.Context, s memgate.Scope, args json.RawMessage)
 		}
 		f.Kinds = []memgate.Kind{k}
 	}
-	if err := memgate.CheckText("q", in.Q, engine.MaxQueryBytes); err != nil {
+	if err := memgate.CheckText("q", in.Q, memgate.MaxQueryBytes); err != nil {
 		return nil, err
 	}
 	// A model sees only what recall could give it: active and unexpired

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"strings"
+
+	"github.com/memgate/memgate"
 )
 
 // ProbeVersion names the probe set (probes.txt): a calibration made from
@@ -107,22 +109,8 @@ func unit(v []float32) []float32 {
 	return out
 }
 
-// Background is the distribution of a query vector's cosines with the probe
-// set: what an unrelated memory's cosine with that query looks like, for
-// that query and that model.
-type Background struct {
-	Mean float64 `json:"probe_mean"`
-	SD   float64 `json:"probe_sd"`
-}
-
-// Z returns how many deviations cos stands above the mean (0 when the
-// background is unknown).
-func (b Background) Z(cos float64) float64 {
-	if !(b.SD > 0) {
-		return 0
-	}
-	return finite((cos - b.Mean) / b.SD)
-}
+// Background is memgate.ProbeBackground (the callers' contract).
+type Background = memgate.ProbeBackground
 
 func norm(v []float32) float64 {
 	var s float64

@@ -161,6 +161,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/memgate/memgate"
 )
 
 // BM25 parameters. The index and rank must agree on them.
@@ -432,19 +434,8 @@ type Candidate struct {
 	Chars int
 }
 
-// Components are the parts of a result's score, each in [0, 1].
-type Components struct {
-	Text   float64 `json:"text"`   // share of the query's BM25 mass matched
-	Vector float64 `json:"vector"` // calibrated z-score of the cosine (0 without a vector)
-	// ContentText and ContentVector are the same for the content query:
-	// what the memory's relatedness is made of.
-	ContentText   float64 `json:"content_text"`
-	ContentVector float64 `json:"content_vector"`
-	Context       float64 `json:"context"`  // evidence added by conversation neighbours
-	Recency       float64 `json:"recency"`  // recency factor applied (1 when off)
-	Feedback      float64 `json:"feedback"` // feedback factor applied (1 when off)
-	Fused         float64 `json:"fused"`    // the memory's own evidence with context, recency and feedback
-}
+// Components is memgate.RankComponents (the callers' contract).
+type Components = memgate.RankComponents
 
 // Result is one returned memory.
 type Result struct {
@@ -454,17 +445,8 @@ type Result struct {
 	Components Components `json:"components"`
 }
 
-// Explain says how a recall was decided, without content or query text.
-type Explain struct {
-	Candidates  int     `json:"candidates"`  // candidates considered
-	Relatedness float64 `json:"relatedness"` // R: the best possible score for this query
-	Floor       float64 `json:"floor"`       // the floor applied (0 when off)
-	BelowFloor  int     `json:"below_floor"` // candidates whose score was below the floor
-	BeyondK     int     `json:"beyond_k"`    // candidates above the floor cut by k
-	OverBudget  int     `json:"over_budget"` // results dropped by the character budget
-	Diversified bool    `json:"diversified"` // MMR reordered the results
-	Returned    int     `json:"returned"`    // len(results)
-}
+// Explain is memgate.RankExplain (the callers' contract).
+type Explain = memgate.RankExplain
 
 // Rank scores the candidates of one partition for one query and returns the
 // results in order with an explanation. It never returns a result whose

@@ -528,42 +528,11 @@ type Ref struct {
 	Kind      memgate.Kind `json:"kind"`
 }
 
-// AuditEvent is one entry of the audit log. It never holds memory content
-// or query text: ids, counts, scores and a hash of the query only.
-type AuditEvent struct {
-	Seq       int64     `json:"seq"` // assigned by the store
-	Tenant    string    `json:"tenant"`
-	Principal string    `json:"principal,omitempty"`
-	Agent     string    `json:"agent,omitempty"`
-	Actor     string    `json:"actor"` // who acted: a key id, "cli", "sweeper"
-	Action    string    `json:"action"`
-	At        time.Time `json:"at"`
-	// MemoryIDs are the memories acted on (for a recall: returned, in
-	// order, with Scores beside them).
-	MemoryIDs   []string  `json:"memory_ids,omitempty"`
-	Scores      []float64 `json:"scores,omitempty"`
-	RecallID    string    `json:"recall_id,omitempty"`
-	QuerySHA256 string    `json:"query_sha256,omitempty"`
-	// Counts carries numbers such as candidates, below_floor, forgotten.
-	Counts map[string]int64 `json:"counts,omitempty"`
-	// Reason is a machine code (e.g. contains_secret), never free text.
-	Reason string `json:"reason,omitempty"`
-	// ContentSHA256 is the content hash of the memory an approval or an
-	// update acted on (with Counts["version"] its version): what a person
-	// approved, never the content itself.
-	ContentSHA256 string `json:"content_sha256,omitempty"`
-}
+// AuditEvent is memgate.AuditEvent (the callers' contract).
+type AuditEvent = memgate.AuditEvent
 
-// AuditFilter narrows ListAudit. Zero values mean "no filter".
-type AuditFilter struct {
-	Principal string
-	MemoryID  string
-	RecallID  string
-	Action    string
-	From, To  time.Time // From <= at < To
-	Limit     int
-	Cursor    string
-}
+// AuditFilter is memgate.AuditFilter (the callers' contract).
+type AuditFilter = memgate.AuditFilter
 
 // MaxHistogramBuckets bounds the buckets of one AuditHistogram call.
 const MaxHistogramBuckets = 400
@@ -617,13 +586,8 @@ func (q AuditHistogramQuery) Buckets() (int, error) {
 	return int(span / q.Bucket), nil
 }
 
-// AuditPage is one page of ListAudit.
-type AuditPage struct {
-	Events     []AuditEvent `json:"events"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-	Limit      int          `json:"limit"`
-	Clamped    bool         `json:"clamped,omitempty"`
-}
+// AuditPage is memgate.AuditPage (the callers' contract).
+type AuditPage = memgate.AuditPage
 
 // ReadGate is the recall predicate. A memory passes when it is active, not
 // expired at Now nor at AsOf (expires_at > both), valid at AsOf (valid_from
@@ -644,32 +608,11 @@ type ReadGate struct {
 // MaxFetch bounds the ids of one Fetch call.
 const MaxFetch = 1000
 
-// Filter narrows List. Zero values mean "no filter".
-type Filter struct {
-	Kinds   []memgate.Kind
-	Sources []memgate.Source
-	// Statuses may include memgate.StatusExpired (active and expired at Now);
-	// memgate.StatusActive then means active and not expired at Now.
-	Statuses []memgate.Status
-	// Text is literal text that must occur in the content, compared
-	// case-insensitively. It is never interpreted as a pattern or query syntax.
-	Text string
-	// Now is the time expiry is judged at; required when Statuses is used.
-	Now time.Time
-	// Limit is the page size: 0 means DefaultPageSize, more than MaxPageSize
-	// is clamped and the clamp reported in Page.
-	Limit int
-	// Cursor is Page.NextCursor of the previous page, or "".
-	Cursor string
-}
+// Filter is memgate.ListRequest, what narrows List (the callers' contract).
+type Filter = memgate.ListRequest
 
-// Page is one page of List.
-type Page struct {
-	Memories   []*memgate.Memory
-	NextCursor string // "" on the last page
-	Limit      int    // the page size used
-	Clamped    bool   // the requested limit exceeded MaxPageSize
-}
+// Page is memgate.Page (the callers' contract).
+type Page = memgate.Page
 
 // StatusChange describes a transition for SetStatus.
 type StatusChange struct {
@@ -698,13 +641,8 @@ func VersionConflict(cur *memgate.Memory, expected int64) error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Field: "If-Match", Message: fmt.Sprintf("memory is at version %d, not the expected %d", cur.Version, expected)}
 }
 
-// Count is one row of Counts.
-type Count struct {
-	Principal string         `json:"principal"`
-	Kind      memgate.Kind   `json:"kind"`
-	Status    memgate.Status `json:"status"`
-	N         int64          `json:"n"`
-}
+// Count is memgate.Count (the callers' contract).
+type Count = memgate.Count
 
 // ClampLimit applies the page-size rule; backends share it.
 func ClampLimit(n int) (limit int, clamped bool) {
