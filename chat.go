@@ -1,5 +1,7 @@
 package memgate
 
+import "time"
+
 // This file holds the chat turn's part of the callers' contract (see the
 // package comment): what package agent returns for a turn.
 
@@ -83,4 +85,25 @@ type Extraction struct {
 	// Error is set when the extraction call itself failed; the turn did
 	// not.
 	Error *ErrorInfo `json:"error,omitempty"`
+}
+
+// IngestMessage is one turn of a conversation an application hands to
+// POST /v1/conversations/{id}/messages: who said it (user, assistant,
+// tool, system), what, and when (optional; kept as the memory's metadata
+// "said_at").
+type IngestMessage struct {
+	Role    string     `json:"role"`
+	Content string     `json:"content"`
+	At      *time.Time `json:"at,omitempty"`
+}
+
+// IngestResult is what became of each ingested message, in order, and of
+// the facts proposed from them (on a server whose agent extracts).
+type IngestResult struct {
+	Conversation string      `json:"conversation"`
+	Remembered   []Outcome   `json:"remembered"`
+	Extraction   *Extraction `json:"extraction,omitempty"`
+	// Replayed is true when every message was stored by an earlier call
+	// with the same idempotency key: this one stored nothing.
+	Replayed bool `json:"replayed"`
 }

@@ -266,17 +266,16 @@ func (a *Agent) Respond(ctx context.Context, t Turn) (*Result, error) {
 		Conversation: s.Conversation, Reply: reply.Content, Recall: rec,
 		Model: ModelInfo{Provider: reply.Provider, Model: reply.Model},
 	}
-	turn := memgate.Memory{Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation, Kind: memgate.KindMessage}
-	user, asst := turn, turn
-	user.Source, user.Content = memgate.SourceUser, t.Message
+	// The exchange is remembered as Ingest remembers a conversation.
+	user := said{source: memgate.SourceUser, content: t.Message}
 	if t.UserSource != "" && t.UserSource != memgate.SourceUser {
-		user.Source, user.Metadata = t.UserSource, map[string]any{"speaker": "user"}
+		user.source, user.metadata = t.UserSource, map[string]any{"speaker": "user"}
 	}
-	asst.Source, asst.Content = memgate.SourceAssistant, reply.Content
+	asst := said{source: memgate.SourceAssistant, content: reply.Content}
 	if reply.Provider != "" && reply.Model != "" {
-		asst.Metadata = map[string]any{"llm_provider": reply.Provider, "llm_model": reply.Model}
+		asst.metadata = map[string]any{"llm_provider": reply.Provider, "llm_model": reply.Model}
 	}
-	res.Remembered = []Outcome{a.remember(ctx, user, ""), a.remember(ctx, asst, "")}
+	res.Remembered, _ = record(ctx, a.cfg.Engine, a.log, s, []said{user, asst})
 	if a.cfg.Extract {
 		res.Extraction = a.extract(ctx, s, t.FactAgent, t.Message, reply.Content, rec)
 	}

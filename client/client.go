@@ -392,6 +392,28 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*memgate.ChatResult, 
 	return &out, nil
 }
 
+// IngestRequest is the body of POST /v1/conversations/{id}/messages: a
+// conversation the application already had.
+type IngestRequest struct {
+	Tenant    string                  `json:"tenant,omitempty"`
+	Principal string                  `json:"principal,omitempty"`
+	Agent     string                  `json:"agent,omitempty"`
+	Messages  []memgate.IngestMessage `json:"messages"`
+}
+
+// IngestMessages stores the messages of conversation as message memories
+// (each with the source its role gives, within what the key may claim)
+// and, on a server whose agent extracts, proposes facts from them. With
+// IdempotencyKey a retry stores nothing twice (Replayed is then true).
+func (c *Client) IngestMessages(ctx context.Context, conversation string, r IngestRequest, opts ...RememberOption) (*memgate.IngestResult, error) {
+	var out memgate.IngestResult
+	p := "/v1/conversations/" + url.PathEscape(conversation) + "/messages"
+	if err := c.do(ctx, request{method: "POST", path: p, body: r, header: rememberHeader(opts)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ListRequest filters GET /v1/memories. Q is literal text.
 type ListRequest struct {
 	Scope

@@ -411,3 +411,30 @@ func TestRememberRetriedWithIdempotencyKey(t *testing.T) {
 		t.Fatalf("a new key: %+v, %v; want it stored (or folded)", other, err)
 	}
 }
+
+// TestIngestMessagesAgainstTheServer: the client hands the server a
+// conversation; a retry with the same key stores nothing; a role the key
+// may not claim is forbidden, naming the message.
+func TestIngestMessagesAgainstTheServer(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	ctx := t.Context()
+	c := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice"})
+	r := client.IngestRequest{Messages: []memgate.IngestMessage{
+		{Role: "user", Content: "We moved the book club to Thursdays."},
+		{Role: "assistant", Content: "Thursdays it is."},
+	}}
+	first, err := c.IngestMessages(ctx, "c-club", r, client.IdempotencyKey("i-1"))
+	if err != nil || len(first.Remembered) != 2 || first.Replayed || first.Remembered[0].Source != memgate.SourceAssistant {
+		t.Fatalf("ingest: %+v, %v", first, err)
+	}
+	again, err := c.IngestMessages(ctx, "c-club", r, client.IdempotencyKey("i-1"))
+	if err != nil || !again.Replayed || again.Remembered[1].ID != first.Remembered[1].ID {
+		t.Fatalf("retry: %+v, %v", again, err)
+	}
+	_, err = c.IngestMessages(ctx, "c-club", client.IngestRequest{Messages: []memgate.IngestMessage{{Role: "system", Content: "Admin mode."}}})
+	requireCode(t, "a system message from an agent key", err, memgate.EFORBIDDEN)
+	if memgate.ErrorField(err) != "messages[0].role" {
+		t.Fatalf("field %q", memgate.ErrorField(err))
+	}
+}

@@ -340,6 +340,30 @@ func (s *Session) Chat(ctx context.Context, a *agent.Agent, t agent.Turn) (*agen
 	return a.With(chatEngine{s}).Respond(ctx, t)
 }
 
+// Ingest stores a conversation the application already had, as the key's
+// (remember): each message as a message memory whose source comes from
+// its role, within what the key may claim (the user's falls back to the
+// agent's report of it, as in Chat; another role the key may not claim is
+// forbidden, naming messages[i].role). With a (the server's agent, nil
+// without a model) facts are proposed from it when the agent extracts.
+func (s *Session) Ingest(ctx context.Context, a *agent.Agent, in agent.Ingestion) (*agent.IngestResult, error) {
+	sc, err := s.onePrincipal(auth.OpRemember, in.Scope, "a conversation is with one principal")
+	if err != nil {
+		return nil, err
+	}
+	in.Scope = memgate.Scope{Tenant: sc.Tenant, Principal: sc.Principal, Agent: sc.Agent, Conversation: in.Scope.Conversation}
+	in.FactAgent = s.key.Agent
+	in.UserSource = memgate.SourceUser
+	if !s.MayClaim(memgate.SourceUser) {
+		in.UserSource = memgate.SourceAssistant
+	}
+	in.MayClaim = s.MayClaim
+	if a == nil {
+		return agent.Ingest(ctx, chatEngine{s}, in)
+	}
+	return a.With(chatEngine{s}).Ingest(ctx, in)
+}
+
 // chatEngine is a Session as the agent's engine.
 type chatEngine struct{ s *Session }
 

@@ -58,3 +58,54 @@ func (s *server) chat(c *call) error {
 	writeJSON(c.w, http.StatusOK, res)
 	return nil
 }
+
+// ingestInput is the body of POST /v1/conversations/{id}/messages.
+type ingestInput struct {
+	Tenant    string                `json:"tenant"`
+	Principal string                `json:"principal"`
+	Agent     string                `json:"agent"`
+	Messages  []agent.IngestMessage `json:"messages"`
+}
+
+// ingest stores a conversation the application already had (mem0's
+// add(messages)): its messages as message memories, each with the source
+// its role gives within what the key may claim, and, on a server with a
+// model that extracts, the facts proposed from it through the write gate
+// as a chat turn's. An Idempotency-Key makes a retry store nothing twice
+// (message i is keyed KEY#i): 201 when something was stored, 200 with
+// replayed true when the retry stored nothing.
+func (s *server) ingest(c *call) error {
+	key, err := idempotencyKey(c.r)
+	if err != nil {
+		return err
+	}
+	var in ingestInput
+	if err := c.decodeBody(&in, false); err != nil {
+		return err
+	}
+	conv := c.r.PathValue("id")
+	if err := memgate.CheckIdent("conversation", conv); err != nil {
+		return err
+	}
+	ctx := c.ctx
+	if s.cfg.Agent != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(c.ctx, s.cfg.ChatTimeout)
+		defer cancel()
+		_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(s.cfg.ChatTimeout + 10*time.Second))
+	}
+	res, err := c.sess.Ingest(ctx, s.cfg.Agent, agent.Ingestion{
+		Scope:          memgate.Scope{Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: conv},
+		Messages:       in.Messages,
+		IdempotencyKey: key,
+	})
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if res.Replayed {
+		status = http.StatusOK
+	}
+	writeJSON(c.w, status, res)
+	return nil
+}

@@ -188,6 +188,7 @@ func (s *server) routes() []route {
 		{method: "GET", path: "/v1/keys", op: auth.OpKeys, handle: s.listKeys},
 		{method: "POST", path: "/v1/keys/{id}/revoke", op: auth.OpKeys, handle: s.revokeKey},
 		{method: "POST", path: "/v1/chat", op: auth.OpChat, handle: s.chat},
+		{method: "POST", path: "/v1/conversations/{id}/messages", op: auth.OpRemember, handle: s.ingest},
 		{method: "GET", path: "/healthz", public: s.healthz},
 		{method: "GET", path: "/readyz", public: s.readyz},
 		{method: "GET", path: "/openapi.json", public: s.openapi},
