@@ -13,7 +13,6 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/internal/wire"
 	"github.com/memgate/memgate/store"
@@ -75,13 +74,13 @@ func isBatch(members []string) (bool, error) {
 
 // rememberedList is the response of POST /v1/memories.
 type rememberedList struct {
-	Memories []*engine.Remembered `json:"memories"`
+	Memories []*memgate.Remembered `json:"memories"`
 }
 
 // request turns one memoryInput into the engine's request, as the caller
 // asked for it: the key's session narrows it (scope, source).
-func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
-	var req engine.RememberRequest
+func (c *call) request(in memoryInput) (memgate.RememberRequest, error) {
+	var req memgate.RememberRequest
 	var err error
 	m := memgate.Memory{
 		Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation,
@@ -101,7 +100,7 @@ func (c *call) request(in memoryInput) (engine.RememberRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	return engine.RememberRequest{Memory: m, TTL: ttl, Supersedes: in.Supersedes}, nil
+	return memgate.RememberRequest{Memory: m, TTL: ttl, Supersedes: in.Supersedes}, nil
 }
 
 // remember stores one memory or an atomic batch (up to the engine's
@@ -135,7 +134,7 @@ func (s *server) remember(c *call) error {
 	if err != nil {
 		return err
 	}
-	var out []*engine.Remembered
+	var out []*memgate.Remembered
 	if batch {
 		in := batchInput{Tenant: body.Tenant, Memories: body.Memories}
 		if k := c.key(); in.Tenant != "" && in.Tenant != k.Tenant {
@@ -144,7 +143,7 @@ func (s *server) remember(c *call) error {
 		if len(in.Memories) == 0 {
 			return memgate.FieldError("memories", "must not be empty")
 		}
-		reqs := make([]engine.RememberRequest, len(in.Memories))
+		reqs := make([]memgate.RememberRequest, len(in.Memories))
 		for i, m := range in.Memories {
 			if reqs[i], err = c.request(m); err != nil {
 				return itemError(i, err)
@@ -166,7 +165,7 @@ func (s *server) remember(c *call) error {
 		if err != nil {
 			return headerField(err)
 		}
-		out = []*engine.Remembered{r}
+		out = []*memgate.Remembered{r}
 	}
 	status := http.StatusOK // every memory replayed: nothing was created
 	for _, r := range out {
@@ -258,7 +257,7 @@ func (s *server) recall(c *call) error {
 	if err != nil {
 		return err
 	}
-	req := engine.RecallRequest{
+	req := memgate.RecallRequest{
 		Scope: sc, Query: in.Query, K: in.K, MinScore: in.MinScore,
 		Metadata: in.Metadata, AsOf: asOf, IncludeRestricted: in.IncludeRestricted,
 		BudgetChars: in.BudgetChars, Diversify: in.Diversify, Explain: in.Explain, Render: in.Render,
@@ -316,7 +315,7 @@ func (s *server) list(c *call) error {
 	for _, st := range q.list("status") {
 		f.Statuses = append(f.Statuses, memgate.Status(st))
 	}
-	if err := memgate.CheckText("q", f.Text, engine.MaxQueryBytes); err != nil {
+	if err := memgate.CheckText("q", f.Text, memgate.MaxQueryBytes); err != nil {
 		return err
 	}
 	p, err := c.sess.List(c.ctx, sc, f)
@@ -458,7 +457,7 @@ func (s *server) update(c *call) error {
 	if err != nil {
 		return err
 	}
-	p := engine.Patch{Content: in.Content, Reason: in.Reason}
+	p := memgate.Patch{Content: in.Content, Reason: in.Reason}
 	changed := in.Content != nil || in.Reason != nil
 	if in.Metadata != nil {
 		changed = true
@@ -691,7 +690,7 @@ func (s *server) audit(c *call) error {
 var histogramBuckets = map[string]time.Duration{"1h": time.Hour, "1d": 24 * time.Hour}
 
 // auditHistogram answers how many audit events of one action (default
-// recall) happened per UTC hour or day: engine.AuditHistogram, every bucket
+// recall) happened per UTC hour or day: memgate.AuditHistogram, every bucket
 // present, oldest first. The scope rules are those of GET /v1/audit: an
 // admin key counts the whole tenant or the principal it names, a user key
 // its own principal only.
@@ -701,7 +700,7 @@ func (s *server) auditHistogram(c *call) error {
 		return err
 	}
 	sc := memgate.Scope{Tenant: q.get("tenant"), Principal: q.get("principal")}
-	req := engine.AuditHistogramRequest{Action: q.get("action")}
+	req := memgate.AuditHistogramRequest{Action: q.get("action")}
 	if b := q.get("bucket"); b != "" {
 		var ok bool
 		if req.Bucket, ok = histogramBuckets[b]; !ok {
@@ -811,7 +810,7 @@ func (s *server) importJSONL(c *call) error {
 	if err := bodyDecoder.CheckText(b); err != nil {
 		return err
 	}
-	res, err := c.sess.Import(c.ctx, engine.ImportRequest{Tenant: tenant}, bytes.NewReader(b))
+	res, err := c.sess.Import(c.ctx, memgate.ImportRequest{Tenant: tenant}, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

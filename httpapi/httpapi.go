@@ -33,7 +33,6 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/internal/wire"
@@ -42,7 +41,7 @@ import (
 // Defaults for Config.
 const (
 	// DefaultMaxBodyBytes bounds a JSON request body (a batch of
-	// engine.DefaultMaxBatch memories must fit in it: about 2 KiB each).
+	// a batch of the engine's DefaultMaxBatch memories must fit in it: about 2 KiB each).
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxImportBytes bounds a JSONL import body.
 	DefaultMaxImportBytes = 64 << 20
@@ -435,10 +434,10 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // healthResponse is the body of /healthz and /readyz.
 type healthResponse struct {
-	Status   string              `json:"status"` // ok, or unavailable (readyz)
-	Version  string              `json:"version"`
-	Revision string              `json:"revision,omitempty"`
-	Checks   []engine.ReadyCheck `json:"checks,omitempty"`
+	Status   string               `json:"status"` // ok, or unavailable (readyz)
+	Version  string               `json:"version"`
+	Revision string               `json:"revision,omitempty"`
+	Checks   []memgate.ReadyCheck `json:"checks,omitempty"`
 }
 
 // readyTimeout bounds a readiness check: a load balancer's probe must get

@@ -20,22 +20,22 @@ import (
 // commands are written once against it; both sides return the engine's
 // types, so text and --json output are the same for the same data.
 type backend interface {
-	Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error)
-	Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error)
+	Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error)
+	Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error)
 	Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error)
-	List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error)
-	Update(ctx context.Context, s memgate.Scope, id string, version int64, p engine.Patch) (*memgate.Memory, error)
+	List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*store.Page, error)
+	Update(ctx context.Context, s memgate.Scope, id string, version int64, p memgate.Patch) (*memgate.Memory, error)
 	// Supersede stores r as the new version of oldID and returns the new memory.
-	Supersede(ctx context.Context, s memgate.Scope, oldID string, r engine.RememberRequest) (*memgate.Memory, error)
+	Supersede(ctx context.Context, s memgate.Scope, oldID string, r memgate.RememberRequest) (*memgate.Memory, error)
 	Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
 	Approve(ctx context.Context, s memgate.Scope, id string, version int64) (*memgate.Memory, error)
 	Reject(ctx context.Context, s memgate.Scope, id string, version int64, reason string) (*memgate.Memory, error)
 	Feedback(ctx context.Context, s memgate.Scope, id string, value float64) (*memgate.Memory, error)
 	Delete(ctx context.Context, s memgate.Scope, id string) error
-	Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error)
+	Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error)
 	Counts(ctx context.Context, s memgate.Scope) ([]store.Count, error)
 	Audit(ctx context.Context, s memgate.Scope, f store.AuditFilter) (*store.AuditPage, error)
-	Import(ctx context.Context, r engine.ImportRequest, jsonl io.Reader) (engine.ImportResult, error)
+	Import(ctx context.Context, r memgate.ImportRequest, jsonl io.Reader) (memgate.ImportResult, error)
 	// Export writes JSONL and returns the number of memories written.
 	Export(ctx context.Context, s memgate.Scope, w io.Writer) (int, error)
 	Sweep(ctx context.Context, grace time.Duration) (int, error)
@@ -44,11 +44,11 @@ type backend interface {
 // localBackend is the embedded engine; its methods are the engine's.
 type localBackend struct{ *engine.Engine }
 
-func (l localBackend) Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error) {
+func (l localBackend) Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error) {
 	return l.Engine.Forget(ctx, s.Tenant, s.Principal)
 }
 
-func (l localBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, r engine.RememberRequest) (*memgate.Memory, error) {
+func (l localBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, r memgate.RememberRequest) (*memgate.Memory, error) {
 	_, next, err := l.Engine.Supersede(ctx, s, oldID, r)
 	return next, err
 }
@@ -90,7 +90,7 @@ func cscope(s memgate.Scope) client.Scope {
 	return client.Scope{Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation}
 }
 
-func clientMemory(r engine.RememberRequest) client.Memory {
+func clientMemory(r memgate.RememberRequest) client.Memory {
 	m := r.Memory
 	return client.Memory{
 		Principal: m.Principal, Agent: m.Agent, Conversation: m.Conversation,
@@ -102,18 +102,18 @@ func clientMemory(r engine.RememberRequest) client.Memory {
 }
 
 // rememberOptions sends req's idempotency key, if any, as the header.
-func rememberOptions(req engine.RememberRequest) []client.RememberOption {
+func rememberOptions(req memgate.RememberRequest) []client.RememberOption {
 	if req.IdempotencyKey == "" {
 		return nil
 	}
 	return []client.RememberOption{client.IdempotencyKey(req.IdempotencyKey)}
 }
 
-func (r *remoteBackend) Remember(ctx context.Context, req engine.RememberRequest) (*engine.Remembered, error) {
+func (r *remoteBackend) Remember(ctx context.Context, req memgate.RememberRequest) (*memgate.Remembered, error) {
 	return r.c.Remember(ctx, clientMemory(req), rememberOptions(req)...)
 }
 
-func (r *remoteBackend) Recall(ctx context.Context, req engine.RecallRequest) (*engine.RecallResult, error) {
+func (r *remoteBackend) Recall(ctx context.Context, req memgate.RecallRequest) (*memgate.RecallResult, error) {
 	in := client.RecallRequest{
 		Principal: req.Scope.Principal, Agent: req.Scope.Agent, Conversation: req.Scope.Conversation,
 		Query: req.Query, K: req.K, MinScore: req.MinScore, Kinds: req.Kinds, Sources: req.Sources,
@@ -130,7 +130,7 @@ func (r *remoteBackend) Get(ctx context.Context, s memgate.Scope, id string) (*m
 	return r.c.Get(ctx, cscope(s), id)
 }
 
-func (r *remoteBackend) List(ctx context.Context, s memgate.Scope, f engine.ListRequest) (*store.Page, error) {
+func (r *remoteBackend) List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*store.Page, error) {
 	p, err := r.c.List(ctx, client.ListRequest{Scope: cscope(s), Kinds: f.Kinds, Sources: f.Sources,
 		Statuses: f.Statuses, Q: f.Text, Limit: f.Limit, Cursor: f.Cursor, StandardOnly: s.HideRestricted})
 	if err != nil {
@@ -139,7 +139,7 @@ func (r *remoteBackend) List(ctx context.Context, s memgate.Scope, f engine.List
 	return &store.Page{Memories: p.Memories, NextCursor: p.NextCursor, Limit: p.Limit, Clamped: p.Clamped}, nil
 }
 
-func (r *remoteBackend) Update(ctx context.Context, s memgate.Scope, id string, version int64, p engine.Patch) (*memgate.Memory, error) {
+func (r *remoteBackend) Update(ctx context.Context, s memgate.Scope, id string, version int64, p memgate.Patch) (*memgate.Memory, error) {
 	return r.c.Update(ctx, cscope(s), id, version, client.Patch{
 		Content: p.Content, Reason: p.Reason, Kind: p.Kind, Sensitivity: p.Sensitivity,
 		Metadata: p.Metadata, SetMetadata: p.ReplaceMetadata,
@@ -150,7 +150,7 @@ func (r *remoteBackend) Update(ctx context.Context, s memgate.Scope, id string, 
 
 // Supersede is a remember with supersedes (the API has no other form): the
 // new memory lives in s, like the engine's Supersede.
-func (r *remoteBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, req engine.RememberRequest) (*memgate.Memory, error) {
+func (r *remoteBackend) Supersede(ctx context.Context, s memgate.Scope, oldID string, req memgate.RememberRequest) (*memgate.Memory, error) {
 	req.Memory.Principal, req.Memory.Agent, req.Memory.Conversation = s.Principal, s.Agent, s.Conversation
 	req.Supersedes = oldID
 	m, err := r.c.Remember(ctx, clientMemory(req), rememberOptions(req)...)
@@ -180,7 +180,7 @@ func (r *remoteBackend) Delete(ctx context.Context, s memgate.Scope, id string) 
 	return r.c.Delete(ctx, cscope(s), id)
 }
 
-func (r *remoteBackend) Forget(ctx context.Context, s memgate.Scope) (*engine.ForgetReceipt, error) {
+func (r *remoteBackend) Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error) {
 	return r.c.Forget(ctx, s.Principal)
 }
 
@@ -199,10 +199,10 @@ func (r *remoteBackend) Audit(ctx context.Context, s memgate.Scope, f store.Audi
 
 // Import sends the JSONL as one request; the server stores it in batches
 // of its own size (req.BatchSize is not sent), all lines validated first.
-func (r *remoteBackend) Import(ctx context.Context, _ engine.ImportRequest, jsonl io.Reader) (engine.ImportResult, error) {
+func (r *remoteBackend) Import(ctx context.Context, _ memgate.ImportRequest, jsonl io.Reader) (memgate.ImportResult, error) {
 	res, err := r.c.Import(ctx, jsonl)
 	if err != nil {
-		return engine.ImportResult{}, err
+		return memgate.ImportResult{}, err
 	}
 	return *res, nil
 }

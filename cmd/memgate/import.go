@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
 )
 
@@ -40,14 +41,14 @@ func cmdImport(e env, args []string) error {
 		return nil
 	}
 	return runBackend(args, e, c, check,
-		func(be backend) (engine.ImportResult, error) {
-			res, err := be.Import(e.ctx, engine.ImportRequest{Tenant: tenant, BatchSize: batch}, r)
+		func(be backend) (memgate.ImportResult, error) {
+			res, err := be.Import(e.ctx, memgate.ImportRequest{Tenant: tenant, BatchSize: batch}, r)
 			if err != nil && res.Imported > 0 {
 				fmt.Fprintf(e.stderr, "memgate import: %d memories were stored before the error\n", res.Imported)
 			}
 			return res, err
 		},
-		func(res engine.ImportResult) error {
+		func(res memgate.ImportResult) error {
 			return printLine(e.stdout, "imported %d memories from %d lines in %d batches", res.Imported, res.Lines, res.Batches)
 		})
 }

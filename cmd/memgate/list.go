@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/store"
 )
 
 func cmdList(e env, args []string) error {
-	var f engine.ListRequest
+	var f memgate.ListRequest
 	var kinds, sources, statuses listFlag
 	var all bool
 	c, s := scoped(e, "list", "--tenant T (--principal P | --all-principals) [flags]")

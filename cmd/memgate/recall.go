@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 )
 
 func cmdRecall(e env, args []string) error {
@@ -13,10 +12,10 @@ func cmdRecall(e env, args []string) error {
 	var minScore float64
 	var asOf timeFlag
 	var metadata string
-	var req engine.RecallRequest
+	var req memgate.RecallRequest
 	c, s := scoped(e, "recall", "--tenant T --principal P [flags] QUERY")
 	fs := c.fs
-	fs.IntVar(&req.K, "k", engine.DefaultK, fmt.Sprintf("maximum number of memories (at most %d)", engine.MaxK))
+	fs.IntVar(&req.K, "k", memgate.DefaultRecallK, fmt.Sprintf("maximum number of memories (at most %d)", memgate.MaxRecallK))
 	fs.Float64Var(&minScore, "min-score", 0, "floor on the final score in [0, 1]; 0 turns it off (default: the measured default floor)")
 	fs.Var(&kinds, "kind", "only these kinds")
 	fs.Var(&sources, "source", "only these sources")
@@ -48,13 +47,13 @@ func cmdRecall(e env, args []string) error {
 		return err
 	}
 	return runBackend(args, e, c, check,
-		func(be backend) (*engine.RecallResult, error) { return be.Recall(e.ctx, req) },
-		func(res *engine.RecallResult) error { printRecall(e, res, req.Render, req.Explain); return nil })
+		func(be backend) (*memgate.RecallResult, error) { return be.Recall(e.ctx, req) },
+		func(res *memgate.RecallResult) error { printRecall(e, res, req.Render, req.Explain); return nil })
 }
 
 // printRecall prints a recall's context block (render), or its results
 // with, on explain, each score's components and the figures of the recall.
-func printRecall(e env, res *engine.RecallResult, render, explain bool) {
+func printRecall(e env, res *memgate.RecallResult, render, explain bool) {
 	switch {
 	case render:
 		fmt.Fprintln(e.stdout, res.Context)

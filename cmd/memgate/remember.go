@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 )
 
 // remember and supersede store a new memory from the same flags; update
@@ -22,7 +21,7 @@ func cmdRemember(e env, args []string) error {
 	m.register(c.fs, true)
 	m.registerKey(c.fs, "stores nothing")
 	c.fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
-	var req engine.RememberRequest
+	var req memgate.RememberRequest
 	check := func(pos []string) error {
 		var err error
 		req, err = m.request(e, *s, pos)
@@ -30,8 +29,8 @@ func cmdRemember(e env, args []string) error {
 		return err
 	}
 	return runBackend(args, e, c, check,
-		func(be backend) (*engine.Remembered, error) { return be.Remember(e.ctx, req) },
-		func(mem *engine.Remembered) error {
+		func(be backend) (*memgate.Remembered, error) { return be.Remember(e.ctx, req) },
+		func(mem *memgate.Remembered) error {
 			fmt.Fprintln(e.stdout, mem.ID)
 			switch {
 			case mem.Replayed:
@@ -52,7 +51,7 @@ func cmdSupersede(e env, args []string) error {
 	m.register(c.fs, false)
 	c.fs.StringVar(&m.source, "source", "user", "source of the new memory")
 	m.registerKey(c.fs, "supersedes nothing")
-	var req engine.RememberRequest
+	var req memgate.RememberRequest
 	check := func(pos []string) error {
 		if len(pos) < 2 {
 			return usageError{"expected the ID to supersede and the new content"}
@@ -114,20 +113,20 @@ func (m *memoryFlags) parseTTL() (time.Duration, error) {
 
 // request builds a RememberRequest in s from the flags and the content
 // the positional arguments pos hold (see contentArg).
-func (m *memoryFlags) request(e env, s scopeFlags, pos []string) (engine.RememberRequest, error) {
+func (m *memoryFlags) request(e env, s scopeFlags, pos []string) (memgate.RememberRequest, error) {
 	content, err := contentArg(e, pos)
 	if err != nil {
-		return engine.RememberRequest{}, err
+		return memgate.RememberRequest{}, err
 	}
 	md, err := m.parseMetadata()
 	if err != nil {
-		return engine.RememberRequest{}, err
+		return memgate.RememberRequest{}, err
 	}
 	ttl, err := m.parseTTL()
 	if err != nil {
-		return engine.RememberRequest{}, err
+		return memgate.RememberRequest{}, err
 	}
-	return engine.RememberRequest{
+	return memgate.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: s.tenant, Principal: s.principal, Agent: s.agent, Conversation: s.conversation,
 			Kind: memgate.Kind(m.kind), Source: memgate.Source(m.source), Sensitivity: memgate.Sensitivity(m.sensitivity),

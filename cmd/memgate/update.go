@@ -4,7 +4,6 @@ import (
 	"flag"
 
 	"github.com/memgate/memgate"
-	"github.com/memgate/memgate/engine"
 )
 
 func cmdUpdate(e env, args []string) error {
@@ -17,7 +16,7 @@ func cmdUpdate(e env, args []string) error {
 	c.fs.Int64Var(&version, "version", 0, "the version this update is based on (compare-and-set); default: the current one")
 	c.fs.BoolVar(&clearExpiry, "clear-expiry", false, "remove the expiry")
 	var id string
-	var p engine.Patch
+	var p memgate.Patch
 	set := map[string]bool{}
 	check := func(pos []string) error {
 		if err := oneID(&id)(pos); err != nil {
@@ -44,8 +43,8 @@ func cmdUpdate(e env, args []string) error {
 }
 
 // patch is the change the flags given (set) ask for.
-func (m *memoryFlags) patch(set map[string]bool) (engine.Patch, error) {
-	var p engine.Patch
+func (m *memoryFlags) patch(set map[string]bool) (memgate.Patch, error) {
+	var p memgate.Patch
 	if set["content"] {
 		p.Content = &m.content
 	}
