@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * List memories, newest first
-         * @description Without a principal, a tenant-wide key lists the whole tenant. Roles: admin, agent, user.
+         * @description Without a principal, a tenant-wide key lists the whole tenant. An agent key never sees restricted memories (sensitivity=standard asks the same of any key). Roles: admin, agent, user.
          */
         get: operations["list"];
         put?: never;
@@ -37,7 +37,7 @@ export interface paths {
         };
         /**
          * Get one memory with its receipt
-         * @description Roles: admin, agent, user.
+         * @description A memory outside the key's reach (another principal, another tenant, a restricted memory for an agent key) answers exactly like a missing id. Roles: admin, agent, user.
          */
         get: operations["get"];
         put?: never;
@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * One turn of the agent middleware: recall, the model, the exchange remembered
-         * @description Recalls for the message in the scope the key allows (the relevance floor always applied) and places the rendered memory block in the model's system message as delimited data, never as instructions; calls the model the server was started with (--llm); remembers the user's message (source user) and the reply (source assistant) as kind message in the conversation, through the write gate. With extraction on (serve --extract) a second model call proposes facts and preferences about the principal; each valid one passes the write gate as source assistant (pending for approval under the default policy), principal-wide or in the key's bound agent, with supersedes set when it replaces a memory shown to the model (the supersession happens on approval). A server started without --llm answers 503 unavailable. A user key may not remember, so it may not chat. Message, reply and memories are never logged. Roles: admin, agent.
+         * @description Recalls for the message in the scope the key allows (the relevance floor always applied) and places the rendered memory block in the model's system message as delimited data, never as instructions; calls the model the server was started with (--llm); remembers the user's message (source user for a key that may claim it, else source assistant with metadata speaker user) and the reply (source assistant) as kind message in the conversation, through the write gate. With extraction on (serve --extract) a second model call proposes facts and preferences about the principal; each valid one passes the write gate as source assistant (pending for approval under the default policy), principal-wide or in the key's bound agent, with supersedes set when it replaces a memory shown to the model (the supersession happens on approval). A server started without --llm answers 503 unavailable. A user key may not chat: a chat writes the assistant's reply, which a user key may not claim. Message, reply and memories are never logged. Roles: admin, agent.
          */
         post: operations["chat"];
         delete?: never;
