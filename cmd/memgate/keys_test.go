@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/auth"
+	"github.com/memgate/memgate/postgres/pgtest"
 )
 
 func TestKeysCreateListRevoke(t *testing.T) {
@@ -170,4 +172,45 @@ func TestKeysRemote(t *testing.T) {
 		t.Fatalf("keys list --tenant globex: exit %d %q", code, errs)
 	}
 	mustRemote(t, u, "keys", "list", "--tenant", "default")
+}
+
+// TestKeysOnPostgres: keys are managed on a PostgreSQL database as on a
+// SQLite file (a replica deployment revokes a leaked key in one
+// command): create, list (without secrets), revoke, and another tenant's
+// key id refused like a missing one.
+func TestKeysOnPostgres(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.SchemaURL(t)
+	code, out, errs := runMemgate("keys", "create", "--postgres", pg, "--tenant", "acme", "--role", "agent", "--principal", "alice", "--sources", "assistant,user", "--json")
+	if code != 0 {
+		t.Fatalf("keys create --postgres: exit %d: %s", code, errs)
+	}
+	var made CreatedKey
+	if err := json.Unmarshal([]byte(out), &made); err != nil || made.Key == nil || !secretRE.MatchString(made.Secret) {
+		t.Fatalf("keys create --postgres --json: %q (%v)", out, err)
+	}
+	if fmt.Sprint(made.Key.Sources) != "[assistant user]" {
+		t.Fatalf("granted sources %v", made.Key.Sources)
+	}
+	if code, _, errs := runMemgate("keys", "create", "--postgres", pg, "--tenant", "globex", "--role", "admin"); code != 0 {
+		t.Fatalf("keys create globex: %s", errs)
+	}
+	code, list, errs := runMemgate("keys", "list", "--postgres", pg, "--tenant", "acme", "--json")
+	if code != 0 || !strings.Contains(list, made.Key.ID) || strings.Contains(list, made.Secret) || strings.Contains(list, auth.Hash(made.Secret)) {
+		t.Fatalf("keys list --postgres: exit %d %q %s", code, list, errs)
+	}
+	// Another tenant's revoke of the key: like a missing id, and the key
+	// stays unrevoked (the control below revokes it).
+	code, _, foreign := runMemgate("keys", "revoke", "--postgres", pg, "--tenant", "globex", made.Key.ID)
+	_, _, missing := runMemgate("keys", "revoke", "--postgres", pg, "--tenant", "globex", "key_0000000000000000")
+	if code == 0 || strings.ReplaceAll(foreign, made.Key.ID, "ID") != strings.ReplaceAll(missing, "key_0000000000000000", "ID") {
+		t.Fatalf("foreign revoke: exit %d %q; missing: %q", code, foreign, missing)
+	}
+	if code, _, errs := runMemgate("keys", "revoke", "--postgres", pg, "--tenant", "acme", made.Key.ID); code != 0 {
+		t.Fatalf("keys revoke --postgres: exit %d: %s", code, errs)
+	}
+	_, list, _ = runMemgate("keys", "list", "--postgres", pg, "--tenant", "acme", "--json")
+	if !strings.Contains(list, `"revoked_at"`) {
+		t.Fatalf("after revoke the list shows no revocation: %s", list)
+	}
 }
