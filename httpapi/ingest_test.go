@@ -29,7 +29,8 @@ type ingestResult struct {
 // TestIngestConversation: an application hands memgate a conversation it
 // already had; the messages become message memories whose sources come
 // from their roles within what the key may claim; a retry with the same
-// Idempotency-Key stores nothing; bad input is refused whole.
+// Idempotency-Key stores nothing; bad input is refused whole; no log line
+// holds a message's content (the harness checks the planted marker).
 func TestIngestConversation(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -38,7 +39,7 @@ func TestIngestConversation(t *testing.T) {
 	path := "/v1/conversations/c-kitchen/messages"
 	msgs := []map[string]any{
 		{"role": "user", "content": "I am repainting the kitchen in sage green.", "at": "2026-11-30T09:00:00Z"},
-		{"role": "assistant", "content": "Sage green suits a north-facing kitchen."},
+		{"role": "assistant", "content": "Sage green suits a north-facing kitchen (zqxjvarnish)."},
 		{"role": "tool", "content": "paint_store: 2 tins of sage green reserved"},
 	}
 	var out ingestResult
