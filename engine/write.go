@@ -641,7 +641,10 @@ func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r
 		if prev.Status != memgate.StatusActive {
 			return nil, nil, false, memgate.Errorf(memgate.ECONFLICT, "memory is %s; only an active memory can be superseded", prev.Status)
 		}
-		out, err := e.remember(ctx, []RememberRequest{{Memory: r.Memory, TTL: r.TTL, Supersedes: prev.ID}}, keys, false)
+		// The caller's narrowing travels with the request (a writer that
+		// may not read restricted memories must not fold into one).
+		held := RememberRequest{Memory: r.Memory, TTL: r.TTL, Supersedes: prev.ID, ExactAgent: r.ExactAgent, HideRestricted: r.HideRestricted}
+		out, err := e.remember(ctx, []RememberRequest{held}, keys, false)
 		if err != nil {
 			return nil, nil, false, err
 		}

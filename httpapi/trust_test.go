@@ -260,6 +260,15 @@ func TestRestrictedNeverReachesAnAgent(t *testing.T) {
 	if d := dup.Memories[0]; d.ID == secret.ID || d.Deduplicated {
 		t.Fatalf("an agent's restricted duplicate folded into the memory it cannot read: %+v", d)
 	}
+	// Nor when the duplicate is held pending as it supersedes the
+	// agent's own memory (the isolation property found this path).
+	task := h.remember(agent, map[string]any{"source": "assistant", "kind": "task", "content": "Ask Alice about her morning routine."})
+	var held remembered
+	h.do("POST", "/v1/memories", agent, map[string]any{"kind": "fact", "source": "assistant", "sensitivity": "restricted",
+		"content": secret.Content, "supersedes": task.ID}).want(t, http.StatusCreated).decode(t, &held)
+	if d := held.Memories[0]; d.ID == secret.ID || d.Deduplicated || d.Status != memgate.StatusPending {
+		t.Fatalf("an agent's pending restricted supersession folded into the memory it cannot read: %+v", d)
+	}
 	dupBody["source"] = "user"
 	var own remembered
 	h.do("POST", "/v1/memories", user, dupBody).decode(t, &own)
