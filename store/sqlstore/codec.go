@@ -1,0 +1,164 @@
+package sqlstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// memoryColumns are the columns of a memory, in the order scanMemory reads
+// and memoryArgs writes them (seq is read only: the database assigns it).
+const memoryColumns = `id, tenant, principal, agent, conversation, kind, source, sensitivity,
+	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
+	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
+	embedding_provider, embedding_model, embedding_dim, embedding_vector,
+	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by`
+
+const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+	?, ?, ?, ?, ?, ?, ?)`
+
+// selectMemory reads memories; a statement appends its FROM clause.
+const selectMemory = "SELECT " + memoryColumns + " FROM memories"
+
+// MemoryColumns are the columns of a memory in the order of MemoryArgs,
+// and MemoryArgs the values sqlstore binds for m: for drivers' tests that
+// write rows of an older schema.
+const MemoryColumns = memoryColumns
+
+// MemoryArgs returns memoryArgs(m).
+func MemoryArgs(m *memgate.Memory) ([]any, error) { return memoryArgs(m) }
+
+// memoryArgs returns the values of memoryColumns for m, checked. A
+// SeenCount of 0 is stored as 1: a memory has been seen at least once,
+// when it was stored.
+func memoryArgs(m *memgate.Memory) ([]any, error) {
+	if err := store.CheckCounters(m); err != nil {
+		return nil, err
+	}
+	md, err := store.EncodeMetadata(m.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	provider, model, dim, vector := embeddingArgs(m.Embedding)
+	return []any{
+		m.ID, m.Tenant, m.Principal, m.Agent, m.Conversation,
+		string(m.Kind), string(m.Source), string(m.Sensitivity),
+		string(m.Status), m.StatusReason, m.Content, m.Reason, md,
+		m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.ExpiresAt, m.ValidFrom, m.ValidUntil,
+		m.Version, m.Supersedes, m.SupersededBy, m.ContentSHA256,
+		provider, model, dim, vector,
+		m.DedupKey, max(m.SeenCount, 1), flagsArg(m.Flags), m.Feedback.Count, m.Feedback.Sum,
+		m.CreatedBy, m.UpdatedBy,
+	}, nil
+}
+
+// scanMemory reads one row of memoryColumns, preceded by a sequence
+// number (seq or change_seq) when withSeq.
+func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.Memory, seq int64, err error) {
+	m = new(memgate.Memory)
+	var (
+		kind, source, sensitivity, status string
+		metadata, vector                  []byte
+		provider, model                   *string
+		dim                               *int64
+		flags                             []string
+	)
+	dest := []any{
+		&m.ID, &m.Tenant, &m.Principal, &m.Agent, &m.Conversation,
+		&kind, &source, &sensitivity,
+		&status, &m.StatusReason, &m.Content, &m.Reason, &metadata,
+		&m.CreatedAt, &m.UpdatedAt, &m.ExpiresAt, &m.ValidFrom, &m.ValidUntil,
+		&m.Version, &m.Supersedes, &m.SupersededBy, &m.ContentSHA256,
+		&provider, &model, &dim, &vector,
+		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
+		&m.CreatedBy, &m.UpdatedBy,
+	}
+	if withSeq {
+		dest = append([]any{&seq}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, 0, err
+	}
+	m.Kind = memgate.Kind(kind)
+	m.Source = memgate.Source(source)
+	m.Sensitivity = memgate.Sensitivity(sensitivity)
+	m.Status = memgate.Status(status)
+	if metadata != nil {
+		if m.Metadata, err = memgate.DecodeMetadata(metadata); err != nil {
+			return nil, 0, fmt.Errorf("memory %s: stored metadata is not a JSON object", m.ID)
+		}
+	}
+	if len(flags) > 0 {
+		m.Flags = flags
+	}
+	if provider != nil {
+		v, err := store.DecodeVector(vector)
+		if err != nil {
+			return nil, 0, fmt.Errorf("memory %s: %w", m.ID, err)
+		}
+		e := &memgate.Embedding{Provider: *provider, Vector: v}
+		if model != nil {
+			e.Model = *model
+		}
+		if dim != nil {
+			e.Dim = int(*dim)
+		}
+		m.Embedding = e
+	}
+	return m, seq, nil
+}
+
+// collect returns a function that reads every row of a query's result
+// with scan: collect(scan)(q.Query(...)).
+func collect[T any](scan func(Rows) (T, error)) func(Rows, error) ([]T, error) {
+	return func(rows Rows, err error) ([]T, error) {
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := []T{}
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
+}
+
+func scanOneMemory(r Rows) (*memgate.Memory, error) {
+	m, _, err := scanMemory(r, false)
+	return m, err
+}
+
+// flagsArg returns flags, or nil (NULL) when there are none: nil and empty
+// both mean "no findings" and read back as nil.
+func flagsArg(flags []string) any {
+	if len(flags) == 0 {
+		return nil
+	}
+	return flags
+}
+
+// embeddingArgs returns the embedding columns; all NULL for nil. The
+// vector is store.EncodeVector's bytes, as every backend stores it.
+func embeddingArgs(e *memgate.Embedding) (provider, model, dim, vector any) {
+	if e == nil {
+		return nil, nil, nil, nil
+	}
+	return e.Provider, e.Model, int64(e.Dim), store.EncodeVector(e.Vector)
+}
+
+// utc is t in UTC, or nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
