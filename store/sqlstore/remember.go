@@ -1,0 +1,360 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// dedupSQL is the one dedup predicate, shared by FindDuplicates and
+// Remember (the engine skips embedding what FindDuplicates reports, so the
+// two must agree): the memory a new one folds into has the same tenant,
+// principal, agent, conversation, kind and key, is active (or pending when
+// the new memory is pending too: an active memory, such as a person's own
+// statement, must never fold into one held for approval), and has not
+// expired when the new memory is created (an expired memory is invisible
+// to every read, so a duplicate folded into it would be lost). The oldest
+// wins if Insert has left several. Repeating the index's non-empty key test
+// lets the planner use the partial index memories_dedup.
+const dedupSQL = `SELECT id FROM memories
+	WHERE tenant = ? AND principal = ? AND kind = ? AND dedup_key = ? AND dedup_key <> ''
+	AND agent = ? AND conversation = ?
+	AND (status = 'active' OR (status = 'pending' AND CAST(? AS TEXT) = 'pending')) AND (expires_at IS NULL OR expires_at > ?)
+	ORDER BY seq LIMIT 1`
+
+// dedupArgs are dedupSQL's arguments for the new memory m.
+func dedupArgs(m *memgate.Memory) []any {
+	return []any{m.Tenant, m.Principal, string(m.Kind), m.DedupKey, m.Agent, m.Conversation, string(m.Status), m.CreatedAt.UTC()}
+}
+
+// foldSQL records one more sighting of a memory. Neither version nor content
+// changes: a concurrent Update of the memory is not made to conflict.
+const foldSQL = `UPDATE memories SET seen_count = seen_count + 1, updated_at = ? WHERE tenant = ? AND id = ?`
+
+// populationSQL is the one predicate retention counts and evicts with: the
+// active or pending memories of one partition, agent and kind, written
+// exactly as memories_retention's WHERE clause so the eviction reads that
+// index. The populations triggers of both schemas count with the same
+// status test.
+const populationSQL = `tenant = ? AND principal = ? AND agent = ? AND kind = ? AND status IN ('active', 'pending')`
+
+const (
+	// populationCountSQL reads the live count the populations triggers
+	// keep instead of counting the population each time (no row: nobody
+	// of that population was ever counted, so 0).
+	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND agent = ? AND kind = ?`
+	evictSQL           = `DELETE FROM memories WHERE tenant = ? AND id IN (
+		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
+		RETURNING seq, id`
+)
+
+// population is one (tenant, principal, agent, kind) a retention cap
+// applies to: each writer's agent (or the principal-wide level) is its own
+// population, so one never evicts another's memories.
+type population struct {
+	tenant, principal, agent string
+	kind                     memgate.Kind
+}
+
+// Remember implements store.Store, in one transaction.
+//
+// Concurrency: the transaction first locks, in order, the decision about
+// each (tenant, principal, kind) it writes (Driver.Lock). That triple is
+// exactly the unit of both decisions Remember takes by reading first: the
+// dedup predicate (same kind in the partition) and the retention
+// population. Concurrent calls on one population queue on the lock, and
+// each sees the memory the previous call inserted and folds into it, and
+// counts the population as that call left it; calls on other populations
+// run in parallel. A retry of the same request writes the same
+// population, so its replay sees whether the earlier call committed.
+//
+// Inside the transaction, each input is looked up for dedup (seeing the
+// inputs inserted before it), then inserted or folded; every memory that
+// stands for an input is read back; then every population written is
+// brought down to its cap. Memories[i] is read back (a copy; the inputs
+// are not modified), so it carries the stored seen_count and defaults; a
+// memory evicted by the same call is reported as it stood before the
+// eviction.
+func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
+	rows := make([][]any, len(ms))
+	for i, m := range ms {
+		if err := store.CheckNew(m); err != nil {
+			return nil, err
+		}
+		args, err := memoryArgs(m)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = args
+	}
+	if err := store.CheckIdempotencyKeys(ms, keys); err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Replayed: []bool{}, Evicted: []store.Ref{}}, nil
+	}
+	var pops []population
+	var locks [][]string
+	for _, m := range ms {
+		if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind}); !slices.Contains(pops, p) {
+			pops = append(pops, p)
+		}
+		l := []string{"population", m.Tenant, m.Principal, string(m.Kind)}
+		if !slices.ContainsFunc(locks, func(k []string) bool { return slices.Equal(k, l) }) {
+			locks = append(locks, l)
+		}
+	}
+
+	return write(ctx, s, "remember", func(q Querier) (*store.WriteResult, error) {
+		res := &store.WriteResult{
+			Memories:     make([]*memgate.Memory, len(ms)),
+			Deduplicated: make([]bool, len(ms)),
+			Replayed:     make([]bool, len(ms)),
+			Evicted:      []store.Ref{},
+		}
+		if err := s.d.Lock(ctx, q, locks...); err != nil {
+			return nil, err
+		}
+		standing := make([]string, len(ms)) // id of the memory that stands for each input
+		for i, m := range ms {
+			key := store.IdempotencyKeyAt(keys, i)
+			if key.Key != "" {
+				id, err := replay(ctx, q, m, key, i, len(ms))
+				if err != nil {
+					return nil, err
+				}
+				if id != "" {
+					standing[i], res.Replayed[i] = id, true
+					continue
+				}
+			}
+			if m.DedupKey != "" {
+				var id string
+				switch err := q.QueryRow(ctx, dedupSQL, dedupArgs(m)...).Scan(&id); {
+				case err == nil:
+					if _, err := q.Exec(ctx, foldSQL, m.UpdatedAt.UTC(), m.Tenant, id); err != nil {
+						return nil, err
+					}
+					standing[i], res.Deduplicated[i] = id, true
+				case !errors.Is(err, ErrNoRows):
+					return nil, err
+				}
+			}
+			if standing[i] == "" {
+				if _, err := q.Exec(ctx, insertMemory, rows[i]...); err != nil {
+					return nil, err
+				}
+				standing[i] = m.ID
+			}
+			if key.Key != "" {
+				if err := record(ctx, q, m, key, standing[i], i, len(ms)); err != nil {
+					return nil, err
+				}
+			}
+		}
+
+		// Read back before evicting: eviction only deletes, so what is read
+		// now is the final state of every memory that survives it.
+		if err := readBack(ctx, q, ms, standing, res.Memories); err != nil {
+			return nil, err
+		}
+		for _, p := range pops {
+			if limit := caps[p.kind]; limit > 0 {
+				evicted, err := evict(ctx, q, p, limit)
+				if err != nil {
+					return nil, err
+				}
+				res.Evicted = append(res.Evicted, evicted...)
+			}
+		}
+		return res, nil
+	})
+}
+
+// readBack sets out[i] to the memory standing[i] of ms[i]'s tenant, as
+// stored, one query per tenant; each input gets its own copy.
+func readBack(ctx context.Context, q Querier, ms []*memgate.Memory, standing []string, out []*memgate.Memory) error {
+	byTenant := map[string][]string{}
+	for i, m := range ms {
+		byTenant[m.Tenant] = append(byTenant[m.Tenant], standing[i])
+	}
+	read := map[string]map[string]*memgate.Memory{}
+	for tenant, ids := range byTenant {
+		got, err := readByID(ctx, q, tenant, slices.Compact(slices.Sorted(slices.Values(ids))))
+		if err != nil {
+			return err
+		}
+		read[tenant] = got
+	}
+	for i, m := range ms {
+		got, ok := read[m.Tenant][standing[i]]
+		if !ok {
+			return fmt.Errorf("remember: memory %s is missing from the read-back", standing[i])
+		}
+		if slices.Contains(out[:i], got) {
+			got = got.Clone()
+		}
+		out[i] = got
+	}
+	return nil
+}
+
+const (
+	lookupIdempotencySQL = `SELECT k.request_sha256, k.memory_id, m.id IS NOT NULL FROM idempotency_keys k
+		LEFT JOIN memories m ON m.tenant = k.tenant AND m.id = k.memory_id
+		WHERE k.tenant = ? AND k.principal = ? AND k.agent = ? AND k.conversation = ? AND k.key = ?`
+	// A record another call wrote since replay read (another population's
+	// lock, or none taken) is left as it is: the write conflicts.
+	recordIdempotencySQL = `INSERT INTO idempotency_keys
+		(tenant, principal, agent, conversation, key, request_sha256, memory_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	pruneIdempotencySQL = `DELETE FROM idempotency_keys WHERE (tenant, principal, agent, conversation, key) IN (
+		SELECT tenant, principal, agent, conversation, key FROM idempotency_keys
+		WHERE created_at < ? ORDER BY created_at LIMIT ?`
+)
+
+// replay looks up the record of key in m's partition: the id of the memory
+// an earlier call stored for the same request, "" when there is none, or
+// the conflict of input i of n (another request, or a deleted memory).
+func replay(ctx context.Context, q Querier, m *memgate.Memory, key store.IdempotencyKey, i, n int) (string, error) {
+	var hash, id string
+	var exists bool
+	err := q.QueryRow(ctx, lookupIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation, key.Key).Scan(&hash, &id, &exists)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", err
+	case hash != key.RequestSHA256:
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
+	case !exists:
+		return "", store.IdempotencyConflict(i, n, store.IdempotencyDeleted)
+	}
+	return id, nil
+}
+
+// record writes the record (m's partition, key) → id; a record written
+// meanwhile by another call is input i's conflict.
+func record(ctx context.Context, q Querier, m *memgate.Memory, key store.IdempotencyKey, id string, i, n int) error {
+	wrote, err := q.Exec(ctx, recordIdempotencySQL, m.Tenant, m.Principal, m.Agent, m.Conversation,
+		key.Key, key.RequestSHA256, id, time.Now().UTC())
+	if err == nil && wrote == 0 {
+		return store.IdempotencyConflict(i, n, store.IdempotencyOtherRequest)
+	}
+	return err
+}
+
+// evict deletes the oldest memories of p until at most limit remain, and
+// returns them oldest first.
+func evict(ctx context.Context, q Querier, p population, limit int) ([]store.Ref, error) {
+	var n int64
+	if err := q.QueryRow(ctx, populationCountSQL, p.tenant, p.principal, p.agent, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, ErrNoRows) {
+		return nil, err
+	}
+	if n <= int64(limit) {
+		return nil, nil
+	}
+	gone, err := collect(func(r Rows) (seqRef, error) {
+		g := seqRef{ref: store.Ref{Tenant: p.tenant, Principal: p.principal, Kind: p.kind}}
+		return g, r.Scan(&g.seq, &g.ref.ID)
+	})(q.Query(ctx, evictSQL, p.tenant, p.tenant, p.principal, p.agent, string(p.kind), n-int64(limit)))
+	if err != nil {
+		return nil, err
+	}
+	return inSeqOrder(gone), nil
+}
+
+// seqRef is a deleted memory and its insertion order.
+type seqRef struct {
+	seq int64
+	ref store.Ref
+}
+
+// inSeqOrder returns the refs in insertion order: RETURNING yields rows in
+// no promised order.
+func inSeqOrder(gone []seqRef) []store.Ref {
+	slices.SortFunc(gone, func(a, b seqRef) int { return cmp.Compare(a.seq, b.seq) })
+	refs := make([]store.Ref, len(gone))
+	for i, g := range gone {
+		refs[i] = g.ref
+	}
+	return refs
+}
+
+// FindDuplicates implements store.Store. Expiry is judged at each memory's
+// CreatedAt, as Remember judges it.
+func (s *Store) FindDuplicates(ctx context.Context, ms []*memgate.Memory) ([]string, error) {
+	for _, m := range ms {
+		if m != nil && m.DedupKey != "" {
+			if err := m.Scope().Validate(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return read(ctx, s, "find duplicates", func(q Querier) ([]string, error) {
+		out := make([]string, len(ms))
+		for i, m := range ms {
+			if m == nil || m.DedupKey == "" {
+				continue
+			}
+			if err := q.QueryRow(ctx, dedupSQL, dedupArgs(m)...).Scan(&out[i]); err != nil && !errors.Is(err, ErrNoRows) {
+				return nil, err
+			}
+		}
+		return out, nil
+	})
+}
+
+// sweepSQL deletes the memories that expired first, at most a limit of
+// them, reading memories_expiry in order; Dialect.SkipLocked ends the
+// sub-SELECT.
+const sweepSQL = `DELETE FROM memories WHERE (tenant, id) IN (
+	SELECT tenant, id FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?
+	ORDER BY expires_at, seq LIMIT ?%s)
+	RETURNING seq, tenant, principal, id, kind`
+
+// DeleteExpired implements store.Store: whatever the status, earliest
+// expiry first. The refs are returned in insertion order. A limit of zero or
+// less deletes nothing.
+func (s *Store) DeleteExpired(ctx context.Context, before time.Time, limit int) ([]store.Ref, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	return write(ctx, s, "delete expired", func(q Querier) ([]store.Ref, error) {
+		gone, err := collect(func(r Rows) (seqRef, error) {
+			var g seqRef
+			var kind string
+			err := r.Scan(&g.seq, &g.ref.Tenant, &g.ref.Principal, &g.ref.ID, &kind)
+			g.ref.Kind = memgate.Kind(kind)
+			return g, err
+		})(q.Query(ctx, fmt.Sprintf(sweepSQL, s.dl.SkipLocked), before.UTC(), limit))
+		if err != nil {
+			return nil, err
+		}
+		return inSeqOrder(gone), nil
+	})
+}
+
+// PruneIdempotency implements store.Store: the oldest records first.
+func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return s.prune(ctx, "prune idempotency", pruneIdempotencySQL, before, limit)
+}
+
+// prune runs a pruning DELETE whose arguments are a time (records made
+// before it go) and a limit, and whose sub-SELECT is left open for
+// Dialect.SkipLocked, in a write transaction, and returns how many rows it
+// deleted; a limit of 0 or less deletes nothing.
+func (s *Store) prune(ctx context.Context, op, query string, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	return write(ctx, s, op, func(q Querier) (int64, error) {
+		return q.Exec(ctx, query+s.dl.SkipLocked+")", before.UTC(), limit)
+	})
+}
