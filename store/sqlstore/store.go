@@ -7,7 +7,10 @@ import (
 	"sort"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
 )
+
+var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store over a Driver. It is safe for concurrent use.
 type Store struct {

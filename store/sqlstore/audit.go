@@ -1,0 +1,208 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// auditColumns are the columns of an audit event, in the order scanAudit
+// reads them, qualified by the alias e every audit query uses.
+const auditColumns = `e.seq, e.tenant, e.principal, e.agent, e.actor, e.action, e.at,
+	e.recall_id, e.query_sha256, e.reason, e.counts, e.memory_ids, e.scores, e.content_sha256`
+
+const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, action, at,
+	recall_id, query_sha256, reason, counts, memory_ids, scores, content_sha256)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
+
+// AppendAudit implements store.Store. The batch is one transaction: every
+// event is appended, or none. Seq is assigned by the database (an input
+// Seq is ignored) and the inputs are not modified. Each event is one
+// statement, and the refs of the memories it names one more.
+func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
+	rows := make([][]any, len(events))
+	for i := range events {
+		e := &events[i]
+		if err := store.CheckAuditEvent(e); err != nil {
+			return err
+		}
+		var counts, ids, scores any
+		if len(e.Counts) > 0 {
+			b, err := json.Marshal(e.Counts)
+			if err != nil {
+				return memgate.FieldError("counts", "must be serializable as JSON")
+			}
+			counts = string(b)
+		}
+		if len(e.MemoryIDs) > 0 {
+			ids = e.MemoryIDs
+		}
+		if len(e.Scores) > 0 {
+			scores = e.Scores
+		}
+		rows[i] = []any{e.Tenant, e.Principal, e.Agent, e.Actor, e.Action, e.At.UTC(),
+			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores, e.ContentSHA256}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	return s.d.Write(ctx, "append audit", func(q Querier) error {
+		for i, e := range events {
+			var seq int64
+			if err := q.QueryRow(ctx, insertAudit, rows[i]...).Scan(&seq); err != nil {
+				return err
+			}
+			if len(e.MemoryIDs) == 0 {
+				continue
+			}
+			// An event may name a memory twice (memory_ids keeps both);
+			// the ref says only that the event names it.
+			var b Query
+			b.SQL("INSERT INTO audit_refs (tenant, memory_id, seq) VALUES ")
+			for j, id := range e.MemoryIDs {
+				if j > 0 {
+					b.SQL(", ")
+				}
+				b.SQL("(", b.Arg(e.Tenant), ", ", b.Arg(id), ", ", b.Arg(seq), ")")
+			}
+			if _, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// auditQuery builds ListAudit's statement: the tenant and every filter in
+// one query, newest first, one row more than the page.
+func auditQuery(tenant string, f store.AuditFilter, before int64, limit int) *Query {
+	b := new(Query)
+	seq := "e.seq"
+	if f.MemoryID != "" {
+		// The refs of the memory drive the query, newest first, through
+		// their primary key; CROSS JOIN fixes that join order in SQLite
+		// and is an inner join in PostgreSQL.
+		b.SQL("SELECT ", auditColumns, " FROM audit_refs r CROSS JOIN audit_events e",
+			" WHERE r.tenant = ", b.Arg(tenant), " AND r.memory_id = ", b.Arg(f.MemoryID),
+			" AND e.tenant = r.tenant AND e.seq = r.seq")
+		seq = "r.seq"
+	} else {
+		b.SQL("SELECT ", auditColumns, " FROM audit_events e WHERE e.tenant = ", b.Arg(tenant))
+	}
+	if before > 0 {
+		b.SQL(" AND ", seq, " < ", b.Arg(before))
+	}
+	if f.Principal != "" {
+		b.SQL(" AND e.principal = ", b.Arg(f.Principal))
+	}
+	if f.RecallID != "" {
+		b.SQL(" AND e.recall_id = ", b.Arg(f.RecallID))
+	}
+	if f.Action != "" {
+		b.SQL(" AND e.action = ", b.Arg(f.Action))
+	}
+	if !f.From.IsZero() {
+		b.SQL(" AND e.at >= ", b.Arg(f.From.UTC()))
+	}
+	if !f.To.IsZero() {
+		b.SQL(" AND e.at < ", b.Arg(f.To.UTC()))
+	}
+	return b.SQL(" ORDER BY ", seq, " DESC LIMIT ", b.Arg(limit+1))
+}
+
+// ListAudit implements store.Store. The filters are exact matches on bound
+// values; From and To compare the event time, From <= at < To (a To at or
+// before From matches nothing).
+func (s *Store) ListAudit(ctx context.Context, tenant string, f store.AuditFilter) (*store.AuditPage, error) {
+	if err := memgate.CheckIdent("tenant", tenant); err != nil {
+		return nil, err
+	}
+	before, err := store.DecodeCursor(f.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit, clamped := store.ClampLimit(f.Limit)
+	b := auditQuery(tenant, f, before, limit)
+	return read(ctx, s, "list audit", func(q Querier) (*store.AuditPage, error) {
+		events, err := collect(scanAudit)(q.Query(ctx, b.String(), b.Args()...))
+		if err != nil {
+			return nil, err
+		}
+		page := &store.AuditPage{Events: events, Limit: limit, Clamped: clamped}
+		if len(events) > limit {
+			page.Events = events[:limit]
+			page.NextCursor = store.EncodeCursor(events[limit-1].Seq)
+		}
+		return page, nil
+	})
+}
+
+func scanAudit(r Rows) (store.AuditEvent, error) {
+	var e store.AuditEvent
+	var counts []byte
+	if err := r.Scan(&e.Seq, &e.Tenant, &e.Principal, &e.Agent, &e.Actor, &e.Action, &e.At,
+		&e.RecallID, &e.QuerySHA256, &e.Reason, &counts, &e.MemoryIDs, &e.Scores, &e.ContentSHA256); err != nil {
+		return e, err
+	}
+	if counts != nil {
+		if err := json.Unmarshal(counts, &e.Counts); err != nil {
+			return e, fmt.Errorf("audit event %d: stored counts are not a JSON object of integers: %w", e.Seq, err)
+		}
+	}
+	if len(e.MemoryIDs) == 0 {
+		e.MemoryIDs = nil
+	}
+	if len(e.Scores) == 0 {
+		e.Scores = nil
+	}
+	return e, nil
+}
+
+// auditHistogramQuery builds AuditHistogram's statement: one aggregate over
+// one range of audit_events_action (a tenant) or
+// audit_events_principal_action (one principal), counting the events per
+// bucket index (at − from) / bucket, in microseconds. at >= from, so the
+// integer division rounds down.
+func (s *Store) auditHistogramQuery(hq store.AuditHistogramQuery) *Query {
+	b := new(Query)
+	b.SQL("SELECT (", s.dl.Micros("e.at"), " - ", b.Arg(hq.From.UnixMicro()), ") / ", b.Arg(hq.Bucket.Microseconds()),
+		" AS bucket, COUNT(*) FROM audit_events e WHERE e.tenant = ", b.Arg(hq.Tenant))
+	if hq.Principal != "" {
+		b.SQL(" AND e.principal = ", b.Arg(hq.Principal))
+	}
+	return b.SQL(" AND e.action = ", b.Arg(hq.Action), " AND e.at >= ", b.Arg(hq.From.UTC()),
+		" AND e.at < ", b.Arg(hq.To.UTC()), " GROUP BY bucket")
+}
+
+// AuditHistogram implements store.Store.
+func (s *Store) AuditHistogram(ctx context.Context, hq store.AuditHistogramQuery) ([]int64, error) {
+	n, err := hq.Buckets()
+	if err != nil {
+		return nil, err
+	}
+	b := s.auditHistogramQuery(hq)
+	return read(ctx, s, "audit histogram", func(q Querier) ([]int64, error) {
+		rows, err := q.Query(ctx, b.String(), b.Args()...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		counts := make([]int64, n)
+		for rows.Next() {
+			var i, c int64
+			if err := rows.Scan(&i, &c); err != nil {
+				return nil, err
+			}
+			if i < 0 || i >= int64(n) {
+				// The WHERE clause bounds at to the range: a bucket outside
+				// it is a bug here, not something to clamp.
+				return nil, fmt.Errorf("bucket %d outside [0, %d)", i, n)
+			}
+			counts[i] = c
+		}
+		return counts, rows.Err()
+	})
+}
