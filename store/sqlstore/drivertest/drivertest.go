@@ -1,0 +1,437 @@
+// Package drivertest is the driver-level suite of package sqlstore: what a
+// Driver promises on its own, below the portable store. Every backend runs
+// it beside the conformance suite (store/storetest), which checks the
+// store built over the driver:
+//
+//   - Write commits when its function returns nil and keeps nothing of a
+//     transaction that failed; errors pass through Interpret;
+//   - values map both ways: times (microseconds, UTC), nullable times,
+//     lists of strings and numbers, bytes, booleans; an empty read is
+//     ErrNoRows and Exec counts the rows it changed;
+//   - Interpret: a unique violation is a conflict, the context's own
+//     error passes, application errors pass unchanged;
+//   - Snapshot reads one snapshot while writers commit;
+//   - Lock makes two writers of one decision queue: no lost update;
+//   - the Dialect: Contains is a literal, Unicode case-insensitive
+//     substring test (no wildcard), MetadataEquals tells types apart,
+//     Micros is unix microseconds;
+//   - after Close, reads and writes are unavailable.
+//
+// It writes to the schema's own tables (keys, audit_events, memories),
+// which every driver's migrations create.
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store/sqlstore"
+)
+
+// Run runs the suite; newDriver returns a driver over a new, migrated,
+// empty database, closed by the test's cleanup.
+func Run(t *testing.T, newDriver func(t *testing.T) sqlstore.Driver) {
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, sqlstore.Driver)
+	}{
+		{"WriteCommitsOrKeepsNothing", testWrite},
+		{"ValuesRoundTrip", testValues},
+		{"NoRowsAndRowsAffected", testNoRows},
+		{"Interpret", testInterpret},
+		{"SnapshotIsOneSnapshot", testSnapshot},
+		{"LockQueuesWriters", testLock},
+		{"ContainsIsLiteral", testContains},
+		{"MetadataEqualsTellsTypesApart", testMetadata},
+		{"MicrosIsUnixMicroseconds", testMicros},
+		{"ClosedIsUnavailable", testClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newDriver(t))
+		})
+	}
+}
+
+var at = time.Date(2026, 3, 4, 5, 6, 7, 891234000, time.FixedZone("X", 3600))
+
+func insertKey(ctx context.Context, q sqlstore.Querier, id string, revoked *time.Time) error {
+	_, err := q.Exec(ctx, `INSERT INTO keys (tenant, id, hash, role, principal, agent, name, created_at, revoked_at, sources)
+		VALUES (?, ?, ?, 'admin', '', '', ?, ?, ?, '')`, "acme", id, memgate.ContentHash(id), "name of "+id, at, revoked)
+	return err
+}
+
+func countKeys(t *testing.T, q sqlstore.Querier) int64 {
+	t.Helper()
+	var n int64
+	if err := q.QueryRow(t.Context(), "SELECT COUNT(*) FROM keys WHERE tenant = ?", "acme").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func reader(t *testing.T, d sqlstore.Driver) sqlstore.Querier {
+	t.Helper()
+	q, err := d.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func testWrite(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) }); err != nil {
+		t.Fatal(err)
+	}
+	mine := memgate.Errorf(memgate.ECONFLICT, "the function's own error")
+	err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		if err := insertKey(ctx, q, "k-2", nil); err != nil {
+			return err
+		}
+		if n := countKeys(t, q); n != 2 {
+			t.Errorf("inside the transaction: %d keys, want 2", n)
+		}
+		return mine
+	})
+	if !errors.Is(err, mine) {
+		t.Fatalf("Write returned %v, want the function's error unchanged", err)
+	}
+	if n := countKeys(t, reader(t, d)); n != 1 {
+		t.Fatalf("%d keys after a failed write, want the 1 committed before it", n)
+	}
+}
+
+func testValues(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	revoked := at.Add(time.Hour)
+	err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		if err := insertKey(ctx, q, "k-null", nil); err != nil {
+			return err
+		}
+		if err := insertKey(ctx, q, "k-set", &revoked); err != nil {
+			return err
+		}
+		for i, ev := range []struct {
+			ids    []string
+			scores []float64
+		}{{nil, nil}, {[]string{"m-1", "m-2"}, []float64{0.25, -1e-9}}} {
+			if _, err := q.Exec(ctx, `INSERT INTO audit_events (tenant, principal, agent, actor, action, at,
+				recall_id, query_sha256, reason, counts, memory_ids, scores, content_sha256)
+				VALUES (?, '', '', 'k-1', ?, ?, '', '', '', NULL, ?, ?, '')`, "acme", fmt.Sprintf("a%d", i), at, ev.ids, ev.scores); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := reader(t, d)
+	for _, tc := range []struct {
+		id   string
+		want *time.Time
+	}{{"k-null", nil}, {"k-set", &revoked}} {
+		var created time.Time
+		var got *time.Time
+		var name string
+		if err := q.QueryRow(ctx, "SELECT created_at, revoked_at, name FROM keys WHERE tenant = ? AND id = ?", "acme", tc.id).Scan(&created, &got, &name); err != nil {
+			t.Fatal(err)
+		}
+		want := at.Truncate(time.Microsecond).UTC()
+		if !created.Equal(want) || created.Location() != time.UTC {
+			t.Errorf("%s: created_at %v, want %v in UTC", tc.id, created, want)
+		}
+		switch {
+		case tc.want == nil && got != nil:
+			t.Errorf("%s: revoked_at %v, want NULL", tc.id, got)
+		case tc.want != nil && (got == nil || !got.Equal(tc.want.Truncate(time.Microsecond)) || got.Location() != time.UTC):
+			t.Errorf("%s: revoked_at %v, want %v in UTC", tc.id, got, tc.want)
+		}
+		if name != "name of "+tc.id {
+			t.Errorf("%s: name %q", tc.id, name)
+		}
+	}
+	for i, want := range []struct {
+		ids    []string
+		scores []float64
+	}{{nil, nil}, {[]string{"m-1", "m-2"}, []float64{0.25, -1e-9}}} {
+		var ids []string
+		var scores []float64
+		var isNull bool
+		if err := q.QueryRow(ctx, "SELECT memory_ids, scores, memory_ids IS NULL FROM audit_events WHERE tenant = ? AND action = ?",
+			"acme", fmt.Sprintf("a%d", i)).Scan(&ids, &scores, &isNull); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(want.ids) || fmt.Sprint(scores) != fmt.Sprint(want.scores) || isNull != (want.ids == nil) {
+			t.Errorf("event %d: ids %v scores %v (NULL %v), want %v %v", i, ids, scores, isNull, want.ids, want.scores)
+		}
+	}
+	key := make([]byte, 32) // the table's one row holds 32 bytes
+	key[1], key[31] = 1, 0xff
+	var b []byte
+	var n *int64
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		if _, err := q.Exec(ctx, "INSERT INTO pseudonym_key (id, key) VALUES (1, ?)", key); err != nil {
+			return err
+		}
+		return q.QueryRow(ctx, "SELECT key, NULL FROM pseudonym_key WHERE id = 1").Scan(&b, &n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != string(key) || n != nil {
+		t.Errorf("bytes %x and a NULL read as %x and %v", key, b, n)
+	}
+}
+
+func testNoRows(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	var s string
+	if err := reader(t, d).QueryRow(ctx, "SELECT name FROM keys WHERE tenant = ?", "nobody").Scan(&s); !errors.Is(err, sqlstore.ErrNoRows) {
+		t.Fatalf("an empty read: %v, want ErrNoRows", err)
+	}
+	err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		for _, id := range []string{"k-1", "k-2", "k-3"} {
+			if err := insertKey(ctx, q, id, nil); err != nil {
+				return err
+			}
+		}
+		n, err := q.Exec(ctx, "UPDATE keys SET name = ? WHERE tenant = ? AND id <> ?", "renamed", "acme", "k-3")
+		if err == nil && n != 2 {
+			t.Errorf("Exec changed %d rows, want 2", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testInterpret(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) }); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) })
+	if memgate.ErrorCode(err) != memgate.ECONFLICT {
+		t.Fatalf("a unique violation: %v (code %q), want conflict", err, memgate.ErrorCode(err))
+	}
+	app := memgate.FieldError("x", "is wrong")
+	if got := d.Interpret(ctx, "test", app); !errors.Is(got, app) {
+		t.Fatalf("an application error became %v", got)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if got := d.Interpret(cancelled, "test", errors.New("driver noise")); !errors.Is(got, context.Canceled) {
+		t.Fatalf("a cancelled context's failure: %v, want context.Canceled", got)
+	}
+	if got := d.Interpret(ctx, "test", errors.New("driver noise")); memgate.ErrorCode(got) != memgate.EINTERNAL || memgate.ErrorMessage(got) == "driver noise" {
+		t.Fatalf("an unknown error: %v (code %q, message %q), want internal without the driver's words", got, memgate.ErrorCode(got), memgate.ErrorMessage(got))
+	}
+}
+
+func testSnapshot(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) }); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Snapshot(ctx, "test", func(q sqlstore.Querier) error {
+		before := countKeys(t, q)
+		if err := d.Write(ctx, "test", func(w sqlstore.Querier) error { return insertKey(ctx, w, "k-2", nil) }); err != nil {
+			return err
+		}
+		if after := countKeys(t, q); after != before {
+			t.Errorf("one snapshot read %d keys, then %d after another writer committed", before, after)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Control: the write did commit.
+	if n := countKeys(t, reader(t, d)); n != 2 {
+		t.Fatalf("%d keys after the snapshot, want 2", n)
+	}
+}
+
+// testLock runs writers that each read a counter and write it back raised
+// by one, after locking the decision: none may lose another's update.
+func testLock(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		_, err := q.Exec(ctx, "INSERT INTO tenant_heads (tenant, high) VALUES (?, 0)", "acme")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Go(func() {
+			errs <- d.Write(ctx, "test", func(q sqlstore.Querier) error {
+				if err := d.Lock(ctx, q, []string{"counter", "acme"}, []string{"other", "acme"}); err != nil {
+					return err
+				}
+				var n int64
+				if err := q.QueryRow(ctx, "SELECT high FROM tenant_heads WHERE tenant = ?", "acme").Scan(&n); err != nil {
+					return err
+				}
+				time.Sleep(2 * time.Millisecond) // let the others reach their read
+				_, err := q.Exec(ctx, "UPDATE tenant_heads SET high = ? WHERE tenant = ?", n+1, "acme")
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	if err := reader(t, d).QueryRow(ctx, "SELECT high FROM tenant_heads WHERE tenant = ?", "acme").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != writers {
+		t.Fatalf("the counter is %d after %d locked increments: an update was lost", n, writers)
+	}
+}
+
+// insertMemories stores memories of tenant acme with the given contents
+// and metadata through the portable store.
+func insertMemories(t *testing.T, d sqlstore.Driver, ms map[string]memgate.Memory) {
+	t.Helper()
+	var in []*memgate.Memory
+	for id, m := range ms {
+		m.ID, m.Tenant, m.Principal = id, "acme", "alice"
+		m.Kind, m.Source, m.Sensitivity, m.Status = memgate.KindFact, memgate.SourceUser, memgate.SensitivityStandard, memgate.StatusActive
+		m.ContentSHA256, m.CreatedAt, m.UpdatedAt, m.Version, m.SeenCount = memgate.ContentHash(m.Content), at, at, 1, 1
+		in = append(in, &m)
+	}
+	if err := sqlstore.New(d).Insert(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// matching returns the ids of the memories of acme for which cond holds,
+// in id order.
+func matching(t *testing.T, d sqlstore.Driver, build func(*sqlstore.Query) (string, error)) []string {
+	t.Helper()
+	var b sqlstore.Query
+	b.SQL("SELECT id FROM memories WHERE tenant = ", b.Arg("acme"), " AND ")
+	cond, err := build(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SQL(cond, " ORDER BY id")
+	rows, err := reader(t, d).Query(t.Context(), b.String(), b.Args()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func testContains(t *testing.T, d sqlstore.Driver) {
+	insertMemories(t, d, map[string]memgate.Memory{
+		"m-1": {Content: "Über 50% of users"},
+		"m-2": {Content: "over 50 of users"},
+		"m-3": {Content: "a_b and ab"},
+	})
+	for _, tc := range []struct {
+		text string
+		want string
+	}{
+		{"über", "[m-1]"},     // Unicode case folding, both ways
+		{"ÜBER 50%", "[m-1]"}, // % is a character, not a wildcard
+		{"50%", "[m-1]"},
+		{"a_b", "[m-3]"}, // _ is a character, not a wildcard
+		{"users", "[m-1 m-2]"},
+		{"nothing like it", "[]"},
+	} {
+		got := matching(t, d, func(b *sqlstore.Query) (string, error) { return d.Dialect().Contains(b, "content", tc.text), nil })
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("Contains %q: %v, want %s", tc.text, got, tc.want)
+		}
+	}
+}
+
+func testMetadata(t *testing.T, d sqlstore.Driver) {
+	insertMemories(t, d, map[string]memgate.Memory{
+		"m-str":  {Content: "a", Metadata: map[string]any{"v": "3", "w": "x"}},
+		"m-num":  {Content: "b", Metadata: map[string]any{"v": 3}},
+		"m-bool": {Content: "c", Metadata: map[string]any{"v": true}},
+		"m-none": {Content: "d"},
+	})
+	for _, tc := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"v", "3", "[m-str]"},
+		{"v", 3, "[m-num]"},
+		{"v", 3.0, "[m-num]"},
+		{"v", int64(3), "[m-num]"},
+		{"v", true, "[m-bool]"},
+		{"v", false, "[]"},
+		{"w", "x", "[m-str]"},
+		{"missing", "x", "[]"},
+	} {
+		got := matching(t, d, func(b *sqlstore.Query) (string, error) { return d.Dialect().MetadataEquals(b, tc.key, tc.v) })
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("MetadataEquals %s = %#v: %v, want %s", tc.key, tc.v, got, tc.want)
+		}
+	}
+	var b sqlstore.Query
+	if _, err := d.Dialect().MetadataEquals(&b, "v", []string{"x"}); err == nil {
+		t.Error("MetadataEquals accepted a list")
+	}
+}
+
+func testMicros(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) }); err != nil {
+		t.Fatal(err)
+	}
+	var us int64
+	if err := reader(t, d).QueryRow(ctx, "SELECT "+d.Dialect().Micros("created_at")+" FROM keys WHERE tenant = ?", "acme").Scan(&us); err != nil {
+		t.Fatal(err)
+	}
+	if us != at.UnixMicro() {
+		t.Fatalf("Micros: %d, want %d", us, at.UnixMicro())
+	}
+}
+
+func testClosed(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	if _, err := d.Read(); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+		t.Fatalf("Read after Close: %v, want unavailable", err)
+	}
+	if err := d.Write(ctx, "test", func(sqlstore.Querier) error { return nil }); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+		t.Fatalf("Write after Close: %v, want unavailable", err)
+	}
+}
