@@ -1,15 +1,17 @@
-// Package sqlite is memgate's embedded storage backend: a store.Store over one
-// SQLite database file, in pure Go (modernc.org/sqlite, no cgo), the default
-// for a single memgate process.
+// Package sqlite is memgate's embedded storage backend, one SQLite database
+// file in pure Go (modernc.org/sqlite, no cgo), the default for a single
+// memgate process: a driver of the portable store (package sqlstore, which
+// holds every algorithm and statement of store.Store), and DB, the store
+// over it.
 //
-// It stores and reads faithfully and applies the caller's scope inside every
-// SQL statement. It must never filter by scope after reading, never pass user
-// text to LIKE, FTS MATCH or regex syntax (text search is a literal substring
-// test), and never let a driver error reach a caller untranslated:
-// interpretError is the one place driver errors become memgate errors.
-// The audit log is append-only: triggers in the schema abort any UPDATE or
-// DELETE of it, whoever issues it. Validation, gating, IDs and timestamps
-// are the engine's job, not this one's.
+// The driver is what is SQLite's own: the writer and the readers, the
+// prepared statement cache, the mapping of times to unix microseconds and
+// of lists to JSON text, the dialect (a literal, Unicode case-folding
+// substring test with instr, never LIKE, FTS MATCH or regex syntax;
+// metadata matched with json_each), secure deletion and the truncated
+// write-ahead log after a forget, and interpretError, the one place driver
+// errors become memgate errors. The audit log is append-only: triggers in
+// the schema abort any UPDATE or DELETE of it, whoever issues it.
 //
 // Faults: a full disk, a size cap reached (Config.MaxBytes), an I/O error,
 // a file that cannot be opened or has become read-only are unavailable, with
@@ -33,8 +35,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -42,6 +42,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/sqlstore"
 )
 
 var _ store.Store = (*DB)(nil)
@@ -93,19 +94,20 @@ func WithMaxReaders(n int) Option { return func(c *Config) { c.MaxReaders = n } 
 // WithMaxBytes sets Config.MaxBytes.
 func WithMaxBytes(n int64) Option { return func(c *Config) { c.MaxBytes = n } }
 
-// DB is a memgate store in one SQLite file. It is safe for concurrent use.
+// DB is a memgate store in one SQLite file: the portable store
+// (sqlstore.Store) over this package's driver. It is safe for concurrent
+// use.
 type DB struct {
+	*sqlstore.Store
+	*pools
+	c    *conn
 	path string
-	cfg  Config
+}
 
+// pools are the writer and the readers.
+type pools struct {
 	w *sql.DB // exactly one connection: every write goes through it
 	r *sql.DB // read-only connections (PRAGMA query_only)
-
-	stmts stmtCache // prepared statements of the hot paths
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // Open opens (creating if needed) the database file at path and brings its
@@ -139,7 +141,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath()
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
 
-	db := &DB{path: path, cfg: cfg}
+	db := &DB{path: path, pools: new(pools)}
+	db.c = &conn{cfg: cfg, pools: db.pools}
+	db.Store = sqlstore.New(db.c)
 	db.w, err = openPool(uri+"?"+busy+
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate", cfg.MaxBytes)
 	if err != nil {
@@ -155,12 +159,6 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if err := db.prepareWriter(ctx); err != nil {
-		db.stmts.close()
-		db.w.Close()
-		return nil, fmt.Errorf("sqlite: open %s: prepare: %w", path, err)
-	}
-
 	// Readers open after the writer has switched the file to WAL.
 	// Readers map the file (no read syscall per page) and keep a larger
 	// page cache: recall reads a few rows at random on every call.
@@ -249,7 +247,7 @@ func (db *DB) setUp(ctx context.Context) error {
 	if err := db.setWAL(ctx); err != nil {
 		return err
 	}
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		return err
 	}
@@ -265,7 +263,7 @@ func (db *DB) setUp(ctx context.Context) error {
 // other statement would wait for its lock. It is not a DSN pragma for this
 // reason: that one runs when the connection opens, where nothing retries it.
 func (db *DB) setWAL(ctx context.Context) error {
-	deadline := time.Now().Add(db.cfg.BusyTimeout)
+	deadline := time.Now().Add(db.c.cfg.BusyTimeout)
 	pause := time.Millisecond
 	for {
 		var mode string
@@ -294,26 +292,31 @@ func (db *DB) setWAL(ctx context.Context) error {
 // Path returns the path the database was opened with.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the database. It is idempotent: later calls return the result
-// of the first. Every method called after Close fails as unavailable.
-func (db *DB) Close() error {
-	db.closeOnce.Do(func() {
-		db.closed.Store(true)
-		db.stmts.close()
-		db.closeErr = errors.Join(db.r.Close(), db.w.Close())
+// Close closes the database (DB.Close is the store's, which closes its
+// driver). It is idempotent: later calls return the result of the first.
+// Every method called after Close fails as unavailable.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.stmts.close()
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 	})
-	return db.closeErr
+	return c.closeErr
+}
+
+func (c *conn) isClosed() bool { return c.closed.Load() }
+
+// reader returns the read pool, or unavailable once the DB is closed.
+func (c *conn) reader() (*sql.DB, error) {
+	if c.isClosed() {
+		return nil, sqlstore.ErrClosed()
+	}
+	return c.r, nil
 }
 
 // The errors interpretError produces. Each call makes a new value, so no
 // caller can alter another's error.
-func errClosed() *memgate.Error {
-	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is closed"}
-}
 
-func errBusy() *memgate.Error {
-	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is busy, try again"}
-}
 
 func errFull() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE,
@@ -332,13 +335,7 @@ func errReadOnly() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database file is read-only"}
 }
 
-func errDuplicateID() *memgate.Error {
-	return &memgate.Error{Code: memgate.ECONFLICT, Field: "id", Message: "is already used by another memory"}
-}
 
-func errInternal() *memgate.Error {
-	return &memgate.Error{Code: memgate.EINTERNAL, Message: "internal error"}
-}
 
 // interpretError is the one place a driver error becomes a memgate error.
 // Application errors pass unchanged, and so does the context's own error when
@@ -361,30 +358,23 @@ func errInternal() *memgate.Error {
 // No message holds a path or anything the driver said: the driver's error
 // is kept for the log line only.
 func interpretError(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var appErr *memgate.Error
-	if errors.As(err, &appErr) {
-		return err
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
+	if settled, ok := sqlstore.Settled(ctx, err); ok {
+		return settled
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	code := errInternal()
+	code := sqlstore.ErrInternal()
 	var se *sqlite.Error
 	switch {
 	case errors.As(err, &se):
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			code = errDuplicateID()
+			code = sqlstore.ErrDuplicateID()
 		default:
 			switch se.Code() & 0xff {
 			case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-				code = errBusy()
+				code = sqlstore.ErrBusy()
 			case sqlite3.SQLITE_FULL:
 				code = errFull()
 			case sqlite3.SQLITE_IOERR:
@@ -397,7 +387,7 @@ func interpretError(ctx context.Context, op string, err error) error {
 		}
 	case errors.Is(err, sql.ErrConnDone), strings.Contains(err.Error(), "sql: database is closed"):
 		// database/sql has no exported error for a closed *sql.DB.
-		code = errClosed()
+		code = sqlstore.ErrClosed()
 	}
 	return fmt.Errorf("sqlite %s: %w: %w", op, code, err)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/sqlstore"
+	"github.com/memgate/memgate/store/sqlstore/drivertest"
 	"github.com/memgate/memgate/store/storetest"
 )
 
@@ -26,6 +28,12 @@ func TestConformance(t *testing.T) {
 		// leave a sound file behind.
 		t.Cleanup(func() { requireIntegrity(t, db) })
 		return db
+	})
+}
+
+func TestDriver(t *testing.T) {
+	drivertest.Run(t, func(t *testing.T) sqlstore.Driver {
+		return openTest(t, filepath.Join(t.TempDir(), "memgate.db")).c
 	})
 }
 
@@ -96,8 +104,8 @@ func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
 		if err := db.r.QueryRow("SELECT COUNT(*), MAX(version) FROM schema_migrations").Scan(&rows, &maxVersion); err != nil {
 			t.Fatal(err)
 		}
-		if rows != len(ms) || maxVersion != ms[len(ms)-1].version {
-			t.Fatalf("reopen %d: schema_migrations has %d rows up to %d, want %d up to %d", i, rows, maxVersion, len(ms), ms[len(ms)-1].version)
+		if rows != len(ms) || maxVersion != ms[len(ms)-1].Version {
+			t.Fatalf("reopen %d: schema_migrations has %d rows up to %d, want %d up to %d", i, rows, maxVersion, len(ms), ms[len(ms)-1].Version)
 		}
 		db.Close()
 	}
@@ -306,7 +314,7 @@ func TestBusyIsUnavailable(t *testing.T) {
 	}
 
 	err = db.Insert(t.Context(), []*memgate.Memory{testMemory("m-002", "while locked")})
-	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || memgate.ErrorMessage(err) != errBusy().Message {
+	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || memgate.ErrorMessage(err) != sqlstore.ErrBusy().Message {
 		t.Fatalf("Insert while another connection holds the lock: %v, want unavailable", err)
 	}
 	// Readers are not blocked by a writer in WAL mode.
@@ -406,7 +414,7 @@ func TestLoadMigrations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := loadMigrations(tc.files)
 			if tc.wantErr == "" {
-				if err != nil || len(ms) != 2 || ms[0].sql != "A" || ms[1].version != 2 {
+				if err != nil || len(ms) != 2 || ms[0].SQL != "A" || ms[1].Version != 2 {
 					t.Fatalf("got %+v, %v", ms, err)
 				}
 				return

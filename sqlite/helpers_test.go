@@ -1,0 +1,27 @@
+package sqlite
+
+import (
+	"strings"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store/sqlstore"
+)
+
+// memoryColumns and memoryArgs are the portable store's columns and the
+// values it binds for a memory, mapped to SQLite's column types: for tests
+// that write rows of an older schema.
+const memoryColumns = sqlstore.MemoryColumns
+
+func memoryArgs(m *memgate.Memory) ([]any, error) {
+	args, err := sqlstore.MemoryArgs(m)
+	if err != nil {
+		return nil, err
+	}
+	return bind(args)
+}
+
+var loadMigrations = sqlstore.LoadMigrations
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
