@@ -1,16 +1,17 @@
-// Package postgres is memgate's PostgreSQL storage backend: a store.Store
-// over a pgx connection pool, for several memgate processes sharing one
-// database (the scale-out deployment; package sqlite is the embedded one).
-// It needs stock PostgreSQL 15 or later and no extension: vectors are bytea,
-// ranking runs in Go over the engine's index.
+// Package postgres is memgate's PostgreSQL storage backend, for several
+// memgate processes sharing one database (the scale-out deployment; package
+// sqlite is the embedded one): a driver of the portable store (package
+// sqlstore, which holds every algorithm and statement of store.Store) over
+// a pgx connection pool, and DB, the store over it. It needs stock
+// PostgreSQL 15 or later and no extension: vectors are bytea, ranking runs
+// in Go over the engine's index.
 //
-// It stores and reads faithfully and applies the caller's scope inside every
-// SQL statement. It must never filter by scope or by the read gate after
-// reading, never pass user text to LIKE, regex or full-text syntax (text
-// search is a literal substring test with strpos), never put a caller's
-// value in SQL text (every value is a bind parameter), never log, and never
-// let a driver error reach a caller untranslated: interpretError is the one
-// place driver errors become memgate errors. Error text never holds the
+// The driver is what is PostgreSQL's own: the pool, transactions and their
+// retries, $n placeholders, times read in UTC, the dialect (a literal
+// substring test with strpos, never LIKE, regex or full-text syntax; json
+// operators for metadata; row locks and SKIP LOCKED), advisory locks for
+// decisions, the VACUUM after a forget, and interpretError, the one place
+// driver errors become memgate errors. It never logs. Error text never holds the
 // database password (RedactURL). The audit log is append-only: triggers in
 // the schema raise on any UPDATE, DELETE or TRUNCATE of it, whoever issues
 // it. Validation, gating, IDs and timestamps are the engine's job.
@@ -41,20 +42,19 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/sqlstore"
 )
 
 var _ store.Store = (*DB)(nil)
@@ -146,18 +146,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// DB is a memgate store in one PostgreSQL database (one schema of it). It
-// is safe for concurrent use, by any number of processes.
+// DB is a memgate store in one PostgreSQL database (one schema of it): the
+// portable store (sqlstore.Store) over this package's driver. It is safe
+// for concurrent use, by any number of processes.
 type DB struct {
-	pool       *pgxpool.Pool
-	cfg        Config
-	redacted   string // the URL, password masked, for errors
-	schema     string // current_schema() of every connection
-	lockSpace  uint64 // mixes schema into advisory lock keys
-	lowerColl  string // collation clause for case folding in text search
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	maxRetries int
+	*sqlstore.Store
+	c        *conn
+	pool     *pgxpool.Pool
+	redacted string // the URL, password masked, for errors
+	schema   string // current_schema() of every connection
 }
 
 // Open connects to the database at cfg.URL and brings the schema up to date
@@ -192,6 +189,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.ConnectTimeout > 0 {
 		pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
 	}
+	// Times read back in UTC, as sqlstore.Querier has them.
+	pcfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		c.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
+		return nil
+	}
 	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		pcfg.ConnConfig.RuntimeParams["application_name"] = "memgate"
 	}
@@ -199,22 +202,24 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
 	}
-	db := &DB{pool: pool, cfg: cfg, redacted: redacted, maxRetries: max(cfg.MaxRetries, 0)}
+	db := &DB{pool: pool, redacted: redacted}
+	db.c = &conn{pool: pool, cfg: cfg, maxRetries: max(cfg.MaxRetries, 0)}
 	if err := db.setUp(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redacted, err)
 	}
+	db.Store = sqlstore.New(db.c)
 	return db, nil
 }
 
 // setUp migrates, then reads what the queries need to know about the
 // connection: its schema and how it folds case.
 func (db *DB) setUp(ctx context.Context) error {
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		return err
 	}
-	if err := migrate(ctx, db.pool, db.cfg.Schema, ms); err != nil {
+	if err := migrate(ctx, db.pool, db.c.cfg.Schema, ms); err != nil {
 		return err
 	}
 	var schema *string
@@ -227,8 +232,9 @@ func (db *DB) setUp(ctx context.Context) error {
 	db.schema = *schema
 	h := fnv.New64a()
 	io.WriteString(h, db.schema)
-	db.lockSpace = h.Sum64()
-	db.lowerColl, err = caseFolding(ctx, db.pool)
+	db.c.lockSpace = h.Sum64()
+	lowerColl, err := caseFolding(ctx, db.pool)
+	db.c.dialect = newDialect(lowerColl)
 	return err
 }
 
@@ -258,16 +264,6 @@ func caseFolding(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 
 // Schema returns the schema the tables live in.
 func (db *DB) Schema() string { return db.schema }
-
-// Close closes the pool. It is idempotent; every method called after Close
-// fails as unavailable.
-func (db *DB) Close() error {
-	db.closeOnce.Do(func() {
-		db.closed.Store(true)
-		db.pool.Close()
-	})
-	return nil
-}
 
 // RedactURL returns a connection string with its password masked, for
 // errors and logs.
@@ -302,21 +298,12 @@ func RedactURL(s string) string {
 
 // The errors interpretError produces. Each call makes a new value, so no
 // caller can alter another's error.
-func errClosed() *memgate.Error {
-	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is closed"}
-}
 
-func errBusy() *memgate.Error {
-	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database is busy, try again"}
-}
 
 func errUnreachable() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database cannot be reached, try again"}
 }
 
-func errDuplicateID() *memgate.Error {
-	return &memgate.Error{Code: memgate.ECONFLICT, Field: "id", Message: "is already used by another memory"}
-}
 
 func errKeyConflict() *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Message: "a key with this id or secret already exists"}
@@ -326,9 +313,6 @@ func errBadText() *memgate.Error {
 	return &memgate.Error{Code: memgate.EINVALID, Message: "text must be valid UTF-8 without NUL bytes"}
 }
 
-func errInternal() *memgate.Error {
-	return &memgate.Error{Code: memgate.EINTERNAL, Message: "internal error"}
-}
 
 // interpretError is the one place a driver error becomes a memgate error.
 // Application errors pass unchanged, and so does the context's own error
@@ -346,15 +330,8 @@ func errInternal() *memgate.Error {
 //   - a NUL byte or invalid UTF-8 in text: invalid_argument
 //   - anything else: internal
 func interpretError(ctx context.Context, op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var appErr *memgate.Error
-	if errors.As(err, &appErr) {
-		return err
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
+	if settled, ok := sqlstore.Settled(ctx, err); ok {
+		return settled
 	}
 	// A deadline the caller's ctx did not set is the driver's own (the
 	// connect timeout: a server that does not answer), so it falls
@@ -362,7 +339,7 @@ func interpretError(ctx context.Context, op string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	code := errInternal()
+	code := sqlstore.ErrInternal()
 	var pe *pgconn.PgError
 	var ce *pgconn.ConnectError
 	var ne net.Error
@@ -370,15 +347,12 @@ func interpretError(ctx context.Context, op string, err error) error {
 	case errors.As(err, &pe):
 		switch {
 		case pe.Code == "23505":
-			code = errDuplicateID()
-			switch pe.TableName {
-			case "keys":
+			code = sqlstore.ErrDuplicateID()
+			if pe.TableName == "keys" {
 				code = errKeyConflict()
-			case "idempotency_keys":
-				return store.IdempotencyConflict(0, 1, store.IdempotencyOtherRequest)
 			}
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03", pe.Code == "57014":
-			code = errBusy()
+			code = sqlstore.ErrBusy()
 		case pe.Code == "22021", pe.Code == "22P05":
 			code = errBadText()
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "53"), strings.HasPrefix(pe.Code, "57P"):
@@ -389,62 +363,19 @@ func interpretError(ctx context.Context, op string, err error) error {
 		code = errUnreachable()
 	case strings.Contains(err.Error(), "closed pool"):
 		// pgxpool has no exported error for a closed pool.
-		code = errClosed()
+		code = sqlstore.ErrClosed()
 	}
 	return fmt.Errorf("postgres %s: %w: %w", op, code, err)
-}
-
-// retryable reports a transaction that failed only because of another one
-// and may succeed if run again.
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "40001" || pe.Code == "40P01"
-	}
-	return false
-}
-
-// write runs fn in a transaction and commits it if fn returns nil. A
-// deadlock or serialization failure re-runs it (fn must start from scratch
-// each time), up to the configured retries, with a short random backoff.
-// Errors go through interpretError.
-func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
-	if db.closed.Load() {
-		return errClosed()
-	}
-	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, db.pool, fn)
-		if err == nil {
-			return nil
-		}
-		if !retryable(err) || attempt >= db.maxRetries || ctx.Err() != nil {
-			return interpretError(ctx, op, err)
-		}
-		backoff := time.Duration(1+rand.IntN(10<<attempt)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-	}
-}
-
-// reader returns the pool for a read, or unavailable once the DB is closed.
-func (db *DB) reader() (*pgxpool.Pool, error) {
-	if db.closed.Load() {
-		return nil, errClosed()
-	}
-	return db.pool, nil
 }
 
 // lockKey is the advisory lock key of a decision about parts (for example
 // a population: tenant, principal, kind), in this schema: distinct schemas
 // of one database never contend.
-func (db *DB) lockKey(parts ...string) int64 {
+func (c *conn) lockKey(parts ...string) int64 {
 	h := fnv.New64a()
 	var b [8]byte
 	for i := range b {
-		b[i] = byte(db.lockSpace >> (8 * i))
+		b[i] = byte(c.lockSpace >> (8 * i))
 	}
 	h.Write(b[:])
 	for _, p := range parts {

@@ -20,6 +20,8 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/postgres/pgtest"
 	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate/store/sqlstore"
+	"github.com/memgate/memgate/store/sqlstore/drivertest"
 	"github.com/memgate/memgate/store/storetest"
 )
 
@@ -95,6 +97,13 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestDriver(t *testing.T) {
+	testURL(t)
+	drivertest.Run(t, func(t *testing.T) sqlstore.Driver {
+		return openTest(t, freshSchema(t)).c
+	})
+}
+
 // requirePopulationsExact fails unless every row of populations equals a
 // COUNT of the population it stands for, with the predicate eviction uses,
 // and no population is missing a row.
@@ -139,7 +148,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 		t.Cleanup(func() { dbs[i].Close() })
 	}
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +156,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	if err := dbs[0].pool.QueryRow(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT version), MAX(version) FROM schema_migrations`).Scan(&rows, &distinct, &maxVersion); err != nil {
 		t.Fatal(err)
 	}
-	if rows != len(ms) || distinct != len(ms) || maxVersion != ms[len(ms)-1].version {
+	if rows != len(ms) || distinct != len(ms) || maxVersion != ms[len(ms)-1].Version {
 		t.Fatalf("schema_migrations: %d rows, %d versions, up to %d; want each of the %d migrations once", rows, distinct, maxVersion, len(ms))
 	}
 	// Every store works on the one schema: what one writes, another reads.
@@ -179,7 +188,7 @@ func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
 		if err := db.pool.QueryRow(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
-		if ms, _ := loadMigrations(migrationFiles); rows != len(ms) {
+		if ms, _ := sqlstore.LoadMigrations(migrationFiles); rows != len(ms) {
 			t.Fatalf("reopen %d: schema_migrations has %d rows, want %d", i, rows, len(ms))
 		}
 		db.Close()
