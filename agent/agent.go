@@ -52,14 +52,12 @@ const (
 	MaxCandidateBytes = 500
 )
 
-// Engine is what the agent needs of the memory engine; *engine.Engine
-// implements it (agent_test.go asserts so: the package itself speaks the
-// root package's requests and results only). Every call goes through the
-// engine's gates.
-type Engine interface {
-	Recall(ctx context.Context, req memgate.RecallRequest) (*memgate.RecallResult, error)
-	Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error)
-}
+// Engine is the memory operations the agent runs on (it recalls and
+// remembers through them): *engine.Engine, a key's *guard.Session, or a
+// server's, through the Go client (client.Client.Memories). agent_test.go
+// asserts the engine is one: the package itself speaks the root package's
+// contract only. Every call goes through the gates.
+type Engine = memgate.Memories
 
 // Config configures an Agent. Engine and Model are required.
 type Config struct {

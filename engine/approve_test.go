@@ -23,7 +23,7 @@ func TestPendingSupersedesOnlyWhenApproved(t *testing.T) {
 
 	recalled := func() []string {
 		t.Helper()
-		res, err := h.eng.Recall(ctx, engine.RecallRequest{Scope: s, Query: "Where does Dana live?"})
+		res, err := h.eng.Recall(ctx, memgate.RecallRequest{Scope: s, Query: "Where does Dana live?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestPendingSupersedesOnlyWhenApproved(t *testing.T) {
 
 	// The assistant's proposal: facts from the assistant wait for approval
 	// under the default policy.
-	got, err := h.eng.Remember(ctx, engine.RememberRequest{
+	got, err := h.eng.Remember(ctx, memgate.RememberRequest{
 		Memory:     memgate.Memory{Tenant: "t", Principal: "p", Kind: memgate.KindFact, Source: memgate.SourceAssistant, Content: "Dana lives in Berlin."},
 		Supersedes: paris.ID,
 	})
@@ -71,7 +71,7 @@ func TestPendingSupersedesOnlyWhenApproved(t *testing.T) {
 	if q, _ := h.eng.Get(ctx, scope("t", "q"), other.ID); q.Status != memgate.StatusActive {
 		t.Fatalf("another principal's memory became %s", q.Status)
 	}
-	page, err := h.eng.Audit(ctx, s, store.AuditFilter{MemoryID: paris.ID, Action: engine.ActionSupersede})
+	page, err := h.eng.Audit(ctx, s, memgate.AuditFilter{MemoryID: paris.ID, Action: engine.ActionSupersede})
 	if err != nil || len(page.Events) != 1 {
 		t.Fatalf("supersede audit events of the old memory: %v, %v", page, err)
 	}
@@ -81,8 +81,8 @@ func TestPendingSupersedeRules(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	s := scope("t", "p")
-	assistant := func(content, supersedes string) (*engine.Remembered, error) {
-		return h.eng.Remember(ctx, engine.RememberRequest{
+	assistant := func(content, supersedes string) (*memgate.Remembered, error) {
+		return h.eng.Remember(ctx, memgate.RememberRequest{
 			Memory:     memgate.Memory{Tenant: "t", Principal: "p", Kind: memgate.KindFact, Source: memgate.SourceAssistant, Content: content},
 			Supersedes: supersedes,
 		})

@@ -181,13 +181,13 @@ func (e *Engine) Close() error {
 
 // Audit returns audit events of a tenant, newest first. Scope must name
 // the tenant; a principal in scope restricts to that principal's events.
-func (e *Engine) Audit(ctx context.Context, s memgate.Scope, f store.AuditFilter) (*store.AuditPage, error) {
+func (e *Engine) Audit(ctx context.Context, s memgate.Scope, f memgate.AuditFilter) (*memgate.AuditPage, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	if !s.AllPrincipals {
 		if f.Principal != "" && f.Principal != s.Principal {
-			return &store.AuditPage{Events: []store.AuditEvent{}}, nil
+			return &memgate.AuditPage{Events: []store.AuditEvent{}}, nil
 		}
 		f.Principal = s.Principal
 	}

@@ -34,9 +34,9 @@ func benchRecall(b *testing.B, write bool) {
 	}
 	defer eng.Close()
 	sc := memgate.Scope{Tenant: "bench", Principal: "p"}
-	var rs []engine.RememberRequest
+	var rs []memgate.RememberRequest
 	for i := range 2000 {
-		rs = append(rs, engine.RememberRequest{Memory: memgate.Memory{Tenant: "bench", Principal: "p", Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c",
+		rs = append(rs, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "bench", Principal: "p", Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c",
 			Content: fmt.Sprintf("Message %d: the garden needs watering on day %d, and the %d tomatoes are ripe.", i, i%31, i%17)}})
 		if len(rs) == 500 {
 			if _, err := eng.RememberBatch(b.Context(), rs); err != nil {
@@ -45,7 +45,7 @@ func benchRecall(b *testing.B, write bool) {
 			rs = rs[:0]
 		}
 	}
-	q := engine.RecallRequest{Scope: sc, Query: "when are the tomatoes ripe in the garden", K: 10}
+	q := memgate.RecallRequest{Scope: sc, Query: "when are the tomatoes ripe in the garden", K: 10}
 	if _, err := eng.Recall(b.Context(), q); err != nil { // loads the partition
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func benchRecall(b *testing.B, write bool) {
 	for b.Loop() {
 		if write {
 			i++
-			if _, err := eng.Remember(b.Context(), engine.RememberRequest{Memory: memgate.Memory{Tenant: "bench", Principal: "p", Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c",
+			if _, err := eng.Remember(b.Context(), memgate.RememberRequest{Memory: memgate.Memory{Tenant: "bench", Principal: "p", Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c",
 				Content: fmt.Sprintf("Follow-up %d: watered the garden, %d tomatoes picked.", i, i%13)}}); err != nil {
 				b.Fatal(err)
 			}

@@ -87,10 +87,10 @@ func engineWith(t *testing.T, db *sqlite.DB, emb memgate.Embedder) *engine.Engin
 }
 
 // hitsByID recalls with the floor off and explanations on.
-func hitsByID(t *testing.T, eng *engine.Engine, query string, diversify bool) (map[string]engine.RecallHit, *engine.RecallResult) {
+func hitsByID(t *testing.T, eng *engine.Engine, query string, diversify bool) (map[string]engine.RecallHit, *memgate.RecallResult) {
 	t.Helper()
 	zero := 0.0
-	res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "alice"), Query: query, K: 20, MinScore: &zero, Explain: true, Diversify: diversify})
+	res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "alice"), Query: query, K: 20, MinScore: &zero, Explain: true, Diversify: diversify})
 	if err != nil {
 		t.Fatalf("recall: %v", err)
 	}
@@ -288,14 +288,14 @@ func TestUnusableVectorsAreRefusedAtWrite(t *testing.T) {
 				f.fail = func(int) (int, string) { return 200, c.body }
 			})
 			eng := engineWith(t, openDB(t), f.embedder(t, func(cfg *ollama.EmbedderConfig) { cfg.Dim = c.dim }))
-			_, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
+			_, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
 			if memgate.ErrorCode(err) != c.code || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `ollama (model "m")`) {
 				t.Fatalf("remember: %v, want %s saying %q", err, c.code, c.want)
 			}
 			if strings.Contains(err.Error(), "4711") {
 				t.Fatal("the error quotes the content")
 			}
-			p, err := eng.List(ctx, scope("t", "alice"), engine.ListRequest{})
+			p, err := eng.List(ctx, scope("t", "alice"), memgate.ListRequest{})
 			if err != nil || len(p.Memories) != 0 {
 				t.Fatalf("%d memories written after a refused vector (%v)", len(p.Memories), err)
 			}
@@ -304,7 +304,7 @@ func TestUnusableVectorsAreRefusedAtWrite(t *testing.T) {
 				f.fail = nil
 				f.vec = func(string) []float64 { return []float64{0.5, 0.5, 0.5} }
 			})
-			m, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
+			m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
 			if err != nil {
 				t.Fatalf("control: %v", err)
 			}
@@ -341,11 +341,11 @@ func TestEngineChecksEveryVector(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			eng := engineWith(t, openDB(t), badEmbedder{e})
-			_, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "x"}})
+			_, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "x"}})
 			if memgate.ErrorCode(err) != memgate.EUNAVAILABLE || !strings.Contains(err.Error(), "unusable vector") {
 				t.Fatalf("remember: %v", err)
 			}
-			if p, _ := eng.List(ctx, scope("t", "alice"), engine.ListRequest{}); len(p.Memories) != 0 {
+			if p, _ := eng.List(ctx, scope("t", "alice"), memgate.ListRequest{}); len(p.Memories) != 0 {
 				t.Fatal("memory written with an unusable vector")
 			}
 		})

@@ -170,7 +170,7 @@ func (e *Engine) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.
 type ListRequest = memgate.ListRequest
 
 // List returns a page of memories scope contains, newest first.
-func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*store.Page, error) {
+func (e *Engine) List(ctx context.Context, s memgate.Scope, f ListRequest) (*memgate.Page, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -283,11 +283,13 @@ func (e *Engine) Delete(ctx context.Context, s memgate.Scope, id string) error {
 // ForgetReceipt is memgate.ForgetReceipt (the callers' contract).
 type ForgetReceipt = memgate.ForgetReceipt
 
-// Forget erases every memory of (tenant, principal) — in every agent and
+// Forget erases every memory of the principal of s (s.Tenant,
+// s.Principal; its agent and conversation are ignored) — in every agent and
 // conversation, whatever its status — with its vector, feedback, dedup
 // signature and index entry, and returns a receipt with counts. The audit
 // log keeps the record of the forget itself (ids and counts, no content).
-func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetReceipt, error) {
+func (e *Engine) Forget(ctx context.Context, s memgate.Scope) (*ForgetReceipt, error) {
+	tenant, principal := s.Tenant, s.Principal
 	if err := memgate.CheckIdent("tenant", tenant); err != nil {
 		return nil, err
 	}
@@ -331,7 +333,7 @@ func (e *Engine) Forget(ctx context.Context, tenant, principal string) (*ForgetR
 
 // Counts returns memory counts per (principal, kind, status) in scope, with
 // expired memories counted as "expired".
-func (e *Engine) Counts(ctx context.Context, s memgate.Scope) ([]store.Count, error) {
+func (e *Engine) Counts(ctx context.Context, s memgate.Scope) ([]memgate.Count, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -341,3 +343,7 @@ func (e *Engine) Counts(ctx context.Context, s memgate.Scope) ([]store.Count, er
 func checkReason(field, s string, l memgate.Limits) error {
 	return memgate.CheckText(field, s, l.MaxReasonBytes)
 }
+
+// The engine is the memory operations with no authorization: a trusted
+// caller's (guard.Session adds the key's).
+var _ memgate.Memories = (*Engine)(nil)

@@ -102,7 +102,7 @@ func scope(tenant, principal string) memgate.Scope {
 
 func (h *harness) remember(t *testing.T, tenant, principal, content string) *memgate.Memory {
 	t.Helper()
-	m, err := h.eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{
+	m, err := h.eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{
 		Tenant: tenant, Principal: principal, Kind: memgate.KindFact, Source: memgate.SourceUser, Content: content,
 	}})
 	if err != nil {
@@ -116,7 +116,7 @@ func TestRememberAssignsReceiptAndRoundTrips(t *testing.T) {
 	h := newHarness(t)
 	from := time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
 	until := from.Add(48 * time.Hour)
-	m, err := h.eng.Remember(ctx, engine.RememberRequest{
+	m, err := h.eng.Remember(ctx, memgate.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: "acme", Principal: "alice", Agent: "helper", Conversation: "c1",
 			Kind: memgate.KindPreference, Source: memgate.SourceUser, Sensitivity: memgate.SensitivityRestricted,
@@ -161,7 +161,7 @@ func TestRememberWithoutEmbedderStoresNoEmbedding(t *testing.T) {
 	}
 	defer db.Close()
 	eng, _ := engine.New(engine.Config{Store: db})
-	m, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "x"}})
+	m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,26 +175,26 @@ func TestRememberRefusesBadInputAndWritesNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	past := h.clock.Now().Add(-time.Hour)
-	base := func() engine.RememberRequest {
-		return engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "ok"}}
+	base := func() memgate.RememberRequest {
+		return memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "ok"}}
 	}
 	tests := []struct {
 		name   string
-		change func(r *engine.RememberRequest)
+		change func(r *memgate.RememberRequest)
 		field  string
 	}{
-		{"blank content", func(r *engine.RememberRequest) { r.Memory.Content = "  " }, "content"},
-		{"unknown kind", func(r *engine.RememberRequest) { r.Memory.Kind = "gossip" }, "kind"},
-		{"client id", func(r *engine.RememberRequest) { r.Memory.ID = "m-mine" }, "id"},
-		{"client status", func(r *engine.RememberRequest) { r.Memory.Status = memgate.StatusRevoked }, "status"},
-		{"ttl and expires_at", func(r *engine.RememberRequest) {
+		{"blank content", func(r *memgate.RememberRequest) { r.Memory.Content = "  " }, "content"},
+		{"unknown kind", func(r *memgate.RememberRequest) { r.Memory.Kind = "gossip" }, "kind"},
+		{"client id", func(r *memgate.RememberRequest) { r.Memory.ID = "m-mine" }, "id"},
+		{"client status", func(r *memgate.RememberRequest) { r.Memory.Status = memgate.StatusRevoked }, "status"},
+		{"ttl and expires_at", func(r *memgate.RememberRequest) {
 			f := h.clock.Now().Add(time.Hour)
 			r.Memory.ExpiresAt = &f
 			r.TTL = time.Hour
 		}, "ttl"},
-		{"expiry in the past", func(r *engine.RememberRequest) { r.Memory.ExpiresAt = &past }, "expires_at"},
-		{"negative ttl", func(r *engine.RememberRequest) { r.TTL = -time.Second }, "ttl"},
-		{"client embedding", func(r *engine.RememberRequest) {
+		{"expiry in the past", func(r *memgate.RememberRequest) { r.Memory.ExpiresAt = &past }, "expires_at"},
+		{"negative ttl", func(r *memgate.RememberRequest) { r.TTL = -time.Second }, "ttl"},
+		{"client embedding", func(r *memgate.RememberRequest) {
 			r.Memory.Embedding = &memgate.Embedding{Provider: "x", Model: "y", Dim: 1, Vector: []float32{1}}
 		}, "embedding"},
 	}
@@ -212,22 +212,22 @@ func TestRememberRefusesBadInputAndWritesNothing(t *testing.T) {
 	good, good2, bad := base(), base(), base()
 	good2.Memory.Content = "also ok"
 	bad.Memory.Content = ""
-	_, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good2, bad})
+	_, err := h.eng.RememberBatch(ctx, []memgate.RememberRequest{good, good2, bad})
 	if memgate.ErrorField(err) != "memories[2].content" {
 		t.Fatalf("batch error %v, want field memories[2].content", err)
 	}
 	if h.emb.calls != calls {
 		t.Fatal("embedder called for a batch the gate refused")
 	}
-	p, err := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{})
+	p, err := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{})
 	if err != nil || len(p.Memories) != 0 {
 		t.Fatalf("refused input left %d memories (%v)", len(p.Memories), err)
 	}
 	// Control: the same batch without the bad item stores both.
-	if _, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{good, good2}); err != nil {
+	if _, err := h.eng.RememberBatch(ctx, []memgate.RememberRequest{good, good2}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 2 {
+	if p, _ := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{}); len(p.Memories) != 2 {
 		t.Fatalf("control batch stored %d, want 2", len(p.Memories))
 	}
 }
@@ -236,11 +236,11 @@ func TestUnusableEmbeddingStoresNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.emb.bad = true
-	_, err := h.eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "x"}})
+	_, err := h.eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "fact", Source: "user", Content: "x"}})
 	if memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 		t.Fatalf("zero vector: %v, want unavailable", err)
 	}
-	if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 0 {
+	if p, _ := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{}); len(p.Memories) != 0 {
 		t.Fatal("memory stored with an unusable embedding")
 	}
 }
@@ -254,12 +254,12 @@ func TestForeignIDIsNotFound(t *testing.T) {
 		"get": func(s memgate.Scope) error { _, err := h.eng.Get(ctx, s, m.ID); return err },
 		"update": func(s memgate.Scope) error {
 			c := "changed"
-			_, err := h.eng.Update(ctx, s, m.ID, 1, engine.Patch{Content: &c})
+			_, err := h.eng.Update(ctx, s, m.ID, 1, memgate.Patch{Content: &c})
 			return err
 		},
 		"revoke": func(s memgate.Scope) error { _, err := h.eng.Revoke(ctx, s, m.ID, "x"); return err },
 		"supersede": func(s memgate.Scope) error {
-			_, _, err := h.eng.Supersede(ctx, s, m.ID, engine.RememberRequest{Memory: memgate.Memory{Content: "new", Source: "user"}})
+			_, _, err := h.eng.Supersede(ctx, s, m.ID, memgate.RememberRequest{Memory: memgate.Memory{Content: "new", Source: "user"}})
 			return err
 		},
 		"delete": func(s memgate.Scope) error { return h.eng.Delete(ctx, s, m.ID) },
@@ -286,7 +286,7 @@ func TestUpdateCompareAndSet(t *testing.T) {
 	calls := h.emb.calls
 	c := "Bob works at Initrode."
 	h.clock.Add(time.Minute)
-	u, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, engine.Patch{Content: &c})
+	u, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, memgate.Patch{Content: &c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,14 +297,14 @@ func TestUpdateCompareAndSet(t *testing.T) {
 		t.Fatal("changed content was not re-embedded")
 	}
 	r := "corrected"
-	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, engine.Patch{Reason: &r}); memgate.ErrorCode(err) != memgate.ECONFLICT {
+	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, memgate.Patch{Reason: &r}); memgate.ErrorCode(err) != memgate.ECONFLICT {
 		t.Fatalf("stale version: %v, want conflict", err)
 	}
-	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 0, engine.Patch{Reason: &r}); memgate.ErrorField(err) != "version" {
+	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 0, memgate.Patch{Reason: &r}); memgate.ErrorField(err) != "version" {
 		t.Fatalf("missing version: %v", err)
 	}
 	bad := ""
-	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 2, engine.Patch{Content: &bad}); memgate.ErrorField(err) != "content" {
+	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 2, memgate.Patch{Content: &bad}); memgate.ErrorField(err) != "content" {
 		t.Fatalf("blank content update: %v", err)
 	}
 	got, _ := h.eng.Get(ctx, scope("t", "p"), m.ID)
@@ -319,7 +319,7 @@ func TestRevokeLeavesActiveListing(t *testing.T) {
 	keep := h.remember(t, "t", "p", "keep me")
 	gone := h.remember(t, "t", "p", "revoke me")
 	active := func() []string {
-		p, err := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{Statuses: []memgate.Status{memgate.StatusActive}})
+		p, err := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{Statuses: []memgate.Status{memgate.StatusActive}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,12 +344,12 @@ func TestRevokeLeavesActiveListing(t *testing.T) {
 func TestExpiryIsDerivedAtReadTime(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	m, err := h.eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "task", Source: "user", Content: "call the bank"}, TTL: time.Hour})
+	m, err := h.eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: "task", Source: "user", Content: "call the bank"}, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	list := func(st memgate.Status) int {
-		p, err := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{Statuses: []memgate.Status{st}})
+		p, err := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{Statuses: []memgate.Status{st}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,17 +372,17 @@ func TestSupersede(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	old := h.remember(t, "t", "p", "Carol lives in Lyon.")
-	prev, next, err := h.eng.Supersede(ctx, scope("t", "p"), old.ID, engine.RememberRequest{Memory: memgate.Memory{Content: "Carol lives in Nantes.", Source: "user"}})
+	prev, next, err := h.eng.Supersede(ctx, scope("t", "p"), old.ID, memgate.RememberRequest{Memory: memgate.Memory{Content: "Carol lives in Nantes.", Source: "user"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if prev.Status != memgate.StatusSuperseded || prev.SupersededBy != next.ID || next.Supersedes != old.ID || next.Kind != old.Kind || next.Principal != "p" {
 		t.Fatalf("old %+v new %+v", prev, next)
 	}
-	if _, _, err := h.eng.Supersede(ctx, scope("t", "p"), old.ID, engine.RememberRequest{Memory: memgate.Memory{Content: "again", Source: "user"}}); memgate.ErrorCode(err) != memgate.ECONFLICT {
+	if _, _, err := h.eng.Supersede(ctx, scope("t", "p"), old.ID, memgate.RememberRequest{Memory: memgate.Memory{Content: "again", Source: "user"}}); memgate.ErrorCode(err) != memgate.ECONFLICT {
 		t.Fatalf("superseding a superseded memory: %v, want conflict", err)
 	}
-	if _, _, err := h.eng.Supersede(ctx, scope("t", "p"), next.ID, engine.RememberRequest{Memory: memgate.Memory{Principal: "q", Content: "moved", Source: "user"}}); memgate.ErrorCode(err) != memgate.EINVALID {
+	if _, _, err := h.eng.Supersede(ctx, scope("t", "p"), next.ID, memgate.RememberRequest{Memory: memgate.Memory{Principal: "q", Content: "moved", Source: "user"}}); memgate.ErrorCode(err) != memgate.EINVALID {
 		t.Fatalf("superseding into another principal: %v, want invalid_argument", err)
 	}
 }
@@ -395,11 +395,11 @@ func TestForgetOnlyThatPrincipal(t *testing.T) {
 	}
 	other := h.remember(t, "t", "q", "q's memory")
 	sameName := h.remember(t, "u", "p", "p in another tenant")
-	rc, err := h.eng.Forget(ctx, "t", "p")
+	rc, err := h.eng.Forget(ctx, memgate.Scope{Tenant: "t", Principal: "p"})
 	if err != nil || rc.Forgotten != 3 {
 		t.Fatalf("forget: %+v, %v", rc, err)
 	}
-	if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 0 {
+	if p, _ := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{}); len(p.Memories) != 0 {
 		t.Fatalf("%d memories left after forget", len(p.Memories))
 	}
 	for _, m := range []*memgate.Memory{other, sameName} {
@@ -418,7 +418,7 @@ func TestImportLoCoMoAndExportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := h.eng.Import(ctx, engine.ImportRequest{Tenant: "bench", BatchSize: 100}, f)
+	res, err := h.eng.Import(ctx, memgate.ImportRequest{Tenant: "bench", BatchSize: 100}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestImportLoCoMoAndExportRoundTrip(t *testing.T) {
 		t.Fatalf("export %d, %v", n, err)
 	}
 	h2 := newHarness(t)
-	res2, err := h2.eng.Import(ctx, engine.ImportRequest{Tenant: "bench"}, bytes.NewReader(buf.Bytes()))
+	res2, err := h2.eng.Import(ctx, memgate.ImportRequest{Tenant: "bench"}, bytes.NewReader(buf.Bytes()))
 	if err != nil || res2.Imported != 2080 {
 		t.Fatalf("re-import %+v, %v", res2, err)
 	}
@@ -484,18 +484,18 @@ func TestImportRejectsBadLineWithItsNumberAndWritesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h := newHarness(t)
-		_, err := h.eng.Import(ctx, engine.ImportRequest{Tenant: "t", BatchSize: 1}, strings.NewReader(tt.input))
+		_, err := h.eng.Import(ctx, memgate.ImportRequest{Tenant: "t", BatchSize: 1}, strings.NewReader(tt.input))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want it to contain %q", tt.name, err, tt.want)
 			continue
 		}
-		if p, _ := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{}); len(p.Memories) != 0 {
+		if p, _ := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{}); len(p.Memories) != 0 {
 			t.Errorf("%s: %d memories written by a failed import", tt.name, len(p.Memories))
 		}
 	}
 	// Control: the good line alone imports.
 	h := newHarness(t)
-	if res, err := h.eng.Import(ctx, engine.ImportRequest{Tenant: "t"}, strings.NewReader(good)); err != nil || res.Imported != 1 {
+	if res, err := h.eng.Import(ctx, memgate.ImportRequest{Tenant: "t"}, strings.NewReader(good)); err != nil || res.Imported != 1 {
 		t.Fatalf("control import: %+v, %v", res, err)
 	}
 }
@@ -506,19 +506,19 @@ func TestLogsCarryNoContent(t *testing.T) {
 	const secret = "Zanzibar-quokka-7731"
 	m := h.remember(t, "t", "p", "the word is "+secret)
 	c := "still " + secret
-	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, engine.Patch{Content: &c, Reason: &c}); err != nil {
+	if _, err := h.eng.Update(ctx, scope("t", "p"), m.ID, 1, memgate.Patch{Content: &c, Reason: &c}); err != nil {
 		t.Fatal(err)
 	}
-	h.eng.List(ctx, scope("t", "p"), engine.ListRequest{Text: secret})
-	_, next, err := h.eng.Supersede(ctx, scope("t", "p"), m.ID, engine.RememberRequest{Memory: memgate.Memory{Content: secret + " v3", Source: "user"}})
+	h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{Text: secret})
+	_, next, err := h.eng.Supersede(ctx, scope("t", "p"), m.ID, memgate.RememberRequest{Memory: memgate.Memory{Content: secret + " v3", Source: "user"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.eng.Revoke(ctx, scope("t", "p"), next.ID, secret)
-	h.eng.Import(ctx, engine.ImportRequest{Tenant: "t"}, strings.NewReader(`{"principal":"p","kind":"fact","content":"`+secret+`"}`))
-	h.eng.Import(ctx, engine.ImportRequest{Tenant: "t"}, strings.NewReader(`{"principal":"p","kind":"`+secret+`","content":"x"}`))
+	h.eng.Import(ctx, memgate.ImportRequest{Tenant: "t"}, strings.NewReader(`{"principal":"p","kind":"fact","content":"`+secret+`"}`))
+	h.eng.Import(ctx, memgate.ImportRequest{Tenant: "t"}, strings.NewReader(`{"principal":"p","kind":"`+secret+`","content":"x"}`))
 	h.eng.Export(ctx, scope("t", "p"), &bytes.Buffer{})
-	h.eng.Forget(ctx, "t", "p")
+	h.eng.Forget(ctx, memgate.Scope{Tenant: "t", Principal: "p"})
 	logs := h.logs.String()
 	if !strings.Contains(logs, m.ID) {
 		t.Fatalf("control failed: logs do not even carry ids:\n%s", logs)
@@ -531,7 +531,7 @@ func TestLogsCarryNoContent(t *testing.T) {
 func TestListValidatesFilters(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	for name, f := range map[string]engine.ListRequest{
+	for name, f := range map[string]memgate.ListRequest{
 		"kind":   {Kinds: []memgate.Kind{"nope"}},
 		"source": {Sources: []memgate.Source{"nope"}},
 		"status": {Statuses: []memgate.Status{"nope"}},
@@ -543,12 +543,12 @@ func TestListValidatesFilters(t *testing.T) {
 			t.Errorf("bad %s: %v", name, err)
 		}
 	}
-	p, err := h.eng.List(ctx, scope("t", "p"), engine.ListRequest{Limit: 100000})
+	p, err := h.eng.List(ctx, scope("t", "p"), memgate.ListRequest{Limit: 100000})
 	if err != nil || !p.Clamped || p.Limit != store.MaxPageSize {
 		t.Fatalf("clamp: %+v %v", p, err)
 	}
 	var e *memgate.Error
-	if _, err := h.eng.List(ctx, memgate.Scope{Tenant: "t"}, engine.ListRequest{}); !errors.As(err, &e) || e.Field != "principal" {
+	if _, err := h.eng.List(ctx, memgate.Scope{Tenant: "t"}, memgate.ListRequest{}); !errors.As(err, &e) || e.Field != "principal" {
 		t.Fatalf("scope without principal: %v", err)
 	}
 }

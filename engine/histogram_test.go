@@ -9,7 +9,7 @@ import (
 	"github.com/memgate/memgate/engine"
 )
 
-func histCounts(h *engine.AuditHistogram) []int64 {
+func histCounts(h *memgate.AuditHistogram) []int64 {
 	out := make([]int64, len(h.Buckets))
 	for i, b := range h.Buckets {
 		out[i] = b.Count
@@ -25,11 +25,11 @@ func TestAuditHistogram(t *testing.T) {
 	h := newHarness(t) // now: 2026-03-01T12:00:00.123456789Z
 	recall := func(tenant, principal string, preview bool) {
 		t.Helper()
-		if _, err := h.eng.Recall(ctx, engine.RecallRequest{Scope: scope(tenant, principal), Query: "tea", Preview: preview}); err != nil {
+		if _, err := h.eng.Recall(ctx, memgate.RecallRequest{Scope: scope(tenant, principal), Query: "tea", Preview: preview}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	hist := func(s memgate.Scope, req engine.AuditHistogramRequest) *engine.AuditHistogram {
+	hist := func(s memgate.Scope, req memgate.AuditHistogramRequest) *memgate.AuditHistogram {
 		t.Helper()
 		out, err := h.eng.AuditHistogram(ctx, s, req)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestAuditHistogram(t *testing.T) {
 	all := memgate.Scope{Tenant: "acme", AllPrincipals: true}
 
 	// Defaults: recall, 14 days ending with today's UTC day.
-	d := hist(alice, engine.AuditHistogramRequest{})
+	d := hist(alice, memgate.AuditHistogramRequest{})
 	wantTo := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	if d.Action != engine.ActionRecall || d.BucketSeconds != 86400 || !d.To.Equal(wantTo) || !d.From.Equal(wantTo.Add(-14*24*time.Hour)) || len(d.Buckets) != 14 {
 		t.Fatalf("defaults: action %s, bucket %ds, %s to %s, %d buckets", d.Action, d.BucketSeconds, d.From, d.To, len(d.Buckets))
@@ -67,22 +67,22 @@ func TestAuditHistogram(t *testing.T) {
 		t.Fatalf("alice's recalls per day: %v, want %v", got, want)
 	}
 	want[13] = 3 // bob's too
-	if got := histCounts(hist(all, engine.AuditHistogramRequest{})); !slices.Equal(got, want) {
+	if got := histCounts(hist(all, memgate.AuditHistogramRequest{})); !slices.Equal(got, want) {
 		t.Fatalf("the tenant's recalls per day: %v, want %v", got, want)
 	}
-	if got := histCounts(hist(scope("acme", "carol"), engine.AuditHistogramRequest{})); !slices.Equal(got, make([]int64, 14)) {
+	if got := histCounts(hist(scope("acme", "carol"), memgate.AuditHistogramRequest{})); !slices.Equal(got, make([]int64, 14)) {
 		t.Fatalf("carol's recalls: %v, want none", got)
 	}
 	previews := make([]int64, 14)
 	previews[13] = 1
-	if got := histCounts(hist(alice, engine.AuditHistogramRequest{Action: engine.ActionRecallPreview})); !slices.Equal(got, previews) {
+	if got := histCounts(hist(alice, memgate.AuditHistogramRequest{Action: engine.ActionRecallPreview})); !slices.Equal(got, previews) {
 		t.Fatalf("alice's previews: %v, want %v", got, previews)
 	}
 
 	// Hourly, from and to rounded out to whole UTC hours; a time given in
 	// another zone is aligned in UTC.
 	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
-	hr := hist(alice, engine.AuditHistogramRequest{Bucket: time.Hour,
+	hr := hist(alice, memgate.AuditHistogramRequest{Bucket: time.Hour,
 		From: time.Date(2026, 3, 1, 5, 15, 0, 0, zone),  // 2026-02-28T23:45Z → 23:00
 		To:   time.Date(2026, 3, 1, 17, 40, 0, 0, zone), // 2026-03-01T12:10Z → 13:00
 	})
@@ -95,12 +95,12 @@ func TestAuditHistogram(t *testing.T) {
 		t.Fatalf("hourly: %v, want %v", got, wantH)
 	}
 	// An aligned to is kept (it is exclusive): 12:00 is left out.
-	hr = hist(alice, engine.AuditHistogramRequest{Bucket: time.Hour, To: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
+	hr = hist(alice, memgate.AuditHistogramRequest{Bucket: time.Hour, To: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)})
 	if !hr.To.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) || len(hr.Buckets) != 14 || hr.Buckets[13].Count != 0 || hr.Buckets[2].Count != 1 {
 		t.Fatalf("hourly to 12:00: %s to %s, %v", hr.From, hr.To, histCounts(hr))
 	}
 	// Exactly the most buckets allowed.
-	if n := len(hist(alice, engine.AuditHistogramRequest{Bucket: time.Hour, From: wantTo.Add(-engine.MaxHistogramBuckets * time.Hour), To: wantTo}).Buckets); n != engine.MaxHistogramBuckets {
+	if n := len(hist(alice, memgate.AuditHistogramRequest{Bucket: time.Hour, From: wantTo.Add(-engine.MaxHistogramBuckets * time.Hour), To: wantTo}).Buckets); n != engine.MaxHistogramBuckets {
 		t.Fatalf("%d hours: %d buckets", engine.MaxHistogramBuckets, n)
 	}
 }
@@ -113,21 +113,21 @@ func TestAuditHistogramValidates(t *testing.T) {
 	cases := []struct {
 		name  string
 		s     memgate.Scope
-		req   engine.AuditHistogramRequest
+		req   memgate.AuditHistogramRequest
 		field string
 	}{
-		{"two-hour bucket", alice, engine.AuditHistogramRequest{Bucket: 2 * time.Hour}, "bucket"},
-		{"negative bucket", alice, engine.AuditHistogramRequest{Bucket: -time.Hour}, "bucket"},
-		{"a week", alice, engine.AuditHistogramRequest{Bucket: 7 * 24 * time.Hour}, "bucket"},
-		{"malformed action", alice, engine.AuditHistogramRequest{Action: "re call"}, "action"},
-		{"from after to", alice, engine.AuditHistogramRequest{From: now, To: now.Add(-time.Hour)}, "to"},
-		{"from at to", alice, engine.AuditHistogramRequest{From: now, To: now}, "to"},
-		{"from after now, to unset", alice, engine.AuditHistogramRequest{From: now.Add(72 * time.Hour)}, "to"},
-		{"401 hours", alice, engine.AuditHistogramRequest{Bucket: time.Hour, From: now.Add(-401 * time.Hour).Truncate(time.Hour), To: now.Truncate(time.Hour)}, "from"},
-		{"401 days", alice, engine.AuditHistogramRequest{From: now.Add(-400 * 24 * time.Hour)}, "from"},
-		{"centuries", alice, engine.AuditHistogramRequest{From: time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC), To: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, "from"},
-		{"no tenant", memgate.Scope{Principal: "alice"}, engine.AuditHistogramRequest{}, "tenant"},
-		{"no principal", memgate.Scope{Tenant: "acme"}, engine.AuditHistogramRequest{}, "principal"},
+		{"two-hour bucket", alice, memgate.AuditHistogramRequest{Bucket: 2 * time.Hour}, "bucket"},
+		{"negative bucket", alice, memgate.AuditHistogramRequest{Bucket: -time.Hour}, "bucket"},
+		{"a week", alice, memgate.AuditHistogramRequest{Bucket: 7 * 24 * time.Hour}, "bucket"},
+		{"malformed action", alice, memgate.AuditHistogramRequest{Action: "re call"}, "action"},
+		{"from after to", alice, memgate.AuditHistogramRequest{From: now, To: now.Add(-time.Hour)}, "to"},
+		{"from at to", alice, memgate.AuditHistogramRequest{From: now, To: now}, "to"},
+		{"from after now, to unset", alice, memgate.AuditHistogramRequest{From: now.Add(72 * time.Hour)}, "to"},
+		{"401 hours", alice, memgate.AuditHistogramRequest{Bucket: time.Hour, From: now.Add(-401 * time.Hour).Truncate(time.Hour), To: now.Truncate(time.Hour)}, "from"},
+		{"401 days", alice, memgate.AuditHistogramRequest{From: now.Add(-400 * 24 * time.Hour)}, "from"},
+		{"centuries", alice, memgate.AuditHistogramRequest{From: time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC), To: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, "from"},
+		{"no tenant", memgate.Scope{Principal: "alice"}, memgate.AuditHistogramRequest{}, "tenant"},
+		{"no principal", memgate.Scope{Tenant: "acme"}, memgate.AuditHistogramRequest{}, "principal"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestAuditHistogramValidates(t *testing.T) {
 		})
 	}
 	// Control: a valid request on an empty log answers zeros.
-	out, err := h.eng.AuditHistogram(ctx, alice, engine.AuditHistogramRequest{Bucket: time.Hour})
+	out, err := h.eng.AuditHistogram(ctx, alice, memgate.AuditHistogramRequest{Bucket: time.Hour})
 	if err != nil || len(out.Buckets) != engine.DefaultHistogramBuckets || slices.ContainsFunc(out.Buckets, func(b engine.HistogramBucket) bool { return b.Count != 0 }) {
 		t.Fatalf("empty log: %+v, %v", out, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/memgate/memgate/store"
 )
 
-func keyedRequest(content, key string) engine.RememberRequest {
-	return engine.RememberRequest{
+func keyedRequest(content, key string) memgate.RememberRequest {
+	return memgate.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: "acme", Principal: "alice", Agent: "bot", Kind: memgate.KindFact, Source: memgate.SourceUser,
 			Content: content, Metadata: map[string]any{"topic": "tea"},
@@ -54,7 +54,7 @@ func TestRememberWithIdempotencyKeyStoresOnce(t *testing.T) {
 	}
 	// The audit log says what happened: one stored, one replayed.
 	h.eng.Close()
-	page, err := h.db.ListAudit(ctx, "acme", store.AuditFilter{Action: engine.ActionRemember})
+	page, err := h.db.ListAudit(ctx, "acme", memgate.AuditFilter{Action: engine.ActionRemember})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +76,13 @@ func TestRememberIdempotencyKeyConflictsAndRefusals(t *testing.T) {
 	}
 	other := []struct {
 		name string
-		edit func(*engine.RememberRequest)
+		edit func(*memgate.RememberRequest)
 	}{
-		{"content", func(r *engine.RememberRequest) { r.Memory.Content = "Alice drinks black tea." }},
-		{"ttl", func(r *engine.RememberRequest) { r.TTL = 2 * time.Hour }},
-		{"metadata", func(r *engine.RememberRequest) { r.Memory.Metadata = map[string]any{"topic": "coffee"} }},
-		{"kind", func(r *engine.RememberRequest) { r.Memory.Kind = memgate.KindPreference }},
-		{"source", func(r *engine.RememberRequest) { r.Memory.Source = memgate.SourceTool }},
+		{"content", func(r *memgate.RememberRequest) { r.Memory.Content = "Alice drinks black tea." }},
+		{"ttl", func(r *memgate.RememberRequest) { r.TTL = 2 * time.Hour }},
+		{"metadata", func(r *memgate.RememberRequest) { r.Memory.Metadata = map[string]any{"topic": "coffee"} }},
+		{"kind", func(r *memgate.RememberRequest) { r.Memory.Kind = memgate.KindPreference }},
+		{"source", func(r *memgate.RememberRequest) { r.Memory.Source = memgate.SourceTool }},
 	}
 	for _, c := range other {
 		r := keyedRequest("Alice drinks green tea.", "req-1")
@@ -118,7 +118,7 @@ func TestRememberIdempotencyKeyConflictsAndRefusals(t *testing.T) {
 		t.Fatalf("bad key superseding a missing memory: %v; want invalid_argument on idempotency_key", err)
 	}
 	// In a batch the item is named.
-	_, err := h.eng.RememberBatch(ctx, []engine.RememberRequest{keyedRequest("One.", "b#0"), keyedRequest("Two.", "bad key")})
+	_, err := h.eng.RememberBatch(ctx, []memgate.RememberRequest{keyedRequest("One.", "b#0"), keyedRequest("Two.", "bad key")})
 	if memgate.ErrorCode(err) != memgate.EINVALID || memgate.ErrorField(err) != "memories[1].idempotency_key" {
 		t.Fatalf("batch with a bad key: %v; want invalid_argument on memories[1].idempotency_key", err)
 	}
@@ -168,8 +168,8 @@ func TestSweepPrunesIdempotencyKeysAfterTheWindow(t *testing.T) {
 
 // supersedeRequest is alice's request that content supersede oldID,
 // under key.
-func supersedeRequest(oldID, content, key string) engine.RememberRequest {
-	return engine.RememberRequest{
+func supersedeRequest(oldID, content, key string) memgate.RememberRequest {
+	return memgate.RememberRequest{
 		Memory:     memgate.Memory{Tenant: "acme", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: content},
 		Supersedes: oldID, IdempotencyKey: key,
 	}
@@ -177,7 +177,7 @@ func supersedeRequest(oldID, content, key string) engine.RememberRequest {
 
 // auditCount sums count name over the audit events of acme that f selects.
 // It closes the engine first, to flush the events it queued.
-func auditCount(t *testing.T, h *harness, f store.AuditFilter, name string) (events int, sum int64) {
+func auditCount(t *testing.T, h *harness, f memgate.AuditFilter, name string) (events int, sum int64) {
 	t.Helper()
 	h.eng.Close()
 	page, err := h.db.ListAudit(ctx, "acme", f)
@@ -230,7 +230,7 @@ func TestSupersedeWithIdempotencyKeyReplays(t *testing.T) {
 	lisbon := h.remember(t, "acme", "alice", "Alice works in Lisbon.")
 	for _, c := range []struct {
 		name string
-		r    engine.RememberRequest
+		r    memgate.RememberRequest
 	}{
 		{"content", supersedeRequest(paris.ID, "Alice lives in Nantes.", "sup-1")},
 		{"supersedes", supersedeRequest(lisbon.ID, "Alice lives in Lyon.", "sup-1")},
@@ -267,10 +267,10 @@ func TestSupersedeWithIdempotencyKeyReplays(t *testing.T) {
 	if logged != 2 || replayedLogs != 1 {
 		t.Fatalf("%d supersede log lines, %d of them replayed; want the supersession and the replay", logged, replayedLogs)
 	}
-	if n, _ := auditCount(t, h, store.AuditFilter{Action: engine.ActionSupersede}, ""); n != 1 {
+	if n, _ := auditCount(t, h, memgate.AuditFilter{Action: engine.ActionSupersede}, ""); n != 1 {
 		t.Fatalf("%d supersede audit events, want 1", n)
 	}
-	if n, replayed := auditCount(t, h, store.AuditFilter{Action: engine.ActionRemember, MemoryID: first.ID}, "replayed"); n != 1 || replayed != 1 {
+	if n, replayed := auditCount(t, h, memgate.AuditFilter{Action: engine.ActionRemember, MemoryID: first.ID}, "replayed"); n != 1 || replayed != 1 {
 		t.Fatalf("%d remember audit events of %s with %d replayed; want the replay only", n, first.ID, replayed)
 	}
 }
@@ -281,7 +281,7 @@ func TestSupersedeMethodTakesIdempotencyKey(t *testing.T) {
 	h := newHarness(t)
 	s := scope("acme", "alice")
 	paris := h.remember(t, "acme", "alice", "Alice lives in Paris.")
-	r := engine.RememberRequest{Memory: memgate.Memory{Source: memgate.SourceUser, Content: "Alice lives in Lyon."}, IdempotencyKey: "sup-1"}
+	r := memgate.RememberRequest{Memory: memgate.Memory{Source: memgate.SourceUser, Content: "Alice lives in Lyon."}, IdempotencyKey: "sup-1"}
 	_, first, err := h.eng.Supersede(ctx, s, paris.ID, r)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +356,7 @@ func TestHeldSupersedeWithIdempotencyKeyReplays(t *testing.T) {
 	if n := countMemories(t, h, s); n != 2 {
 		t.Fatalf("alice has %d memories, want 2", n)
 	}
-	if n, _ := auditCount(t, h, store.AuditFilter{Action: engine.ActionSupersede, MemoryID: paris.ID}, ""); n != 1 {
+	if n, _ := auditCount(t, h, memgate.AuditFilter{Action: engine.ActionSupersede, MemoryID: paris.ID}, ""); n != 1 {
 		t.Fatalf("%d supersede audit events of the old memory, want 1 (the approval)", n)
 	}
 }

@@ -86,7 +86,7 @@ func FuzzImport(f *testing.F) {
 				}
 			}
 		}()
-		res, err := eng.Import(t.Context(), engine.ImportRequest{Tenant: "t"}, strings.NewReader(jsonl))
+		res, err := eng.Import(t.Context(), memgate.ImportRequest{Tenant: "t"}, strings.NewReader(jsonl))
 		if err != nil {
 			switch memgate.ErrorCode(err) {
 			case memgate.EINVALID, memgate.EPOLICY, memgate.ETOOLARGE:

@@ -48,9 +48,9 @@ func testEmbedders(t *testing.T) []testEmbedder {
 
 // recallContents recalls query for principal at the default floor and
 // returns the contents of the results, best first.
-func recallContents(t *testing.T, eng *engine.Engine, principal, query string, k int) ([]string, *engine.RecallResult) {
+func recallContents(t *testing.T, eng *engine.Engine, principal, query string, k int) ([]string, *memgate.RecallResult) {
 	t.Helper()
-	res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", principal), Query: query, K: k, Explain: true})
+	res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", principal), Query: query, K: k, Explain: true})
 	if err != nil {
 		t.Fatalf("recall %q: %v", query, err)
 	}
@@ -173,7 +173,7 @@ func TestParaphrasesAreRecalled(t *testing.T) {
 				for _, f := range p.Facts {
 					for _, q := range f.Paraphrases {
 						total++
-						res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", p.Principal), Query: q, K: 1, MinScore: &zero})
+						res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", p.Principal), Query: q, K: 1, MinScore: &zero})
 						if err != nil {
 							t.Fatal(err)
 						}

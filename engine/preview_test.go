@@ -9,7 +9,6 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/sqlite"
-	"github.com/memgate/memgate/store"
 )
 
 // previewFacts: for previewQuery at previewFloor, the first clears the
@@ -43,7 +42,7 @@ func TestRecallPreview(t *testing.T) {
 	eng := newRecallEngine(t, nil, nil)
 	ms := rememberAll(t, eng, "t", "alice", previewFacts...)
 	floor := previewFloor
-	req := engine.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery, K: 5, MinScore: &floor, Render: true}
+	req := memgate.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery, K: 5, MinScore: &floor, Render: true}
 
 	normal, err := eng.Recall(ctx, req)
 	if err != nil {
@@ -132,8 +131,8 @@ func TestRecallPreviewReadsThroughTheGate(t *testing.T) {
 	b := newRecallEngine(t, db, nil)
 	ms := rememberAll(t, a, "t", "alice", previewFacts...)
 	floor := previewFloor
-	req := engine.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery, K: 5, MinScore: &floor, Preview: true}
-	preview := func() *engine.RecallResult {
+	req := memgate.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery, K: 5, MinScore: &floor, Preview: true}
+	preview := func() *memgate.RecallResult {
 		t.Helper()
 		res, err := a.Recall(ctx, req)
 		if err != nil {
@@ -157,7 +156,7 @@ func TestRecallPreviewReadsThroughTheGate(t *testing.T) {
 		t.Fatalf("after the revoke: results %v, below the floor %v", hitIDs(res.Results), hitIDs(res.BelowFloorResults))
 	}
 	// Forgotten on B: nothing at all through A.
-	if _, err := b.Forget(ctx, "t", "alice"); err != nil {
+	if _, err := b.Forget(ctx, memgate.Scope{Tenant: "t", Principal: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if res := preview(); len(res.Results) != 0 || len(res.BelowFloorResults) != 0 {
@@ -171,7 +170,7 @@ func TestRecallPreviewIsAuditedApart(t *testing.T) {
 	t.Parallel()
 	eng := newRecallEngine(t, nil, nil)
 	ms := rememberAll(t, eng, "t", "alice", previewFacts...)
-	req := engine.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery}
+	req := memgate.RecallRequest{Scope: scope("t", "alice"), Query: previewQuery}
 	normal, err := eng.Recall(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +186,7 @@ func TestRecallPreviewIsAuditedApart(t *testing.T) {
 	for _, tc := range []struct {
 		recallID, action string
 	}{{normal.RecallID, engine.ActionRecall}, {pre.RecallID, engine.ActionRecallPreview}} {
-		p, err := eng.Audit(ctx, scope("t", "alice"), store.AuditFilter{RecallID: tc.recallID})
+		p, err := eng.Audit(ctx, scope("t", "alice"), memgate.AuditFilter{RecallID: tc.recallID})
 		if err != nil || len(p.Events) != 1 {
 			t.Fatalf("audit of %s: %+v, %v", tc.recallID, p, err)
 		}
@@ -195,7 +194,7 @@ func TestRecallPreviewIsAuditedApart(t *testing.T) {
 			t.Fatalf("audit of %s: %+v, want action %s naming %s", tc.recallID, ev, tc.action, ms[0].ID)
 		}
 	}
-	history, err := eng.Audit(ctx, scope("t", "alice"), store.AuditFilter{MemoryID: ms[0].ID, Action: engine.ActionRecall})
+	history, err := eng.Audit(ctx, scope("t", "alice"), memgate.AuditFilter{MemoryID: ms[0].ID, Action: engine.ActionRecall})
 	if err != nil || len(history.Events) != 1 || history.Events[0].RecallID != normal.RecallID {
 		t.Fatalf("recall history of %s: %+v, %v; want the recall %s only", ms[0].ID, history, err, normal.RecallID)
 	}

@@ -38,9 +38,9 @@ func newRecallEngine(t *testing.T, db *sqlite.DB, clk *clock) *engine.Engine {
 
 func rememberAll(t *testing.T, eng *engine.Engine, tenant, principal string, contents ...string) []*memgate.Memory {
 	t.Helper()
-	rs := make([]engine.RememberRequest, len(contents))
+	rs := make([]memgate.RememberRequest, len(contents))
 	for i, c := range contents {
-		rs[i] = engine.RememberRequest{Memory: memgate.Memory{Tenant: tenant, Principal: principal, Kind: memgate.KindFact, Source: memgate.SourceUser, Content: c}}
+		rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Tenant: tenant, Principal: principal, Kind: memgate.KindFact, Source: memgate.SourceUser, Content: c}}
 	}
 	rms, err := eng.RememberBatch(ctx, rs)
 	if err != nil {
@@ -53,7 +53,7 @@ func rememberAll(t *testing.T, eng *engine.Engine, tenant, principal string, con
 	return ms
 }
 
-func recallIDs(t *testing.T, eng *engine.Engine, req engine.RecallRequest) []string {
+func recallIDs(t *testing.T, eng *engine.Engine, req memgate.RecallRequest) []string {
 	t.Helper()
 	res, err := eng.Recall(ctx, req)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestRecallUnrelatedReturnsNothingRelatedReturnsMatchFirst(t *testing.T) {
 		"Explain how a Kubernetes operator reconciles custom resources",
 		"Recommend a vegetarian lasagna recipe",
 	} {
-		res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "alice"), Query: q, K: 100})
+		res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "alice"), Query: q, K: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestRecallUnrelatedReturnsNothingRelatedReturnsMatchFirst(t *testing.T) {
 		"What breed of puppy did Alice adopt?":    ms[0].ID,
 		"Is the dog's rabies vaccine due?":        ms[1].ID,
 	} {
-		ids := recallIDs(t, eng, engine.RecallRequest{Scope: scope("t", "alice"), Query: q})
+		ids := recallIDs(t, eng, memgate.RecallRequest{Scope: scope("t", "alice"), Query: q})
 		if len(ids) == 0 || ids[0] != want {
 			t.Errorf("query %q: got %v, want %s first", q, ids, want)
 		}
@@ -117,7 +117,7 @@ func TestRecallScoresAndExplain(t *testing.T) {
 	t.Parallel()
 	eng := newRecallEngine(t, nil, nil)
 	rememberAll(t, eng, "t", "alice", dogFacts...)
-	res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for Biscuit", Explain: true, Render: true})
+	res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for Biscuit", Explain: true, Render: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestRecallScoresAndExplain(t *testing.T) {
 	}
 	// Floor off returns at least as much, and the floor value is reported.
 	off := 0.0
-	all, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for Biscuit", MinScore: &off, K: 10})
+	all, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for Biscuit", MinScore: &off, K: 10})
 	if err != nil || len(all.Results) < len(res.Results) || all.MinScore != 0 {
 		t.Fatalf("floor off: %d results (floor %v), %v", len(all.Results), all.MinScore, err)
 	}
@@ -153,7 +153,7 @@ func TestRecallNeverReturnsWhatLeft(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
 	eng := newRecallEngine(t, nil, clk)
-	q := engine.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for the dog Biscuit", K: 10}
+	q := memgate.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination for the dog Biscuit", K: 10}
 	setup := func(principal string) *memgate.Memory {
 		t.Helper()
 		ms := rememberAll(t, eng, "t", principal, dogFacts...)
@@ -178,7 +178,7 @@ func TestRecallNeverReturnsWhatLeft(t *testing.T) {
 	})
 	t.Run("supersede", func(t *testing.T) {
 		m := setup("p-supersede")
-		_, next, err := eng.Supersede(ctx, m.Scope(), m.ID, engine.RememberRequest{Memory: memgate.Memory{Source: "user", Content: "Biscuit's rabies vaccination is now every three years."}})
+		_, next, err := eng.Supersede(ctx, m.Scope(), m.ID, memgate.RememberRequest{Memory: memgate.Memory{Source: "user", Content: "Biscuit's rabies vaccination is now every three years."}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestRecallNeverReturnsWhatLeft(t *testing.T) {
 	})
 	t.Run("forget", func(t *testing.T) {
 		setup("p-forget")
-		if _, err := eng.Forget(ctx, "t", "p-forget"); err != nil {
+		if _, err := eng.Forget(ctx, memgate.Scope{Tenant: "t", Principal: "p-forget"}); err != nil {
 			t.Fatal(err)
 		}
 		q := q
@@ -212,7 +212,7 @@ func TestRecallNeverReturnsWhatLeft(t *testing.T) {
 		}
 	})
 	t.Run("expire", func(t *testing.T) {
-		m, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p-expire", Kind: "task", Source: "user", Content: dogFacts[1]}, TTL: time.Hour})
+		m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p-expire", Kind: "task", Source: "user", Content: dogFacts[1]}, TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestStaleIndexNeverLeaks(t *testing.T) {
 	a := newRecallEngine(t, db, nil)
 	b := newRecallEngine(t, db, nil)
 	ms := rememberAll(t, a, "t", "alice", dogFacts...)
-	q := engine.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination dog", K: 10}
+	q := memgate.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination dog", K: 10}
 	if ids := recallIDs(t, a, q); !contains(ids, ms[1].ID) {
 		t.Fatalf("control: %v", ids)
 	}
@@ -256,7 +256,7 @@ func TestStaleIndexNeverLeaks(t *testing.T) {
 	if ids := recallIDs(t, a, q); contains(ids, ms[1].ID) {
 		t.Fatal("revoked on B, recalled on A")
 	}
-	if _, err := b.Forget(ctx, "t", "alice"); err != nil {
+	if _, err := b.Forget(ctx, memgate.Scope{Tenant: "t", Principal: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if ids := recallIDs(t, a, q); len(ids) != 0 {
@@ -268,7 +268,7 @@ func TestRecallScopeAndFilters(t *testing.T) {
 	t.Parallel()
 	eng := newRecallEngine(t, nil, nil)
 	mk := func(principal, agent, kind, source, sens string, md map[string]any) *memgate.Memory {
-		m, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{
+		m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{
 			Tenant: "t", Principal: principal, Agent: agent, Kind: memgate.Kind(kind), Source: memgate.Source(source),
 			Sensitivity: memgate.Sensitivity(sens), Metadata: md, Content: "Biscuit the dog needs his rabies vaccination renewed.",
 		}})
@@ -282,9 +282,9 @@ func TestRecallScopeAndFilters(t *testing.T) {
 	agentB := mk("alice", "b", "fact", "user", "", nil)
 	restricted := mk("alice", "", "fact", "user", "restricted", nil)
 	bobs := mk("bob", "", "fact", "user", "", nil)
-	q := func(change func(r *engine.RecallRequest)) []string {
+	q := func(change func(r *memgate.RecallRequest)) []string {
 		off := 0.0
-		r := engine.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination", K: 10, MinScore: &off}
+		r := memgate.RecallRequest{Scope: scope("t", "alice"), Query: "rabies vaccination", K: 10, MinScore: &off}
 		change(&r)
 		ids := recallIDs(t, eng, r)
 		return ids
@@ -300,35 +300,35 @@ func TestRecallScopeAndFilters(t *testing.T) {
 		}
 		return true
 	}
-	if got := q(func(r *engine.RecallRequest) {}); !same(got, wide, agentA, agentB) {
+	if got := q(func(r *memgate.RecallRequest) {}); !same(got, wide, agentA, agentB) {
 		t.Errorf("alice, no narrowing: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Scope.Agent = "a" }); !same(got, wide, agentA) {
+	if got := q(func(r *memgate.RecallRequest) { r.Scope.Agent = "a" }); !same(got, wide, agentA) {
 		t.Errorf("alice as agent a: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.IncludeRestricted = true }); !same(got, wide, agentA, agentB, restricted) {
+	if got := q(func(r *memgate.RecallRequest) { r.IncludeRestricted = true }); !same(got, wide, agentA, agentB, restricted) {
 		t.Errorf("include restricted: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Kinds = []memgate.Kind{"task"} }); !same(got, agentA) {
+	if got := q(func(r *memgate.RecallRequest) { r.Kinds = []memgate.Kind{"task"} }); !same(got, agentA) {
 		t.Errorf("kind task: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Sources = []memgate.Source{"tool"} }); !same(got, agentA) {
+	if got := q(func(r *memgate.RecallRequest) { r.Sources = []memgate.Source{"tool"} }); !same(got, agentA) {
 		t.Errorf("source tool: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Metadata = map[string]any{"topic": "pets"} }); !same(got, wide) {
+	if got := q(func(r *memgate.RecallRequest) { r.Metadata = map[string]any{"topic": "pets"} }); !same(got, wide) {
 		t.Errorf("metadata topic: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Scope = scope("t", "bob") }); !same(got, bobs) {
+	if got := q(func(r *memgate.RecallRequest) { r.Scope = scope("t", "bob") }); !same(got, bobs) {
 		t.Errorf("bob: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.Scope = scope("u", "alice") }); len(got) != 0 {
+	if got := q(func(r *memgate.RecallRequest) { r.Scope = scope("u", "alice") }); len(got) != 0 {
 		t.Errorf("other tenant: %v", got)
 	}
-	if got := q(func(r *engine.RecallRequest) { r.K = 1 }); len(got) != 1 {
+	if got := q(func(r *memgate.RecallRequest) { r.K = 1 }); len(got) != 1 {
 		t.Errorf("k=1: %v", got)
 	}
 	n := len("Biscuit the dog needs his rabies vaccination renewed.")
-	if got := q(func(r *engine.RecallRequest) { r.BudgetChars = 2*n + 1 }); len(got) != 2 {
+	if got := q(func(r *memgate.RecallRequest) { r.BudgetChars = 2*n + 1 }); len(got) != 2 {
 		t.Errorf("budget for two: %v", got)
 	}
 }
@@ -338,7 +338,7 @@ func TestRecallValidates(t *testing.T) {
 	eng := newRecallEngine(t, nil, nil)
 	bad := -0.5
 	over := 1.5
-	tests := map[string]engine.RecallRequest{
+	tests := map[string]memgate.RecallRequest{
 		"query":        {Scope: scope("t", "p"), Query: "  \n"},
 		"k":            {Scope: scope("t", "p"), Query: "x", K: 101},
 		"min_score":    {Scope: scope("t", "p"), Query: "x", MinScore: &bad},
@@ -347,7 +347,7 @@ func TestRecallValidates(t *testing.T) {
 		"sources":      {Scope: scope("t", "p"), Query: "x", Sources: []memgate.Source{"root"}},
 		"budget_chars": {Scope: scope("t", "p"), Query: "x", BudgetChars: -1},
 	}
-	tests["min_score "] = engine.RecallRequest{Scope: scope("t", "p"), Query: "x", MinScore: &over}
+	tests["min_score "] = memgate.RecallRequest{Scope: scope("t", "p"), Query: "x", MinScore: &over}
 	for field, req := range tests {
 		_, err := eng.Recall(ctx, req)
 		if memgate.ErrorField(err) != strings.TrimSpace(field) {
@@ -364,7 +364,7 @@ func TestRecallValidates(t *testing.T) {
 	for i := range manySources {
 		manySources[i] = memgate.SourceUser
 	}
-	for _, req := range []engine.RecallRequest{
+	for _, req := range []memgate.RecallRequest{
 		{Scope: scope("t", "p"), Query: "x", Kinds: many},
 		{Scope: scope("t", "p"), Query: "x", Sources: manySources},
 	} {
@@ -373,21 +373,21 @@ func TestRecallValidates(t *testing.T) {
 			t.Errorf("a recall with %d kinds and %d sources: %v", len(req.Kinds), len(req.Sources), err)
 		}
 	}
-	if _, err := eng.List(ctx, scope("t", "p"), engine.ListRequest{Kinds: many}); memgate.ErrorCode(err) != memgate.ETOOLARGE || memgate.ErrorField(err) != "kind" {
+	if _, err := eng.List(ctx, scope("t", "p"), memgate.ListRequest{Kinds: many}); memgate.ErrorCode(err) != memgate.ETOOLARGE || memgate.ErrorField(err) != "kind" {
 		t.Errorf("a list with 30,000 kinds: %v", err)
 	}
 	// Control: the most values a list may hold pass.
-	if _, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: "x", Kinds: many[:engine.MaxFilterValues], Sources: manySources[:engine.MaxFilterValues]}); err != nil {
+	if _, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "p"), Query: "x", Kinds: many[:engine.MaxFilterValues], Sources: manySources[:engine.MaxFilterValues]}); err != nil {
 		t.Errorf("a recall with %d kinds and sources: %v", engine.MaxFilterValues, err)
 	}
-	if _, err := eng.List(ctx, scope("t", "p"), engine.ListRequest{Kinds: many[:engine.MaxFilterValues]}); err != nil {
+	if _, err := eng.List(ctx, scope("t", "p"), memgate.ListRequest{Kinds: many[:engine.MaxFilterValues]}); err != nil {
 		t.Errorf("a list with %d kinds: %v", engine.MaxFilterValues, err)
 	}
-	if _, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: strings.Repeat("x", engine.MaxQueryBytes+1)}); memgate.ErrorCode(err) != memgate.ETOOLARGE {
+	if _, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "p"), Query: strings.Repeat("x", engine.MaxQueryBytes+1)}); memgate.ErrorCode(err) != memgate.ETOOLARGE {
 		t.Errorf("huge query: %v", err)
 	}
 	// Control: a valid request on an empty partition answers with nothing.
-	res, err := eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: "x"})
+	res, err := eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "p"), Query: "x"})
 	if err != nil || len(res.Results) != 0 {
 		t.Fatalf("empty partition: %+v %v", res, err)
 	}
@@ -398,7 +398,7 @@ func TestRecallLogsNoQueryText(t *testing.T) {
 	h := newHarness(t)
 	const secret = "Quetzalcoatl-omelette-4412"
 	m := h.remember(t, "t", "p", "the recipe calls for "+secret)
-	if _, err := h.eng.Recall(ctx, engine.RecallRequest{Scope: scope("t", "p"), Query: "recipe " + secret, Explain: true, Render: true}); err != nil {
+	if _, err := h.eng.Recall(ctx, memgate.RecallRequest{Scope: scope("t", "p"), Query: "recipe " + secret, Explain: true, Render: true}); err != nil {
 		t.Fatal(err)
 	}
 	logs := h.logs.String()

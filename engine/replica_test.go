@@ -45,7 +45,7 @@ func TestSweepPrunesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	m, err := eng.Remember(ctx, engine.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "to be deleted"}})
+	m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: "to be deleted"}})
 	if err != nil {
 		t.Fatal(err)
 	}

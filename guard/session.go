@@ -9,7 +9,6 @@ import (
 	"github.com/memgate/memgate/agent"
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/engine"
-	"github.com/memgate/memgate/store"
 )
 
 // Session is one key's view of memory: every method authorizes the
@@ -93,7 +92,7 @@ func (s *Session) checkSource(field string, src memgate.Source) error {
 
 // remember narrows one remember request: the scope, the source, and the
 // lookup of the memory it supersedes.
-func (s *Session) remember(ctx context.Context, r engine.RememberRequest) (engine.RememberRequest, error) {
+func (s *Session) remember(ctx context.Context, r memgate.RememberRequest) (memgate.RememberRequest, error) {
 	sc, err := s.onePrincipal(auth.OpRemember, r.Memory.Scope(), "a memory belongs to one principal")
 	if err != nil {
 		return r, err
@@ -125,7 +124,7 @@ func (s *Session) remember(ctx context.Context, r engine.RememberRequest) (engin
 }
 
 // Remember passes one memory through the write gate as the key's.
-func (s *Session) Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error) {
+func (s *Session) Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error) {
 	r, err := s.remember(ctx, r)
 	if err != nil {
 		return nil, err
@@ -135,11 +134,11 @@ func (s *Session) Remember(ctx context.Context, r engine.RememberRequest) (*engi
 
 // RememberBatch is Remember for an atomic batch; an error names its item
 // (memories[i].field).
-func (s *Session) RememberBatch(ctx context.Context, rs []engine.RememberRequest) ([]*engine.Remembered, error) {
+func (s *Session) RememberBatch(ctx context.Context, rs []memgate.RememberRequest) ([]*memgate.Remembered, error) {
 	if !s.Allowed(auth.OpRemember) {
 		return nil, auth.ErrForbidden(auth.OpRemember)
 	}
-	out := make([]engine.RememberRequest, len(rs))
+	out := make([]memgate.RememberRequest, len(rs))
 	for i, r := range rs {
 		if r.Supersedes != "" {
 			return nil, itemError(i, memgate.FieldError("supersedes", "is only accepted on a single remember"))
@@ -158,7 +157,7 @@ func (s *Session) RememberBatch(ctx context.Context, rs []engine.RememberRequest
 // include_restricted), and a preview only for the roles that inspect
 // (auth.MayPreview, field preview): an agent's recalls reach a prompt and
 // stay in each memory's recall history.
-func (s *Session) Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error) {
+func (s *Session) Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error) {
 	sc, err := s.onePrincipal(auth.OpRecall, r.Scope, "recall is for one principal")
 	if err != nil {
 		return nil, err
@@ -174,7 +173,7 @@ func (s *Session) Recall(ctx context.Context, r engine.RecallRequest) (*engine.R
 }
 
 // List returns a page of the memories the key may see.
-func (s *Session) List(ctx context.Context, req memgate.Scope, f engine.ListRequest) (*store.Page, error) {
+func (s *Session) List(ctx context.Context, req memgate.Scope, f memgate.ListRequest) (*memgate.Page, error) {
 	sc, err := s.Scope(auth.OpList, req)
 	if err != nil {
 		return nil, err
@@ -196,7 +195,7 @@ func (s *Session) Get(ctx context.Context, req memgate.Scope, id string) (*memga
 // be able to claim the memory's source (an agent key cannot rewrite what a
 // person said), and only the roles that read restricted memories may make
 // one standard. The engine's write gate judges the result.
-func (s *Session) Update(ctx context.Context, req memgate.Scope, id string, version int64, p engine.Patch) (*memgate.Memory, error) {
+func (s *Session) Update(ctx context.Context, req memgate.Scope, id string, version int64, p memgate.Patch) (*memgate.Memory, error) {
 	sc, err := s.Scope(auth.OpUpdate, req)
 	if err != nil {
 		return nil, err
@@ -263,16 +262,16 @@ func (s *Session) Delete(ctx context.Context, req memgate.Scope, id string) erro
 }
 
 // Forget erases one principal: the key's own, or (admin) the one req names.
-func (s *Session) Forget(ctx context.Context, req memgate.Scope) (*engine.ForgetReceipt, error) {
+func (s *Session) Forget(ctx context.Context, req memgate.Scope) (*memgate.ForgetReceipt, error) {
 	sc, err := s.onePrincipal(auth.OpForget, memgate.Scope{Tenant: req.Tenant, Principal: req.Principal}, "forget erases one principal's memories")
 	if err != nil {
 		return nil, err
 	}
-	return s.g.eng.Forget(s.ctx(ctx), sc.Tenant, sc.Principal)
+	return s.g.eng.Forget(s.ctx(ctx), sc)
 }
 
 // Audit returns a page of the audit log within the key's reach.
-func (s *Session) Audit(ctx context.Context, req memgate.Scope, f store.AuditFilter) (*store.AuditPage, error) {
+func (s *Session) Audit(ctx context.Context, req memgate.Scope, f memgate.AuditFilter) (*memgate.AuditPage, error) {
 	sc, err := s.Scope(auth.OpAudit, memgate.Scope{Tenant: req.Tenant, Principal: req.Principal, AllPrincipals: req.AllPrincipals})
 	if err != nil {
 		return nil, err
@@ -281,7 +280,7 @@ func (s *Session) Audit(ctx context.Context, req memgate.Scope, f store.AuditFil
 }
 
 // AuditHistogram counts audit events per bucket within the key's reach.
-func (s *Session) AuditHistogram(ctx context.Context, req memgate.Scope, r engine.AuditHistogramRequest) (*engine.AuditHistogram, error) {
+func (s *Session) AuditHistogram(ctx context.Context, req memgate.Scope, r memgate.AuditHistogramRequest) (*memgate.AuditHistogram, error) {
 	sc, err := s.Scope(auth.OpAudit, memgate.Scope{Tenant: req.Tenant, Principal: req.Principal, AllPrincipals: req.AllPrincipals})
 	if err != nil {
 		return nil, err
@@ -290,7 +289,7 @@ func (s *Session) AuditHistogram(ctx context.Context, req memgate.Scope, r engin
 }
 
 // Counts counts the memories within the key's reach.
-func (s *Session) Counts(ctx context.Context, req memgate.Scope) ([]store.Count, error) {
+func (s *Session) Counts(ctx context.Context, req memgate.Scope) ([]memgate.Count, error) {
 	sc, err := s.Scope(auth.OpStats, req)
 	if err != nil {
 		return nil, err
@@ -300,13 +299,13 @@ func (s *Session) Counts(ctx context.Context, req memgate.Scope) ([]store.Count,
 
 // Import stores a JSONL export in the key's tenant: a tenant-wide key
 // only, since lines name their own principals.
-func (s *Session) Import(ctx context.Context, req engine.ImportRequest, r io.Reader) (engine.ImportResult, error) {
+func (s *Session) Import(ctx context.Context, req memgate.ImportRequest, r io.Reader) (memgate.ImportResult, error) {
 	sc, err := s.Scope(auth.OpImport, memgate.Scope{Tenant: req.Tenant})
 	if err != nil {
-		return engine.ImportResult{}, err
+		return memgate.ImportResult{}, err
 	}
 	if !sc.AllPrincipals {
-		return engine.ImportResult{}, memgate.Errorf(memgate.EFORBIDDEN, "import needs a tenant-wide key")
+		return memgate.ImportResult{}, memgate.Errorf(memgate.EFORBIDDEN, "import needs a tenant-wide key")
 	}
 	req.Tenant = sc.Tenant
 	return s.g.eng.Import(s.ctx(ctx), req, r)
@@ -337,7 +336,7 @@ func (s *Session) Chat(ctx context.Context, a *agent.Agent, t agent.Turn) (*agen
 	if !s.MayClaim(memgate.SourceUser) {
 		t.UserSource = memgate.SourceAssistant
 	}
-	return a.With(chatEngine{s}).Respond(ctx, t)
+	return a.With(s).Respond(ctx, t)
 }
 
 // Ingest stores a conversation the application already had, as the key's
@@ -359,20 +358,10 @@ func (s *Session) Ingest(ctx context.Context, a *agent.Agent, in agent.Ingestion
 	}
 	in.MayClaim = s.MayClaim
 	if a == nil {
-		return agent.Ingest(ctx, chatEngine{s}, in)
+		return agent.Ingest(ctx, s, in)
 	}
-	return a.With(chatEngine{s}).Ingest(ctx, in)
+	return a.With(s).Ingest(ctx, in)
 }
 
-// chatEngine is a Session as the agent's engine.
-type chatEngine struct{ s *Session }
-
-func (c chatEngine) Recall(ctx context.Context, r engine.RecallRequest) (*engine.RecallResult, error) {
-	return c.s.Recall(ctx, r)
-}
-
-func (c chatEngine) Remember(ctx context.Context, r engine.RememberRequest) (*engine.Remembered, error) {
-	return c.s.Remember(ctx, r)
-}
-
-var _ agent.Engine = chatEngine{}
+// A Session is the memory operations for one key.
+var _ memgate.Memories = (*Session)(nil)

@@ -17,6 +17,8 @@ import (
 // writes what an agent key may. Local is both the server's Caller and its
 // Backend: every call goes through the guard.
 type Local struct {
+	// Memories are the agent key's session's: every operation but Forget.
+	memgate.Memories
 	agent, user *guard.Session
 	req         memgate.Scope
 	actor       string
@@ -34,7 +36,7 @@ func NewLocal(g *guard.Guard, actor string, scope memgate.Scope, src memgate.Sou
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{agent: agent, req: memgate.Scope{Agent: scope.Agent, Conversation: scope.Conversation}, actor: actor}
+	l := &Local{Memories: agent, agent: agent, req: memgate.Scope{Agent: scope.Agent, Conversation: scope.Conversation}, actor: actor}
 	if allowForget {
 		if l.user, err = g.Local(memgate.Key{ID: actor, Tenant: scope.Tenant, Role: memgate.RoleUser, Principal: scope.Principal}); err != nil {
 			return nil, err
@@ -58,26 +60,6 @@ func (l *Local) Offers(op auth.Op) bool { return l.caller(op).Offers(op) }
 
 // Actor implements Caller.
 func (l *Local) Actor() string { return l.actor }
-
-// Remember implements Backend.
-func (l *Local) Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error) {
-	return l.agent.Remember(ctx, r)
-}
-
-// Recall implements Backend.
-func (l *Local) Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error) {
-	return l.agent.Recall(ctx, r)
-}
-
-// List implements Backend.
-func (l *Local) List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*memgate.Page, error) {
-	return l.agent.List(ctx, s, f)
-}
-
-// Revoke implements Backend.
-func (l *Local) Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error) {
-	return l.agent.Revoke(ctx, s, id, reason)
-}
 
 // Forget implements Backend, as the person's own key, when allowed.
 func (l *Local) Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error) {

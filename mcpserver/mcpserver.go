@@ -20,7 +20,6 @@
 package mcpserver
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 
@@ -30,18 +29,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Backend is what the tools need: a key's *guard.Session satisfies it
-// (every call authorized there), and so does a memgate server reached
-// through the Go client (cmd/memgate's remote backend, whose server
-// authorizes its key). Errors are *memgate.Error where they concern the
-// caller; a memory outside the scope is not_found, like a missing one.
-type Backend interface {
-	Remember(ctx context.Context, r memgate.RememberRequest) (*memgate.Remembered, error)
-	Recall(ctx context.Context, r memgate.RecallRequest) (*memgate.RecallResult, error)
-	List(ctx context.Context, s memgate.Scope, f memgate.ListRequest) (*memgate.Page, error)
-	Revoke(ctx context.Context, s memgate.Scope, id, reason string) (*memgate.Memory, error)
-	Forget(ctx context.Context, s memgate.Scope) (*memgate.ForgetReceipt, error)
-}
+// Backend is what the tools run on: memgate.Memories, as a key's
+// *guard.Session has them (every call authorized there), or a memgate
+// server's through the Go client (cmd/memgate's remote backend, whose
+// server authorizes its key). Errors are *memgate.Error where they concern
+// the caller; a memory outside the scope is not_found, like a missing one.
+type Backend = memgate.Memories
 
 var _ Backend = (*guard.Session)(nil)
 

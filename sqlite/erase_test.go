@@ -141,7 +141,7 @@ func TestForgetErasesBytes(t *testing.T) {
 		t.Fatal("control: delete of one memory erased the others' content")
 	}
 
-	rc, err := eng.Forget(ctx, "acme", principalName)
+	rc, err := eng.Forget(ctx, memgate.Scope{Tenant: "acme", Principal: principalName})
 	if err != nil {
 		t.Fatal(err)
 	}

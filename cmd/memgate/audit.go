@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
 )
 
 func cmdAudit(e env, args []string) error {
-	var f store.AuditFilter
+	var f memgate.AuditFilter
 	var from, to timeFlag
 	c, s := scoped(e, "audit", "--tenant T [--principal P] [--memory ID] [--recall R] [--action A] [--from T] [--to T]")
 	fs := c.fs
@@ -21,7 +22,7 @@ func cmdAudit(e env, args []string) error {
 	fs.IntVar(&f.Limit, "limit", store.DefaultPageSize, "page size")
 	fs.StringVar(&f.Cursor, "cursor", "", "next_cursor of the previous page")
 	return runBackend(args, e, c, nil,
-		func(be backend) (*store.AuditPage, error) {
+		func(be backend) (*memgate.AuditPage, error) {
 			if from.t != nil {
 				f.From = *from.t
 			}
@@ -32,7 +33,7 @@ func cmdAudit(e env, args []string) error {
 			scope.AllPrincipals = s.principal == ""
 			return be.Audit(e.ctx, scope, f)
 		},
-		func(p *store.AuditPage) error {
+		func(p *memgate.AuditPage) error {
 			table(e.stdout, "SEQ\tAT\tACTOR\tACTION\tPRINCIPAL\tRECALL\tMEMORIES\tCOUNTS", len(p.Events), func(i int) string {
 				ev := p.Events[i]
 				return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%v\t%v", ev.Seq, ev.At.Format(time.RFC3339), ev.Actor, ev.Action, ev.Principal, ev.RecallID, ev.MemoryIDs, ev.Counts)

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 
-	"github.com/memgate/memgate/store"
+	"github.com/memgate/memgate"
 )
 
 // countsResponse is the JSON shape of counts.
 type countsResponse struct {
-	Counts []store.Count `json:"counts"`
+	Counts []memgate.Count `json:"counts"`
 }
 
 func cmdCounts(e env, args []string) error {
@@ -19,7 +19,7 @@ func cmdCounts(e env, args []string) error {
 			scope.AllPrincipals = s.principal == ""
 			counts, err := be.Counts(e.ctx, scope)
 			if counts == nil {
-				counts = []store.Count{}
+				counts = []memgate.Count{}
 			}
 			return countsResponse{counts}, err
 		},

@@ -57,7 +57,7 @@ type ListResponse struct {
 	Clamped    bool              `json:"clamped,omitempty"`
 }
 
-func listResponse(p *store.Page) ListResponse {
+func listResponse(p *memgate.Page) ListResponse {
 	ms := p.Memories
 	if ms == nil {
 		ms = []*memgate.Memory{}

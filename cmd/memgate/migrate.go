@@ -282,7 +282,7 @@ func (m *migrator) copyMemories(tenant string) (int, error) {
 // copyAudit appends the tenant's audit events.
 func (m *migrator) copyAudit(tenant string) (int, error) {
 	return copyOldestFirst(func(cursor string) ([]store.AuditEvent, string, error) {
-		p, err := m.src.st.ListAudit(m.ctx, tenant, store.AuditFilter{Limit: m.batch, Cursor: cursor})
+		p, err := m.src.st.ListAudit(m.ctx, tenant, memgate.AuditFilter{Limit: m.batch, Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -351,7 +351,7 @@ func (m *migrator) figures(s store.Store, tenant string, only map[string]bool) (
 
 func (m *migrator) countAudit(s store.Store, tenant string) (int, error) {
 	n := 0
-	f := store.AuditFilter{Limit: store.MaxPageSize}
+	f := memgate.AuditFilter{Limit: store.MaxPageSize}
 	for {
 		p, err := s.ListAudit(m.ctx, tenant, f)
 		if err != nil {

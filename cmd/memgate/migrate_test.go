@@ -126,7 +126,7 @@ func storeDump(t *testing.T, path string, tenants ...string) string {
 			}
 			fmt.Fprintf(&b, "%s dedup=%q vector=%v\n", js, m.DedupKey, vec)
 		}
-		a, err := db.ListAudit(t.Context(), tenant, store.AuditFilter{Limit: store.MaxPageSize})
+		a, err := db.ListAudit(t.Context(), tenant, memgate.AuditFilter{Limit: store.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}

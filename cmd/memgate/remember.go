@@ -62,7 +62,18 @@ func cmdSupersede(e env, args []string) error {
 		return err
 	}
 	return runBackend(args, e, c, check,
-		func(be backend) (*memgate.Memory, error) { return be.Supersede(e.ctx, s.scope(), old, req) },
+		func(be backend) (*memgate.Memory, error) {
+			// A remember that names the memory it supersedes, in the scope
+			// given, as the API has it.
+			sc := s.scope()
+			req.Memory.Tenant, req.Memory.Principal, req.Memory.Agent, req.Memory.Conversation = sc.Tenant, sc.Principal, sc.Agent, sc.Conversation
+			req.Supersedes = old
+			r, err := be.Remember(e.ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return r.Memory, nil
+		},
 		func(next *memgate.Memory) error { return printLine(e.stdout, "%s", next.ID) })
 }
 

@@ -329,7 +329,7 @@ func testForgetThenRemember(t *testing.T, a, b *engine.Engine, _, _ store.Store)
 	if ids := recall(t, b, alice, topics[0].query, nil); !slices.Contains(ids, old[0].ID) {
 		t.Fatalf("control: %v", ids)
 	}
-	if _, err := a.Forget(t.Context(), tenant, "alice"); err != nil {
+	if _, err := a.Forget(t.Context(), memgate.Scope{Tenant: tenant, Principal: "alice"}); err != nil {
 		t.Fatal(err)
 	}
 	if ids := recall(t, b, alice, topics[0].query+" "+topics[1].query, noFloor); len(ids) != 0 {

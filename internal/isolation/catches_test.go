@@ -77,7 +77,7 @@ func (d neighbourForget) forget(c *caller, r scopeReq) (int64, error) {
 	s, _ := d.scope(c, auth.OpForget, r)
 	for i, p := range principals {
 		if p == s.Principal {
-			d.w.eng.Forget(d.w.ctx, s.Tenant, principals[(i+1)%len(principals)])
+			d.w.eng.Forget(d.w.ctx, memgate.Scope{Tenant: s.Tenant, Principal: principals[(i+1)%len(principals)]})
 		}
 	}
 	return n, nil
