@@ -1,5 +1,6 @@
-// Package store defines the storage port: the narrow interface a backend
-// (sqlite, postgres) implements for the engine. The engine does defaulting,
+// Package store defines the storage port: the narrow interface the engine
+// stores through, implemented once by the portable store (store/sqlstore)
+// over a backend's driver (sqlite, postgres). The engine does defaulting,
 // validation, gating and ID/timestamp assignment; a backend stores and reads
 // faithfully and applies the caller's Scope inside every query.
 //
@@ -13,8 +14,8 @@
 //     place per backend (unavailable for a busy/closed database, internal
 //     otherwise).
 //
-// Backends must be safe for concurrent use. The conformance suite in
-// store/storetest states these rules as tests; every backend runs it.
+// Implementations must be safe for concurrent use. The conformance suite
+// in store/storetest states these rules as tests; every backend runs it.
 package store
 
 import (
