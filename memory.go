@@ -136,7 +136,13 @@ type Memory struct {
 	ValidFrom  *time.Time `json:"valid_from,omitempty"`
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 
-	Version      int64  `json:"version"`
+	Version int64 `json:"version"`
+	// Key is the caller's own name for the memory (e.g. "pref:coffee"),
+	// unique among the active memories of its level (tenant, principal,
+	// agent, conversation): remembering a key that is there supersedes
+	// the memory that has it (one chain, never an overwrite). Empty: no
+	// key. See CheckMemoryKey.
+	Key          string `json:"key,omitempty"`
 	Supersedes   string `json:"supersedes,omitempty"`
 	SupersededBy string `json:"superseded_by,omitempty"`
 
@@ -276,20 +282,39 @@ func CheckIdent(field, s string) error {
 	return nil
 }
 
-// MaxIdempotencyKeyBytes bounds an idempotency key.
-const MaxIdempotencyKeyBytes = 160
+// MaxIdempotencyKeyBytes bounds an idempotency key, MaxMemoryKeyBytes a
+// memory's key (Memory.Key).
+const (
+	MaxIdempotencyKeyBytes = 160
+	MaxMemoryKeyBytes      = 256
+)
 
-var idempotencyKeyRE = regexp.MustCompile(`^[A-Za-z0-9._:@#/+=-]{1,160}$`)
+// tokenBytes are the characters of a caller's token: an idempotency key
+// or a memory's key.
+const tokenBytes = "[A-Za-z0-9._:@#/+=-]"
 
-// CheckIdempotencyKey validates a client's idempotency key (a UUID, a
-// random token, a client id with a counter): 1 to MaxIdempotencyKeyBytes
-// of [A-Za-z0-9._:@#/+=-]. The error names field and never quotes the key.
-func CheckIdempotencyKey(field, key string) error {
-	if !idempotencyKeyRE.MatchString(key) {
-		return FieldError(field, "must be 1 to %d characters of [A-Za-z0-9._:@#/+=-]", MaxIdempotencyKeyBytes)
+var tokenRE = regexp.MustCompile(`^` + tokenBytes + `+$`)
+
+// checkToken validates a caller's token of 1 to max tokenBytes. The error
+// names field and never quotes the token.
+func checkToken(field, s string, max int) error {
+	if len(s) > max || !tokenRE.MatchString(s) {
+		return FieldError(field, "must be 1 to %d characters of %s", max, tokenBytes)
 	}
 	return nil
 }
+
+// CheckIdempotencyKey validates a client's idempotency key (a UUID, a
+// random token, a client id with a counter): 1 to MaxIdempotencyKeyBytes
+// of [A-Za-z0-9._:@#/+=-].
+func CheckIdempotencyKey(field, key string) error {
+	return checkToken(field, key, MaxIdempotencyKeyBytes)
+}
+
+// CheckMemoryKey validates a memory's key: 1 to MaxMemoryKeyBytes of
+// [A-Za-z0-9._:@#/+=-] (a namespace and a name joined by ':' or '/' fit;
+// spaces and control characters do not).
+func CheckMemoryKey(field, key string) error { return checkToken(field, key, MaxMemoryKeyBytes) }
 
 // checkOptionalIdent validates an identifier that may be empty.
 func checkOptionalIdent(field, s string) error {
@@ -505,6 +530,11 @@ func (m *Memory) Validate(l Limits) error {
 	}
 	if err := checkOptionalIdent("supersedes", m.Supersedes); err != nil {
 		return err
+	}
+	if m.Key != "" {
+		if err := CheckMemoryKey("key", m.Key); err != nil {
+			return err
+		}
 	}
 	if err := checkOptionalIdent("superseded_by", m.SupersededBy); err != nil {
 		return err

@@ -299,11 +299,9 @@ func RedactURL(s string) string {
 // The errors interpretError produces. Each call makes a new value, so no
 // caller can alter another's error.
 
-
 func errUnreachable() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database cannot be reached, try again"}
 }
-
 
 func errKeyConflict() *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Message: "a key with this id or secret already exists"}
@@ -312,7 +310,6 @@ func errKeyConflict() *memgate.Error {
 func errBadText() *memgate.Error {
 	return &memgate.Error{Code: memgate.EINVALID, Message: "text must be valid UTF-8 without NUL bytes"}
 }
-
 
 // interpretError is the one place a driver error becomes a memgate error.
 // Application errors pass unchanged, and so does the context's own error
@@ -347,9 +344,13 @@ func interpretError(ctx context.Context, op string, err error) error {
 	case errors.As(err, &pe):
 		switch {
 		case pe.Code == "23505":
-			code = sqlstore.ErrDuplicateID()
-			if pe.TableName == "keys" {
+			switch {
+			case pe.TableName == "keys":
 				code = errKeyConflict()
+			case pe.ConstraintName == "memories_key":
+				code = sqlstore.ErrKeyTaken()
+			default:
+				code = sqlstore.ErrDuplicateID()
 			}
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03", pe.Code == "57014":
 			code = sqlstore.ErrBusy()

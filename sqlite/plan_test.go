@@ -55,6 +55,7 @@ func TestPlans(t *testing.T) {
 		// calls it on every request, and a partition can hold 100k memories.
 		"fetch":              {"(tenant=? AND id=?)"},
 		"dedup lookup":       {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
+		"key holder":         {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=?)"},
 		"retention count":    {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=?)"},
 		"retention eviction": {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=?)", "(tenant=? AND id=?)"},
 		"sweep":              {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},

@@ -317,7 +317,6 @@ func (c *conn) reader() (*sql.DB, error) {
 // The errors interpretError produces. Each call makes a new value, so no
 // caller can alter another's error.
 
-
 func errFull() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE,
 		Message: "the database is full: its disk has no space left or it reached its size cap; free space and try again"}
@@ -334,8 +333,6 @@ func errCantOpen() *memgate.Error {
 func errReadOnly() *memgate.Error {
 	return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the database file is read-only"}
 }
-
-
 
 // interpretError is the one place a driver error becomes a memgate error.
 // Application errors pass unchanged, and so does the context's own error when
@@ -371,6 +368,9 @@ func interpretError(ctx context.Context, op string, err error) error {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			code = sqlstore.ErrDuplicateID()
+			if strings.Contains(se.Error(), "memories.key") {
+				code = sqlstore.ErrKeyTaken() // the index of memory keys
+			}
 		default:
 			switch se.Code() & 0xff {
 			case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:

@@ -45,6 +45,14 @@ type Store interface {
 	// status or expiry.
 	Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error)
 
+	// GetByKey returns the active memory with key at exactly the level of
+	// s (its tenant, principal, agent and conversation: a key is unique
+	// among the active memories of one level, and a lookup by key names
+	// the level; AllPrincipals is refused), restricted ones left out with
+	// HideRestricted. None is not_found, exactly like a memory outside the
+	// scope. A malformed key is invalid_argument naming "key".
+	GetByKey(ctx context.Context, s memgate.Scope, key string) (*memgate.Memory, error)
+
 	// List returns memories the scope contains that match f, newest first
 	// (by insertion order), in pages. A page is stable under concurrent
 	// inserts: rows inserted after the first page never appear on later
@@ -280,6 +288,17 @@ type Store interface {
 	//     with the same partition and Key: invalid_argument. Records are
 	//     never read outside their partition, live until PruneIdempotency
 	//     removes them, and Forget deletes the principal's.
+	//   - Keys: a memory with a Key (not folded, not replayed) takes it
+	//     from the active memory that has it at its level (tenant,
+	//     principal, agent, conversation), if any: an active memory
+	//     supersedes that one in the same transaction (superseded_by, as
+	//     Supersede does; Superseded[i] names it), a pending one is stored
+	//     with Supersedes naming it and supersedes it when approved
+	//     (Promote). Two active memories never share a key at one level;
+	//     concurrent calls with one key queue, so each supersedes the one
+	//     before (one chain). Dedup of a keyed memory folds only into the
+	//     memory with the same key, and of one without a key only into
+	//     one without.
 	// Memories must be new (version 1, ids unused in their tenant); a
 	// SeenCount of 0 is stored as 1. Memories[i] is read back as stored
 	// after the writes (a memory evicted by the same call as it stood
@@ -487,7 +506,10 @@ type WriteResult struct {
 	Memories     []*memgate.Memory
 	Deduplicated []bool
 	Replayed     []bool // the memory was stored by an earlier call with the same idempotency key
-	Evicted      []Ref
+	// Superseded[i] is the id of the memory the i-th input superseded by
+	// taking its key, "" for none.
+	Superseded []string
+	Evicted    []Ref
 }
 
 // SupersedeResult is the outcome of Supersede: Old is the memory

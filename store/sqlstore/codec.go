@@ -14,11 +14,11 @@ const memoryColumns = `id, tenant, principal, agent, conversation, kind, source,
 	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
 	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
 	embedding_provider, embedding_model, embedding_dim, embedding_vector,
-	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by`
+	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by, key`
 
 const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?)`
 
 // selectMemory reads memories; a statement appends its FROM clause.
 const selectMemory = "SELECT " + memoryColumns + " FROM memories"
@@ -51,7 +51,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		m.Version, m.Supersedes, m.SupersededBy, m.ContentSHA256,
 		provider, model, dim, vector,
 		m.DedupKey, max(m.SeenCount, 1), flagsArg(m.Flags), m.Feedback.Count, m.Feedback.Sum,
-		m.CreatedBy, m.UpdatedBy,
+		m.CreatedBy, m.UpdatedBy, m.Key,
 	}, nil
 }
 
@@ -74,7 +74,7 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 		&m.Version, &m.Supersedes, &m.SupersededBy, &m.ContentSHA256,
 		&provider, &model, &dim, &vector,
 		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
-		&m.CreatedBy, &m.UpdatedBy,
+		&m.CreatedBy, &m.UpdatedBy, &m.Key,
 	}
 	if withSeq {
 		dest = append([]any{&seq}, dest...)

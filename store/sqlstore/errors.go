@@ -27,6 +27,13 @@ func ErrDuplicateID() *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Field: "id", Message: "is already used by another memory"}
 }
 
+// ErrKeyTaken is a unique violation of the index of memory keys: another
+// active memory of the level has the key (an import, or a held memory
+// updated into place, meeting one).
+func ErrKeyTaken() *memgate.Error {
+	return &memgate.Error{Code: memgate.ECONFLICT, Field: "key", Message: "is the key of another active memory at this level"}
+}
+
 // ErrInternal is anything else.
 func ErrInternal() *memgate.Error {
 	return &memgate.Error{Code: memgate.EINTERNAL, Message: "internal error"}

@@ -48,6 +48,34 @@ func (s *Store) Get(ctx context.Context, sc memgate.Scope, id string) (*memgate.
 	})
 }
 
+// GetByKey implements store.Store: the unique index memories_key, at
+// exactly the scope's level.
+func (s *Store) GetByKey(ctx context.Context, sc memgate.Scope, key string) (*memgate.Memory, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	if sc.AllPrincipals {
+		return nil, memgate.FieldError("principal", "is required to look a key up")
+	}
+	if err := memgate.CheckMemoryKey("key", key); err != nil {
+		return nil, err
+	}
+	var b Query
+	b.SQL(selectMemory, " WHERE tenant = ", b.Arg(sc.Tenant), " AND principal = ", b.Arg(sc.Principal),
+		" AND agent = ", b.Arg(sc.Agent), " AND conversation = ", b.Arg(sc.Conversation),
+		" AND key = ", b.Arg(key), " AND key <> '' AND status = 'active'")
+	if sc.HideRestricted {
+		b.SQL(" AND sensitivity = 'standard'")
+	}
+	return read(ctx, s, "get by key", func(q Querier) (*memgate.Memory, error) {
+		m, _, err := scanMemory(q.QueryRow(ctx, b.String(), b.Args()...), false)
+		if errors.Is(err, ErrNoRows) {
+			return nil, memgate.ErrNotFound()
+		}
+		return m, err
+	})
+}
+
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, sc memgate.Scope, f store.Filter) (*store.Page, error) {
 	if err := sc.Validate(); err != nil {
@@ -217,8 +245,9 @@ const supersedeSQL = `UPDATE memories SET status = 'superseded', superseded_by =
 	WHERE tenant = ? AND principal = ? AND id = ? AND status = 'active' RETURNING ` + memoryColumns
 
 // Promote implements store.Store. The pending memory is read and locked
-// while the approval is decided; the memory it replaces is superseded only
-// if it is still active (the UPDATE re-checks that).
+// while the approval is decided (and, keyed, the decision about its key);
+// the memory it replaces is superseded only if it is still active (the
+// UPDATE re-checks that).
 func (s *Store) Promote(ctx context.Context, sc memgate.Scope, id string, p store.Promotion) (approved, superseded *memgate.Memory, err error) {
 	if err := sc.Validate(); err != nil {
 		return nil, nil, err
@@ -240,18 +269,34 @@ func (s *Store) Promote(ctx context.Context, sc memgate.Scope, id string, p stor
 		default:
 			return memgate.Errorf(memgate.ECONFLICT, "memory is %s; only a pending memory can be approved", cur.Status)
 		}
+		if cur.Key != "" {
+			if err := s.d.Lock(ctx, q, keyLock(cur)); err != nil {
+				return err
+			}
+		}
+		// What the approval supersedes goes first (the unique index of
+		// keys never sees two active): for a keyed memory, whichever
+		// memory has its key at its level now (the one it was held
+		// against, or a newer one: one chain either way); otherwise the
+		// memory Supersedes names, which is the principal's, in whatever
+		// agent or conversation (the link was checked within the writer's
+		// scope when the pending memory was stored), if still active.
+		target := cur.Supersedes
+		if cur.Key != "" {
+			if target, err = keyHolder(ctx, q, cur); err != nil {
+				return err
+			}
+		}
+		if target != "" {
+			superseded, _, err = scanMemory(q.QueryRow(ctx, supersedeSQL, cur.ID, p.At.UTC(), p.By, cur.Tenant, cur.Principal, target), false)
+			if errors.Is(err, ErrNoRows) {
+				superseded, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+		}
 		approved, _, err = scanMemory(q.QueryRow(ctx, setStatusSQL, string(memgate.StatusActive), "approved", p.At.UTC(), p.By, cur.Tenant, cur.ID), false)
-		if err != nil || cur.Supersedes == "" {
-			return err
-		}
-		// The replaced memory is the principal's, in whatever agent or
-		// conversation: the link was checked within the writer's scope
-		// when the pending memory was stored.
-		superseded, _, err = scanMemory(q.QueryRow(ctx, supersedeSQL, cur.ID, p.At.UTC(), p.By, cur.Tenant, cur.Principal, cur.Supersedes), false)
-		if errors.Is(err, ErrNoRows) {
-			superseded = nil
-			return nil
-		}
 		return err
 	})
 	if err != nil {
@@ -299,11 +344,25 @@ func (s *Store) Supersede(ctx context.Context, sc memgate.Scope, oldID string, n
 		if err := store.CheckSupersede(old, next); err != nil {
 			return nil, err
 		}
+		args := nextArgs
+		if old.Key != "" || next.Key != "" {
+			// A new version keeps its memory's key (and takes it at its
+			// own level); a key of its own is not a version of old.
+			if next.Key != "" && next.Key != old.Key {
+				return nil, memgate.FieldError("key", "a new version keeps the key of the memory it supersedes")
+			}
+			n := next.Clone()
+			n.Key = old.Key
+			if args, err = memoryArgs(n); err != nil {
+				return nil, err
+			}
+		}
+		// Old first: the unique index of keys never sees two active.
 		res := &store.SupersedeResult{}
-		if res.Next, _, err = scanMemory(q.QueryRow(ctx, insertMemory+" RETURNING "+memoryColumns, nextArgs...), false); err != nil {
+		if res.Old, _, err = scanMemory(q.QueryRow(ctx, supersedeSQL, next.ID, at.UTC(), next.CreatedBy, old.Tenant, old.Principal, old.ID), false); err != nil {
 			return nil, err
 		}
-		if res.Old, _, err = scanMemory(q.QueryRow(ctx, supersedeSQL, next.ID, at.UTC(), next.CreatedBy, old.Tenant, old.Principal, old.ID), false); err != nil {
+		if res.Next, _, err = scanMemory(q.QueryRow(ctx, insertMemory+" RETURNING "+memoryColumns, args...), false); err != nil {
 			return nil, err
 		}
 		if key.Key != "" {

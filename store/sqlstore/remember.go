@@ -22,15 +22,19 @@ import (
 // to every read, so a duplicate folded into it would be lost). The oldest
 // wins if Insert has left several. Repeating the index's non-empty key test
 // lets the planner use the partial index memories_dedup.
+//
+// A keyed memory folds only into the memory that has its key (the same
+// content under the same key is no new version), and a memory without a
+// key only into one without: a key is never lost to a fold.
 const dedupSQL = `SELECT id FROM memories
 	WHERE tenant = ? AND principal = ? AND kind = ? AND dedup_key = ? AND dedup_key <> ''
-	AND agent = ? AND conversation = ?
+	AND agent = ? AND conversation = ? AND key = ?
 	AND (status = 'active' OR (status = 'pending' AND CAST(? AS TEXT) = 'pending')) AND (expires_at IS NULL OR expires_at > ?)
 	ORDER BY seq LIMIT 1`
 
 // dedupArgs are dedupSQL's arguments for the new memory m.
 func dedupArgs(m *memgate.Memory) []any {
-	return []any{m.Tenant, m.Principal, string(m.Kind), m.DedupKey, m.Agent, m.Conversation, string(m.Status), m.CreatedAt.UTC()}
+	return []any{m.Tenant, m.Principal, string(m.Kind), m.DedupKey, m.Agent, m.Conversation, m.Key, string(m.Status), m.CreatedAt.UTC()}
 }
 
 // foldSQL records one more sighting of a memory. Neither version nor content
@@ -53,6 +57,28 @@ const (
 		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
 		RETURNING seq, id`
 )
+
+// keyHolderSQL finds the active memory that has a key at a level
+// (tenant, principal, agent, conversation, key): the unique index
+// memories_key.
+const keyHolderSQL = `SELECT id FROM memories WHERE tenant = ? AND principal = ? AND agent = ? AND conversation = ?
+	AND key = ? AND key <> '' AND status = 'active'`
+
+// keyHolder returns the id of the active memory with m's key at m's
+// level, or "".
+func keyHolder(ctx context.Context, q Querier, m *memgate.Memory) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, keyHolderSQL, m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key).Scan(&id)
+	if errors.Is(err, ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// keyLock names the decision about a key at m's level.
+func keyLock(m *memgate.Memory) []string {
+	return []string{"key", m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key}
+}
 
 // population is one (tenant, principal, agent, kind) a retention cap
 // applies to: each writer's agent (or the principal-wide level) is its own
@@ -97,7 +123,7 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 		return nil, err
 	}
 	if len(ms) == 0 {
-		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Replayed: []bool{}, Evicted: []store.Ref{}}, nil
+		return &store.WriteResult{Memories: []*memgate.Memory{}, Deduplicated: []bool{}, Replayed: []bool{}, Superseded: []string{}, Evicted: []store.Ref{}}, nil
 	}
 	var pops []population
 	var locks [][]string
@@ -105,9 +131,14 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 		if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind}); !slices.Contains(pops, p) {
 			pops = append(pops, p)
 		}
-		l := []string{"population", m.Tenant, m.Principal, string(m.Kind)}
-		if !slices.ContainsFunc(locks, func(k []string) bool { return slices.Equal(k, l) }) {
-			locks = append(locks, l)
+		ls := [][]string{{"population", m.Tenant, m.Principal, string(m.Kind)}}
+		if m.Key != "" {
+			ls = append(ls, keyLock(m))
+		}
+		for _, l := range ls {
+			if !slices.ContainsFunc(locks, func(k []string) bool { return slices.Equal(k, l) }) {
+				locks = append(locks, l)
+			}
 		}
 	}
 
@@ -116,12 +147,14 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 			Memories:     make([]*memgate.Memory, len(ms)),
 			Deduplicated: make([]bool, len(ms)),
 			Replayed:     make([]bool, len(ms)),
+			Superseded:   make([]string, len(ms)),
 			Evicted:      []store.Ref{},
 		}
 		if err := s.d.Lock(ctx, q, locks...); err != nil {
 			return nil, err
 		}
 		standing := make([]string, len(ms)) // id of the memory that stands for each input
+		var err error
 		for i, m := range ms {
 			key := store.IdempotencyKeyAt(keys, i)
 			if key.Key != "" {
@@ -147,7 +180,13 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 				}
 			}
 			if standing[i] == "" {
-				if _, err := q.Exec(ctx, insertMemory, rows[i]...); err != nil {
+				args := rows[i]
+				if m.Key != "" {
+					if args, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
+						return nil, err
+					}
+				}
+				if _, err := q.Exec(ctx, insertMemory, args...); err != nil {
 					return nil, err
 				}
 				standing[i] = m.ID
@@ -175,6 +214,30 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 		}
 		return res, nil
 	})
+}
+
+// takeKey makes way for the keyed memory m, about to be inserted with
+// args: the active memory that has its key at its level, if any, is
+// superseded by m when m is active (first, so that the unique index never
+// sees two), or named as the memory m supersedes on approval when m is
+// held. It returns the arguments to insert m with (Supersedes set) and
+// the id of the memory m superseded ("" for none, or held).
+func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args []any) ([]any, string, error) {
+	holder, err := keyHolder(ctx, q, m)
+	if err != nil || holder == "" {
+		return args, "", err
+	}
+	superseded := ""
+	if m.Status == memgate.StatusActive {
+		if _, err := q.Exec(ctx, supersedeSQL, m.ID, m.CreatedAt.UTC(), m.CreatedBy, m.Tenant, m.Principal, holder); err != nil {
+			return nil, "", err
+		}
+		superseded = holder
+	}
+	n := m.Clone()
+	n.Supersedes = holder
+	args, err = memoryArgs(n)
+	return args, superseded, err
 }
 
 // readBack sets out[i] to the memory standing[i] of ms[i]'s tenant, as

@@ -24,7 +24,8 @@ func Statements(d *Dialect) []Statement {
 	s := &Store{dl: d}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	out := []Statement{
-		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "active", at}},
+		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "", "active", at}},
+		{"key holder", keyHolderSQL, []any{"acme", "alice", "", "", "pref:coffee"}},
 		{"retention count", populationCountSQL, []any{"acme", "alice", "", "message"}},
 		{"retention eviction", evictSQL, []any{"acme", "acme", "alice", "", "message", 3}},
 		{"sweep", fmt.Sprintf(sweepSQL, d.SkipLocked), []any{at, 500}},

@@ -289,6 +289,7 @@ func diffMemory(want, got *memgate.Memory) []string {
 	str("StatusReason", want.StatusReason, got.StatusReason)
 	str("Content", want.Content, got.Content)
 	str("Reason", want.Reason, got.Reason)
+	str("Key", want.Key, got.Key)
 	str("Supersedes", want.Supersedes, got.Supersedes)
 	str("SupersededBy", want.SupersededBy, got.SupersededBy)
 	str("ContentSHA256", want.ContentSHA256, got.ContentSHA256)

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Audit", auditTests},
 		{"AuditHistogram", histogramTests},
 		{"Keys", keyTests},
+		{"MemoryKeys", memoryKeyTests},
 		{"PartitionHead", append(slices.Clone(partitionHeadTests), headChangeTests...)},
 		{"ChangesSince", changesTests},
 		{"Calibration", calibrationTests},
