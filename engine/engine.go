@@ -165,6 +165,21 @@ func (e *Engine) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.
 	return m, nil
 }
 
+// GetByKey returns the active memory with key at exactly the level of s
+// (tenant, principal, agent and conversation), whatever its expiry, or
+// not_found, exactly like a memory outside the scope.
+func (e *Engine) GetByKey(ctx context.Context, s memgate.Scope, key string) (*memgate.Memory, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := e.store.GetByKey(ctx, s, key)
+	if err != nil {
+		return nil, err
+	}
+	e.derive(m, e.now())
+	return m, nil
+}
+
 // ListRequest is memgate.ListRequest (the callers' contract): a List
 // call's filter and page, the store's Filter.
 type ListRequest = memgate.ListRequest

@@ -552,3 +552,50 @@ func TestListValidatesFilters(t *testing.T) {
 		t.Fatalf("scope without principal: %v", err)
 	}
 }
+
+// TestRememberWithKey: a keyed remember supersedes the key's memory, which
+// recall then no longer returns (the index drops it at once), and the
+// supersession is audited; Supersede keeps the key; GetByKey finds the
+// newest.
+func TestRememberWithKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sc := scope("t", "p")
+	rem := func(content string) *memgate.Remembered {
+		t.Helper()
+		r, err := h.eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "p", Kind: memgate.KindFact,
+			Source: memgate.SourceUser, Content: content, Key: "home"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	lyon := rem("Carol lives in Lyon.")
+	nantes := rem("Carol lives in Nantes.")
+	if nantes.Supersedes != lyon.ID {
+		t.Fatalf("second remember of the key supersedes %q, want %s", nantes.Supersedes, lyon.ID)
+	}
+	zero := 0.0
+	res, err := h.eng.Recall(ctx, memgate.RecallRequest{Scope: sc, Query: "Where does Carol live?", MinScore: &zero, K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range res.Results {
+		ids = append(ids, r.Memory.ID)
+	}
+	if len(ids) != 1 || ids[0] != nantes.ID {
+		t.Fatalf("recall after the key moved: %v, want [%s]", ids, nantes.ID)
+	}
+	page, err := h.eng.Audit(ctx, sc, memgate.AuditFilter{Action: engine.ActionSupersede})
+	if err != nil || len(page.Events) != 1 || fmt.Sprint(page.Events[0].MemoryIDs) != fmt.Sprint([]string{lyon.ID, nantes.ID}) {
+		t.Fatalf("supersede audit: %+v, %v", page, err)
+	}
+	_, brest, err := h.eng.Supersede(ctx, sc, nantes.ID, memgate.RememberRequest{Memory: memgate.Memory{Content: "Carol lives in Brest.", Source: "user"}})
+	if err != nil || brest.Key != "home" {
+		t.Fatalf("Supersede of a keyed memory: %+v, %v", brest, err)
+	}
+	if got, err := h.eng.GetByKey(ctx, sc, "home"); err != nil || got.ID != brest.ID {
+		t.Fatalf("GetByKey: %+v, %v", got, err)
+	}
+}

@@ -196,6 +196,11 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		if !res.Deduplicated[i] {
 			e.indexed(m)
 		}
+		if old := res.Superseded[i]; old != "" {
+			// It took its key from old, which recall no longer returns.
+			e.rec.idx.Remove(m.Tenant, m.Principal, old)
+			e.auditLater(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
+		}
 	}
 	for _, r := range res.Evicted {
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
@@ -622,6 +627,9 @@ func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	}
 	if r.Memory.Kind == "" {
 		r.Memory.Kind = prev.Kind
+	}
+	if r.Memory.Key == "" {
+		r.Memory.Key = prev.Key // a new version keeps its memory's key
 	}
 	now := e.now()
 	n, err := e.prepare(r, now, false)

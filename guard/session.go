@@ -365,3 +365,14 @@ func (s *Session) Ingest(ctx context.Context, a *agent.Agent, in agent.Ingestion
 
 // A Session is the memory operations for one key.
 var _ memgate.Memories = (*Session)(nil)
+
+// GetByKey returns the active memory with key at the level the request
+// names, narrowed as Get narrows (an agent-bound key looks at its agent's
+// level).
+func (s *Session) GetByKey(ctx context.Context, req memgate.Scope, key string) (*memgate.Memory, error) {
+	sc, err := s.Scope(auth.OpGet, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.g.eng.GetByKey(s.ctx(ctx), sc, key)
+}
