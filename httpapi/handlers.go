@@ -36,6 +36,7 @@ type memoryInput struct {
 	ValidFrom    string         `json:"valid_from"`
 	ValidUntil   string         `json:"valid_until"`
 	TTL          string         `json:"ttl"`
+	Key          string         `json:"key"`
 	Supersedes   string         `json:"supersedes"`
 }
 
@@ -85,7 +86,7 @@ func (c *call) request(in memoryInput) (memgate.RememberRequest, error) {
 	m := memgate.Memory{
 		Tenant: in.Tenant, Principal: in.Principal, Agent: in.Agent, Conversation: in.Conversation,
 		Kind: memgate.Kind(in.Kind), Source: memgate.Source(in.Source), Sensitivity: memgate.Sensitivity(in.Sensitivity),
-		Content: in.Content, Reason: in.Reason, Metadata: in.Metadata,
+		Content: in.Content, Reason: in.Reason, Metadata: in.Metadata, Key: in.Key,
 	}
 	if m.ExpiresAt, err = optTime("expires_at", in.ExpiresAt); err != nil {
 		return req, err
@@ -409,6 +410,38 @@ func (s *server) get(c *call) error {
 	}
 	writeMemory(c.w, m)
 	return nil
+}
+
+// byKey serves an operation on the memory a key names (GET, PATCH and
+// DELETE /v1/memories/by-key?key=…): the key's active memory at the level
+// of the query string (principal, agent, conversation), looked up as the
+// key may look (another principal's, another level's, a restricted one
+// an agent key cannot read: not_found, like a key nobody has), then h, the
+// same operation by its id, authorized again. PATCH keeps its If-Match:
+// the compare-and-set is on the version of the memory the key names now,
+// so a write that superseded it meanwhile makes the update a conflict.
+func (s *server) byKey(h func(*call) error) func(*call) error {
+	return func(c *call) error {
+		q, err := parseQuery(c.r, append([]string{"key"}, scopeParams...), nil)
+		if err != nil {
+			return err
+		}
+		key := q.get("key")
+		if key == "" {
+			return memgate.FieldError("key", "is required: the memory's key (?key=…)")
+		}
+		m, err := c.sess.GetByKey(c.ctx, q.scope(), key)
+		if err != nil {
+			return wherePrincipal(err, false)
+		}
+		v := q.v
+		v.Del("key")
+		r := c.r.Clone(c.ctx)
+		r.URL.RawQuery = v.Encode()
+		r.SetPathValue("id", m.ID)
+		c.r = r
+		return h(c)
+	}
 }
 
 // patchInput is the body of PATCH /v1/memories/{id}. Absent fields are left

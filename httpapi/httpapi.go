@@ -154,6 +154,9 @@ func New(cfg Config) (http.Handler, error) {
 	return s, nil
 }
 
+// byKeyPath is where a memory is addressed by its key (?key=…).
+const byKeyPath = "/v1/memories/by-key"
+
 // route is one endpoint. op is empty for the public routes (no key).
 type route struct {
 	method, path string
@@ -168,6 +171,9 @@ func (s *server) routes() []route {
 	rs := []route{
 		{method: "POST", path: "/v1/memories", op: auth.OpRemember, handle: s.remember},
 		{method: "GET", path: "/v1/memories", op: auth.OpList, handle: s.list},
+		{method: "GET", path: byKeyPath, op: auth.OpGet, handle: s.byKey(s.get)},
+		{method: "PATCH", path: byKeyPath, op: auth.OpUpdate, handle: s.byKey(s.update)},
+		{method: "DELETE", path: byKeyPath, op: auth.OpDelete, handle: s.byKey(s.delete)},
 		{method: "GET", path: "/v1/memories/{id}", op: auth.OpGet, handle: s.get},
 		{method: "PATCH", path: "/v1/memories/{id}", op: auth.OpUpdate, handle: s.update},
 		{method: "DELETE", path: "/v1/memories/{id}", op: auth.OpDelete, handle: s.delete},
@@ -227,10 +233,20 @@ func (s *server) register() {
 		}
 		sort.Strings(allow)
 		allowed := strings.Join(allow, ", ")
-		s.mux.Handle(p, s.named(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := s.named(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
 			s.writeError(w, r, &memgate.Error{Code: wire.CodeMethodNotAllowed, Message: "method not allowed on this path (allowed: " + allowed + ")"})
-		})))
+		}))
+		if p != byKeyPath {
+			s.mux.Handle(p, notAllowed)
+			continue
+		}
+		// A pattern of every method on /v1/memories/by-key would overlap
+		// GET /v1/memories/{id} with neither more specific: the other
+		// methods are named one by one.
+		for _, m := range []string{"POST", "PUT", "OPTIONS", "TRACE", "CONNECT"} {
+			s.mux.Handle(m+" "+p, notAllowed)
+		}
 	}
 	s.mux.Handle("/", s.named("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &memgate.Error{Code: memgate.ENOTFOUND, Message: "no such route"})
