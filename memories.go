@@ -28,6 +28,9 @@ type Memories interface {
 	// Recall returns what matters for a query, through the read gate.
 	Recall(ctx context.Context, r RecallRequest) (*RecallResult, error)
 	Get(ctx context.Context, s Scope, id string) (*Memory, error)
+	// GetByKey returns the active memory with key (Memory.Key) at exactly
+	// the level of s: its principal, agent and conversation.
+	GetByKey(ctx context.Context, s Scope, key string) (*Memory, error)
 	// List returns a page of memories, newest first.
 	List(ctx context.Context, s Scope, f ListRequest) (*Page, error)
 	// Update changes a memory at version (compare-and-set).

@@ -249,7 +249,10 @@ type Memory struct {
 	ValidFrom    *time.Time          `json:"valid_from,omitempty"`
 	ValidUntil   *time.Time          `json:"valid_until,omitempty"`
 	TTL          time.Duration       `json:"-"`
-	Supersedes   string              `json:"supersedes,omitempty"`
+	// Key is the caller's own name for the memory (memgate.Memory.Key):
+	// remembering a key the level has supersedes the memory that has it.
+	Key        string `json:"key,omitempty"`
+	Supersedes string `json:"supersedes,omitempty"`
 }
 
 // MarshalJSON writes the API's memory input (ttl as a duration string).
@@ -561,6 +564,63 @@ func (c *Client) Delete(ctx context.Context, s Scope, id string) error {
 		Deleted string `json:"deleted"`
 	}
 	return c.do(ctx, request{method: "DELETE", path: p, query: s.values()}, &out)
+}
+
+// keyQuery is the query string of a request by key at the level of s.
+func keyQuery(s Scope, key string) (url.Values, error) {
+	if key == "" {
+		return nil, memgate.FieldError("key", "is required")
+	}
+	q := s.values()
+	q.Set("key", key)
+	return q, nil
+}
+
+// GetByKey returns the active memory with key at exactly the level of s
+// (GET /v1/memories/by-key): its principal, agent and conversation. None,
+// or one the key may not read, is not_found.
+func (c *Client) GetByKey(ctx context.Context, s Scope, key string) (*memgate.Memory, error) {
+	q, err := keyQuery(s, key)
+	if err != nil {
+		return nil, err
+	}
+	var out memgate.Memory
+	if err := c.do(ctx, request{method: "GET", path: "/v1/memories/by-key", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateByKey applies p to the memory key names at the level of s if it is
+// still at version (PATCH /v1/memories/by-key with If-Match): a memory
+// changed or superseded since is a conflict.
+func (c *Client) UpdateByKey(ctx context.Context, s Scope, key string, version int64, p Patch) (*memgate.Memory, error) {
+	if version <= 0 {
+		return nil, memgate.FieldError("version", "is required: the version the update is based on")
+	}
+	q, err := keyQuery(s, key)
+	if err != nil {
+		return nil, err
+	}
+	var out memgate.Memory
+	h := http.Header{"If-Match": {`"` + strconv.FormatInt(version, 10) + `"`}}
+	if err := c.do(ctx, request{method: "PATCH", path: "/v1/memories/by-key", query: q, body: p.body(), header: h}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteByKey removes for good the memory key names at the level of s
+// (DELETE /v1/memories/by-key); the versions it superseded stay.
+func (c *Client) DeleteByKey(ctx context.Context, s Scope, key string) error {
+	q, err := keyQuery(s, key)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Deleted string `json:"deleted"`
+	}
+	return c.do(ctx, request{method: "DELETE", path: "/v1/memories/by-key", query: q}, &out)
 }
 
 type reasonBody struct {

@@ -438,3 +438,51 @@ func TestIngestMessagesAgainstTheServer(t *testing.T) {
 		t.Fatalf("field %q", memgate.ErrorField(err))
 	}
 }
+
+// TestKeyedMemoriesAgainstTheServer: a key upserts (one chain), and
+// GetByKey, UpdateByKey (compare-and-set) and DeleteByKey act on the key's
+// memory; through Memories too; another principal's key is missing.
+func TestKeyedMemoriesAgainstTheServer(t *testing.T) {
+	t.Parallel()
+	s := newLiveServer(t)
+	ctx := t.Context()
+	user := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"})
+	bob := s.client(t, memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "bob"})
+	pref := func(content string) client.Memory {
+		return client.Memory{Kind: memgate.KindPreference, Source: memgate.SourceUser, Content: content, Key: "pref:coffee"}
+	}
+	first, err := user.Remember(ctx, pref("Alice takes her coffee black."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := user.Remember(ctx, pref("Alice takes oat milk now."))
+	if err != nil || second.Supersedes != first.ID || second.Key != "pref:coffee" {
+		t.Fatalf("second remember of the key: %+v, %v", second, err)
+	}
+	got, err := user.Memories().GetByKey(ctx, memgate.Scope{}, "pref:coffee")
+	if err != nil || got.ID != second.ID {
+		t.Fatalf("GetByKey through Memories: %+v, %v", got, err)
+	}
+	reason := "she said so"
+	up, err := user.UpdateByKey(ctx, client.Scope{}, "pref:coffee", got.Version, client.Patch{Reason: &reason})
+	if err != nil || up.ID != second.ID || up.Reason != reason {
+		t.Fatalf("UpdateByKey: %+v, %v", up, err)
+	}
+	if _, err := user.UpdateByKey(ctx, client.Scope{}, "pref:coffee", got.Version, client.Patch{Reason: &reason}); memgate.ErrorCode(err) != memgate.ECONFLICT {
+		t.Fatalf("UpdateByKey at a stale version: %v", err)
+	}
+	_, missing := bob.GetByKey(ctx, client.Scope{}, "pref:tea")
+	_, foreign := bob.GetByKey(ctx, client.Scope{}, "pref:coffee")
+	if memgate.ErrorCode(foreign) != memgate.ENOTFOUND || memgate.ErrorMessage(foreign) != memgate.ErrorMessage(missing) {
+		t.Fatalf("another principal's key: %v; a key nobody has: %v", foreign, missing)
+	}
+	if err := user.DeleteByKey(ctx, client.Scope{}, "pref:coffee"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.GetByKey(ctx, client.Scope{}, "pref:coffee"); memgate.ErrorCode(err) != memgate.ENOTFOUND {
+		t.Fatalf("GetByKey after DeleteByKey: %v", err)
+	}
+	if m, err := user.Get(ctx, client.Scope{}, first.ID); err != nil || m.Status != memgate.StatusSuperseded {
+		t.Fatalf("the first version after DeleteByKey: %+v, %v", m, err)
+	}
+}

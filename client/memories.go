@@ -30,7 +30,7 @@ func memoryOf(r memgate.RememberRequest) Memory {
 		Kind: m.Kind, Source: m.Source, Sensitivity: m.Sensitivity,
 		Content: m.Content, Reason: m.Reason, Metadata: m.Metadata,
 		ExpiresAt: m.ExpiresAt, ValidFrom: m.ValidFrom, ValidUntil: m.ValidUntil,
-		TTL: r.TTL, Supersedes: r.Supersedes,
+		TTL: r.TTL, Supersedes: r.Supersedes, Key: m.Key,
 	}
 }
 
@@ -169,4 +169,8 @@ func (l *lineCounter) Write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	l.n += bytes.Count(p[:n], []byte{'\n'})
 	return n, err
+}
+
+func (m memories) GetByKey(ctx context.Context, s memgate.Scope, key string) (*memgate.Memory, error) {
+	return m.c.GetByKey(ctx, scopeOf(s), key)
 }
