@@ -50,6 +50,7 @@ type (
 		Reason         string `json:"reason,omitempty" jsonschema:"Why this is worth remembering, such as \"she said so while ordering\". Kept in the memory's receipt."`
 		TTL            string `json:"ttl,omitempty" jsonschema:"How long to keep it, such as 30d, 12h or 90m. Default: the policy's for the kind (tasks 7 days, messages 30 days, the others until revoked)."`
 		Supersedes     string `json:"supersedes,omitempty" jsonschema:"The id of an earlier memory that this one replaces (a changed preference, a corrected fact): the old one is marked superseded and never recalled again."`
+		Key            string `json:"key,omitempty" jsonschema:"Your own name for the memory, such as pref:coffee (1 to 256 of A-Z a-z 0-9 . _ : @ # / + = -): remembering a key you used before replaces the memory that has it (the old one is superseded, never recalled again), so a changing fact keeps one current value."`
 		IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"A key of your choosing for this call (a UUID, say), to retry it safely: the same key with the same memory again stores nothing and answers with the memory the first call stored. Use a new key for each new memory. Kept for a day."`
 	}
 	rememberOutput struct {
@@ -60,6 +61,7 @@ type (
 		Kind         string     `json:"kind"`
 		Source       string     `json:"source" jsonschema:"Whom the memory is attributed to (set by the connection)."`
 		ExpiresAt    *time.Time `json:"expires_at,omitempty" jsonschema:"When the memory expires (RFC 3339)."`
+		Key          string     `json:"key,omitempty" jsonschema:"The memory's key, when it has one."`
 		Supersedes   string     `json:"supersedes,omitempty" jsonschema:"The id of the memory this one replaced."`
 		Replayed     bool       `json:"replayed,omitempty" jsonschema:"True when an earlier call with the same idempotency_key stored this memory: this one stored nothing."`
 	}
@@ -287,7 +289,7 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 	req := memgate.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Conversation: s.Conversation,
-			Kind: memgate.Kind(in.Kind), Source: t.cfg.Source, Content: in.Content, Reason: in.Reason,
+			Kind: memgate.Kind(in.Kind), Source: t.cfg.Source, Content: in.Content, Reason: in.Reason, Key: in.Key,
 		},
 		TTL:            ttl,
 		Supersedes:     in.Supersedes,
@@ -299,7 +301,7 @@ func (t *tools) remember(ctx context.Context, s memgate.Scope, args json.RawMess
 	}
 	out := rememberOutput{
 		ID: m.ID, Status: string(m.Status), StatusReason: m.StatusReason, Deduplicated: m.Deduplicated,
-		Kind: string(m.Kind), Source: string(m.Source), ExpiresAt: m.ExpiresAt, Supersedes: m.Supersedes,
+		Kind: string(m.Kind), Source: string(m.Source), ExpiresAt: m.ExpiresAt, Key: m.Key, Supersedes: m.Supersedes,
 		Replayed: m.Replayed,
 	}
 	var text string

@@ -473,3 +473,28 @@ func TestCallerFailsClosed(t *testing.T) {
 		t.Fatalf("control: %+v %v", s, err)
 	}
 }
+
+// TestRememberWithKey: remember with a key the connection used before
+// replaces the memory that has it; the model then sees only the new one.
+func TestRememberWithKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cs := e.localMCP("acme", "alice", false, memgate.SourceUser)
+	_, out := ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Lisbon.", "kind": "preference", "key": "pref:city"})
+	lisbon, _ := out["id"].(string)
+	if out["key"] != "pref:city" || out["supersedes"] != nil {
+		t.Fatalf("first remember of the key: %v", out)
+	}
+	_, out = ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Porto.", "kind": "preference", "key": "pref:city"})
+	porto, _ := out["id"].(string)
+	if out["supersedes"] != lisbon || porto == lisbon {
+		t.Fatalf("second remember of the key: %v", out)
+	}
+	_, out = ok(t, cs, "list_memories", nil)
+	if got := ids(out, "memories"); !slices.Equal(got, []string{porto}) {
+		t.Fatalf("what a model may see after the key moved: %v, want [%s]", got, porto)
+	}
+	if _, err := fails(t, cs, "remember", map[string]any{"content": "x", "kind": "fact", "key": "has space"}); !strings.Contains(err, "key") {
+		t.Fatalf("a malformed key: %q", err)
+	}
+}

@@ -11,10 +11,25 @@ import (
 )
 
 func cmdGet(e env, args []string) error {
-	var id string
-	c, s := scoped(e, "get", "--tenant T --principal P ID")
-	return runBackend(args, e, c, oneID(&id),
-		func(be backend) (*memgate.Memory, error) { return be.Get(e.ctx, s.scope(), id) },
+	var id, key string
+	c, s := scoped(e, "get", "--tenant T --principal P ID | --key KEY")
+	c.fs.StringVar(&key, "key", "", "get the memory with this key at the scope's level (principal, agent, conversation) instead of by ID")
+	check := func(pos []string) error {
+		if key != "" {
+			if len(pos) != 0 {
+				return usageError{"give an ID or --key, not both"}
+			}
+			return nil
+		}
+		return oneID(&id)(pos)
+	}
+	return runBackend(args, e, c, check,
+		func(be backend) (*memgate.Memory, error) {
+			if key != "" {
+				return be.GetByKey(e.ctx, s.scope(), key)
+			}
+			return be.Get(e.ctx, s.scope(), id)
+		},
 		func(m *memgate.Memory) error { printMemory(e.stdout, m); return nil })
 }
 
@@ -48,6 +63,7 @@ func printMemory(w io.Writer, m *memgate.Memory) {
 	row("valid from", tm(m.ValidFrom))
 	row("valid until", tm(m.ValidUntil))
 	row("version", fmt.Sprint(m.Version))
+	row("key", m.Key)
 	row("created by", m.CreatedBy)
 	row("updated by", m.UpdatedBy)
 	row("supersedes", m.Supersedes)

@@ -21,11 +21,13 @@ func cmdRemember(e env, args []string) error {
 	m.register(c.fs, true)
 	m.registerKey(c.fs, "stores nothing")
 	c.fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
+	var key string
+	c.fs.StringVar(&key, "key", "", "your own name for the memory (e.g. pref:coffee): remembering a key the scope's level has supersedes the memory that has it")
 	var req memgate.RememberRequest
 	check := func(pos []string) error {
 		var err error
 		req, err = m.request(e, *s, pos)
-		req.Supersedes = supersedes
+		req.Supersedes, req.Memory.Key = supersedes, key
 		return err
 	}
 	return runBackend(args, e, c, check,

@@ -308,3 +308,33 @@ func TestRemoteErrors(t *testing.T) {
 		t.Fatal("an error line holds the key")
 	}
 }
+
+// TestKeyedRemember: remember --key supersedes the memory that has the key,
+// and get --key finds the newest, through a server and on its database.
+func TestKeyedRemember(t *testing.T) {
+	s, db, _ := serverKey(t)
+	first := strings.TrimSpace(mustRemote(t, s.url, "remember", "--principal", "alice", "--kind", "preference", "--key", "pref:tea", "Alice drinks green tea."))
+	second := strings.TrimSpace(mustRemote(t, s.url, "remember", "--principal", "alice", "--kind", "preference", "--key", "pref:tea", "Alice drinks oolong now."))
+	third := strings.TrimSpace(mustCLI(t, db, "remember", "--tenant", "default", "--principal", "alice", "--kind", "preference", "--key", "pref:tea", "Alice drinks black tea now."))
+	for what, out := range map[string]string{
+		"remote": mustRemote(t, s.url, "get", "--principal", "alice", "--key", "pref:tea", "--json"),
+		"local":  mustCLI(t, db, "get", "--tenant", "default", "--principal", "alice", "--key", "pref:tea", "--json"),
+	} {
+		var m struct{ ID, Key, Supersedes string }
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ID != third || m.Key != "pref:tea" || m.Supersedes != second {
+			t.Fatalf("%s get --key: %+v, want %s superseding %s", what, m, third, second)
+		}
+	}
+	if out := mustCLI(t, db, "get", first, "--tenant", "default", "--principal", "alice"); !strings.Contains(out, "superseded by "+second) && !strings.Contains(out, second) {
+		t.Fatalf("the first memory: %s", out)
+	}
+	if code, _, errs := remote(t, s.url, "", "get", "--principal", "bob", "--key", "pref:tea"); code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("another principal's key: exit %d %s", code, errs)
+	}
+	if code, _, errs := cli(t, db, "", "get", "x", "--tenant", "default", "--principal", "alice", "--key", "pref:tea"); code != 2 || !strings.Contains(errs, "not both") {
+		t.Fatalf("an ID and a key: exit %d %s", code, errs)
+	}
+}
