@@ -118,6 +118,26 @@ class TestClient(unittest.TestCase):
             self.admin.update(m["id"], version=0, principal="ursula", content="x")
         self.assertEqual((bad.exception.field, bad.exception.status), ("version", 0))
 
+    def test_keyed_upsert(self) -> None:
+        first = self.admin.remember("Kim takes her coffee black.", kind="preference", source="user", principal="kim", key="pref:coffee")
+        second = self.admin.remember("Kim takes oat milk now.", kind="preference", source="user", principal="kim", key="pref:coffee")
+        self.assertEqual((second["key"], second["supersedes"]), ("pref:coffee", first["id"]))
+        got = self.admin.get_by_key("pref:coffee", principal="kim")
+        self.assertEqual(got["id"], second["id"])
+        self.assertEqual(self.admin.get(first["id"], principal="kim")["status"], "superseded")
+        up = self.admin.update_by_key("pref:coffee", version=got["version"], principal="kim", reason="she said so")
+        self.assertEqual((up["id"], up["reason"], up["version"]), (second["id"], "she said so", got["version"] + 1))
+        with self.assertRaises(memgate.Conflict):
+            self.admin.update_by_key("pref:coffee", version=got["version"], principal="kim", reason="stale")
+        with self.assertRaises(memgate.NotFound):  # another principal's key is missing
+            self.key("user", principal="lena").get_by_key("pref:coffee")
+        with self.assertRaises(memgate.InvalidArgument) as bad:
+            self.admin.get_by_key("has space", principal="kim")
+        self.assertEqual(bad.exception.field, "key")
+        self.assertEqual(self.admin.delete_by_key("pref:coffee", principal="kim"), second["id"])
+        with self.assertRaises(memgate.NotFound):
+            self.admin.get_by_key("pref:coffee", principal="kim")
+
     def test_idempotent_replay(self) -> None:
         first = self.fact("ivan", "Ivan plays the cello.", idempotency_key="ivan-1")
         again = self.fact("ivan", "Ivan plays the cello.", idempotency_key="ivan-1")

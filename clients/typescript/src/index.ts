@@ -244,6 +244,25 @@ export class Client {
     return this.#json({ method: "DELETE", path: idPath(id), query: scope, idempotent: false });
   }
 
+  /**
+   * The active memory with `key` (MemoryInput.key) at exactly the level of
+   * `scope`: its principal, agent and conversation. None there, or one the
+   * API key may not read, rejects with NotFoundError.
+   */
+  getByKey(key: string, scope: Scope = {}): Promise<Memory> {
+    return this.#json({ method: "GET", path: "/v1/memories/by-key", query: { ...scope, key }, idempotent: true });
+  }
+
+  /** `update` of the memory `key` names, compare-and-set on `version`: one changed or superseded since is a ConflictError. */
+  updateByKey(key: string, version: number, patch: Patch, scope: Scope = {}): Promise<Memory> {
+    return this.#json({ method: "PATCH", path: "/v1/memories/by-key", query: { ...scope, key }, body: patch, headers: ifMatch(version), idempotent: false });
+  }
+
+  /** Deletes for good the memory `key` names; the versions it superseded stay. */
+  deleteByKey(key: string, scope: Scope = {}): Promise<Deleted> {
+    return this.#json({ method: "DELETE", path: "/v1/memories/by-key", query: { ...scope, key }, idempotent: false });
+  }
+
   /** Revokes a memory: it is never recalled again. */
   revoke(id: string, reason?: string, scope: Scope = {}): Promise<Memory> {
     return this.#json({ method: "POST", path: idPath(id, "revoke"), query: scope, body: reason === undefined ? {} : { reason }, idempotent: false });

@@ -28,6 +28,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/by-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the memory a key names
+         * @description The memory is the key's active one at the level of the query string, as GET /v1/memories/by-key finds it; then the operation is the one on its id, with the same rules. A memory outside the key's reach (another principal, another tenant, a restricted memory for an agent key) answers exactly like a missing id. Roles: admin, agent, user.
+         */
+        get: operations["getByKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete the memory a key names
+         * @description The memory is the key's active one at the level of the query string, as GET /v1/memories/by-key finds it; then the operation is the one on its id, with the same rules. Roles: admin, user.
+         */
+        delete: operations["deleteByKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Update the memory a key names (compare-and-set on its version)
+         * @description The memory is the key's active one at the level of the query string, as GET /v1/memories/by-key finds it; then the operation is the one on its id, with the same rules. Every update passes the write gate again: a secret is refused, content it would hold makes the memory pending (out of recall until approved), and its flags are the new content's; an update never activates a pending memory. The key must be able to claim the memory's source (403 naming source), and only admin and user keys may make a restricted memory standard (403 naming sensitivity); an agent-bound key changes only its own agent's memories. Roles: admin, agent, user.
+         */
+        patch: operations["updateByKey"];
+        trace?: never;
+    };
     "/v1/memories/{id}": {
         parameters: {
             query?: never;
@@ -522,6 +550,8 @@ export interface components {
             /** Format: date-time */
             valid_until?: string;
             version: number;
+            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation): remembering a key that is there supersedes the memory that has it, one chain, never an overwrite. */
+            key?: string;
             supersedes?: string;
             superseded_by?: string;
             /** @description Provenance of the stored vector, as the embedder reported it. */
@@ -582,6 +612,8 @@ export interface components {
              * @example 30d
              */
             ttl?: string;
+            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation): remembering a key that is there supersedes the memory that has it, one chain, never an overwrite. */
+            key?: string;
             /** @description Id of the memory this one replaces, atomically (single memory only). */
             supersedes?: string;
         };
@@ -1079,6 +1111,8 @@ export interface components {
         agent: string;
         /** @description Narrows to one conversation (and memories stored without one). */
         conversation: string;
+        /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+        key: string;
     };
     requestBodies: never;
     headers: never;
@@ -1171,6 +1205,136 @@ export interface operations {
                     "application/json": {
                         memories: components["schemas"]["Remembered"][];
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["PolicyViolation"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getByKey: {
+        parameters: {
+            query: {
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                key: components["parameters"]["key"];
+                /** @description Optional; must be the key's tenant (403 otherwise). */
+                tenant?: components["parameters"]["tenant"];
+                /** @description Narrows to one principal, within the key's binding (403 outside it). */
+                principal?: components["parameters"]["principal"];
+                /** @description Narrows to one agent (and memories stored without one), within the key's binding. */
+                agent?: components["parameters"]["agent"];
+                /** @description Narrows to one conversation (and memories stored without one). */
+                conversation?: components["parameters"]["conversation"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The memory's version, quoted: send it back in If-Match to update. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteByKey: {
+        parameters: {
+            query: {
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                key: components["parameters"]["key"];
+                /** @description Optional; must be the key's tenant (403 otherwise). */
+                tenant?: components["parameters"]["tenant"];
+                /** @description Narrows to one principal, within the key's binding (403 outside it). */
+                principal?: components["parameters"]["principal"];
+                /** @description Narrows to one agent (and memories stored without one), within the key's binding. */
+                agent?: components["parameters"]["agent"];
+                /** @description Narrows to one conversation (and memories stored without one). */
+                conversation?: components["parameters"]["conversation"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateByKey: {
+        parameters: {
+            query: {
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                key: components["parameters"]["key"];
+                /** @description Optional; must be the key's tenant (403 otherwise). */
+                tenant?: components["parameters"]["tenant"];
+                /** @description Narrows to one principal, within the key's binding (403 outside it). */
+                principal?: components["parameters"]["principal"];
+                /** @description Narrows to one agent (and memories stored without one), within the key's binding. */
+                agent?: components["parameters"]["agent"];
+                /** @description Narrows to one conversation (and memories stored without one). */
+                conversation?: components["parameters"]["conversation"];
+            };
+            header: {
+                /** @description The version the update is based on (the ETag of GET). Missing: 400 naming If-Match. Stale: 409 conflict. */
+                "If-Match": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Patch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The memory's version, quoted: send it back in If-Match to update. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -163,6 +163,24 @@ test("update sends If-Match: a stale version is a conflict", async () => {
   assert.equal((await admin.get(m.id, { principal: "alice" })).content, "Alice drinks oolong tea.", "a stale update changed the memory");
 });
 
+test("a key upserts: one chain, get, compare-and-set and delete by key", async () => {
+  const first = await admin.remember({ principal: "kai", kind: "preference", source: "user", content: "Kai takes his coffee black.", key: "pref:coffee" });
+  const second = await admin.remember({ principal: "kai", kind: "preference", source: "user", content: "Kai takes oat milk now.", key: "pref:coffee" });
+  assert.equal(second.key, "pref:coffee");
+  assert.equal(second.supersedes, first.id);
+  const got = await admin.getByKey("pref:coffee", { principal: "kai" });
+  assert.equal(got.id, second.id);
+  assert.equal((await admin.get(first.id, { principal: "kai" })).status, "superseded");
+  const up = await admin.updateByKey("pref:coffee", got.version, { reason: "he said so" }, { principal: "kai" });
+  assert.equal(up.version, got.version + 1);
+  await rejects(admin.updateByKey("pref:coffee", got.version, { reason: "stale" }, { principal: "kai" }), ConflictError, { status: 409 });
+  const other = await keyed({ role: "user", principal: "lea" });
+  await rejects(other.getByKey("pref:coffee"), NotFoundError, { status: 404 }); // another principal's key is missing
+  await rejects(admin.getByKey("has space", { principal: "kai" }), InvalidArgumentError, { field: "key" });
+  assert.equal((await admin.deleteByKey("pref:coffee", { principal: "kai" })).deleted, second.id);
+  await rejects(admin.getByKey("pref:coffee", { principal: "kai" }), NotFoundError, { status: 404 });
+});
+
 test("approve and reject are bound to the version reviewed", async () => {
   const [held, other] = await admin.rememberBatch([fact("Alice owns a red kayak.", { source: "tool" }), fact("Alice owns a blue canoe.", { source: "tool" })]);
   assert.equal(held.status, "pending");
@@ -445,7 +463,7 @@ test("503: Unavailable, retried; a chat on a server without a model", async (t) 
 test("every operationId has a Client method that a test called", async () => {
   const methods = {
     remember: ["remember", "rememberBatch"], list: ["listMemories", "memories"], get: ["get"], update: ["update"],
-    delete: ["delete"], revoke: ["revoke"], approve: ["approve"], reject: ["reject"], feedback: ["feedback"],
+    delete: ["delete"], getByKey: ["getByKey"], updateByKey: ["updateByKey"], deleteByKey: ["deleteByKey"], revoke: ["revoke"], approve: ["approve"], reject: ["reject"], feedback: ["feedback"],
     recall: ["recall"], forget: ["forget"], audit: ["audit", "auditEvents"], auditHistogram: ["auditHistogram"],
     stats: ["stats"], import: ["importJsonl"], export: ["exportJsonl"], whoami: ["whoami"], chat: ["chat"],
     healthz: ["healthz"], readyz: ["readyz"], metrics: ["metrics"], openapi: ["openapi"],

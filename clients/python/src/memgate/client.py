@@ -80,6 +80,9 @@ OPERATIONS: Mapping[str, str] = {
     "get": "get",
     "update": "update",
     "delete": "delete",
+    "getByKey": "get_by_key",
+    "updateByKey": "update_by_key",
+    "deleteByKey": "delete_by_key",
     "revoke": "revoke",
     "approve": "approve",
     "reject": "reject",
@@ -214,6 +217,7 @@ class Client:
         valid_until: Optional[Time] = None,
         ttl: Optional[str] = None,
         supersedes: Optional[str] = None,
+        key: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> Remembered:
         """Remembers one memory (POST /v1/memories) and returns it as stored:
@@ -224,6 +228,11 @@ class Client:
         request that was stored stores nothing and returns the same memory
         with ``replayed`` true; the same key with another body is a
         :class:`Conflict` naming Idempotency-Key.
+
+        With ``key`` (your own name for the memory, such as
+        ``pref:coffee``) the memory supersedes the active one that has the
+        key at its level, if any: an upsert that keeps the old value in the
+        chain. Read it back with :meth:`get_by_key`.
         """
         body = _drop_none(
             {
@@ -240,6 +249,7 @@ class Client:
                 "valid_from": _time(valid_from, "valid_from"),
                 "valid_until": _time(valid_until, "valid_until"),
                 "ttl": ttl,
+                "key": key,
                 "supersedes": supersedes,
             }
         )
@@ -341,27 +351,7 @@ class Client:
         :class:`Conflict`. Fields left None are kept; ``clear_metadata``
         and ``clear_expires_at`` remove those. The update passes the write
         gate again, as a new write would."""
-        if metadata is not None and clear_metadata:
-            raise InvalidArgument("give metadata or clear_metadata, not both", field="metadata")
-        if (expires_at is not None or ttl is not None) and clear_expires_at:
-            raise InvalidArgument("give expires_at or ttl, or clear_expires_at, not both", field="expires_at")
-        body: Dict[str, Any] = _drop_none(
-            {
-                "content": content,
-                "reason": reason,
-                "kind": kind,
-                "sensitivity": sensitivity,
-                "metadata": dict(metadata) if metadata is not None else None,
-                "ttl": ttl,
-                "expires_at": _time(expires_at, "expires_at"),
-                "valid_from": _time(valid_from, "valid_from"),
-                "valid_until": _time(valid_until, "valid_until"),
-            }
-        )
-        if clear_metadata:
-            body["metadata"] = None
-        if clear_expires_at:
-            body["expires_at"] = None
+        body = _patch_body(content, reason, kind, sensitivity, metadata, clear_metadata, ttl, expires_at, clear_expires_at, valid_from, valid_until)
         return self._memory("PATCH", id, "", principal, agent, conversation, body, _if_match(version))
 
     def delete(
@@ -370,6 +360,53 @@ class Client:
         """Deletes a memory for good (DELETE /v1/memories/{id}) and returns
         its id."""
         resp = self._call("DELETE", _memory_path(id, ""), query=_scope(principal, agent, conversation))
+        return cast(str, resp.json()["deleted"])
+
+    def get_by_key(
+        self, key: str, *, principal: Optional[str] = None, agent: Optional[str] = None, conversation: Optional[str] = None
+    ) -> Memory:
+        """Returns the active memory with ``key`` at exactly the level the
+        principal, agent and conversation name (GET /v1/memories/by-key).
+        None there, or one the API key may not read, is :class:`NotFound`."""
+        resp = self._call("GET", "/v1/memories/by-key", query=_key_query(key, principal, agent, conversation))
+        return cast(Memory, resp.json())
+
+    def update_by_key(
+        self,
+        key: str,
+        *,
+        version: int,
+        principal: Optional[str] = None,
+        agent: Optional[str] = None,
+        conversation: Optional[str] = None,
+        content: Optional[str] = None,
+        reason: Optional[str] = None,
+        kind: Optional[str] = None,
+        sensitivity: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        clear_metadata: bool = False,
+        ttl: Optional[str] = None,
+        expires_at: Optional[Time] = None,
+        clear_expires_at: bool = False,
+        valid_from: Optional[Time] = None,
+        valid_until: Optional[Time] = None,
+    ) -> Memory:
+        """:meth:`update` of the memory ``key`` names (PATCH
+        /v1/memories/by-key), compare-and-set on ``version``: a memory
+        changed or superseded since is a :class:`Conflict`."""
+        body = _patch_body(content, reason, kind, sensitivity, metadata, clear_metadata, ttl, expires_at, clear_expires_at, valid_from, valid_until)
+        resp = self._call(
+            "PATCH", "/v1/memories/by-key", query=_key_query(key, principal, agent, conversation), body=body, headers=_if_match(version)
+        )
+        return cast(Memory, resp.json())
+
+    def delete_by_key(
+        self, key: str, *, principal: Optional[str] = None, agent: Optional[str] = None, conversation: Optional[str] = None
+    ) -> str:
+        """Deletes for good the memory ``key`` names (DELETE
+        /v1/memories/by-key) and returns its id; the versions it superseded
+        stay."""
+        resp = self._call("DELETE", "/v1/memories/by-key", query=_key_query(key, principal, agent, conversation))
         return cast(str, resp.json()["deleted"])
 
     def revoke(
@@ -847,6 +884,50 @@ def _if_match(version: int) -> Dict[str, str]:
 def _drop_none(fields: Dict[str, Any]) -> Dict[str, Any]:
     """The fields that are set: None means "not given"."""
     return {k: v for k, v in fields.items() if v is not None}
+
+
+def _patch_body(
+    content: Optional[str],
+    reason: Optional[str],
+    kind: Optional[str],
+    sensitivity: Optional[str],
+    metadata: Optional[Mapping[str, Any]],
+    clear_metadata: bool,
+    ttl: Optional[str],
+    expires_at: Optional[Time],
+    clear_expires_at: bool,
+    valid_from: Optional[Time],
+    valid_until: Optional[Time],
+) -> Dict[str, Any]:
+    """The PATCH body of update and update_by_key: the fields given."""
+    if metadata is not None and clear_metadata:
+        raise InvalidArgument("give metadata or clear_metadata, not both", field="metadata")
+    if (expires_at is not None or ttl is not None) and clear_expires_at:
+        raise InvalidArgument("give expires_at or ttl, or clear_expires_at, not both", field="expires_at")
+    body: Dict[str, Any] = _drop_none(
+        {
+            "content": content,
+            "reason": reason,
+            "kind": kind,
+            "sensitivity": sensitivity,
+            "metadata": dict(metadata) if metadata is not None else None,
+            "ttl": ttl,
+            "expires_at": _time(expires_at, "expires_at"),
+            "valid_from": _time(valid_from, "valid_from"),
+            "valid_until": _time(valid_until, "valid_until"),
+        }
+    )
+    if clear_metadata:
+        body["metadata"] = None
+    if clear_expires_at:
+        body["expires_at"] = None
+    return body
+
+
+def _key_query(key: str, principal: Optional[str], agent: Optional[str], conversation: Optional[str]) -> _Query:
+    if not key:
+        raise InvalidArgument("is required", field="key")
+    return [("key", key)] + _scope(principal, agent, conversation)
 
 
 def _scope(principal: Optional[str], agent: Optional[str], conversation: Optional[str]) -> _Query:

@@ -71,6 +71,7 @@ class Memory(_MemoryRequired, total=False):
     expires_at: str
     valid_from: str
     valid_until: str
+    key: str
     supersedes: str
     superseded_by: str
     embedding: Dict[str, Any]
@@ -109,6 +110,7 @@ class MemoryInput(_MemoryInputRequired, total=False):
     valid_from: str
     valid_until: str
     ttl: str
+    key: str
     supersedes: str
 
 
