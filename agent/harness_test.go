@@ -1,12 +1,10 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/memgate/memgate"
@@ -14,28 +12,15 @@ import (
 	"github.com/memgate/memgate/agent/agenttest"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/sqlite"
 )
 
 // testKey is the fake model's API key: never in an error or a log.
 const testKey = agenttest.Key
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer captures the log lines.
+type lockedBuffer = logtest.Buffer
 
 // world is an agent over a real SQLite engine with the built-in embedder
 // and the fake model, with every log line (engine and agent) captured.

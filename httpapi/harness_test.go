@@ -19,6 +19,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/policy"
 	"github.com/memgate/memgate/sqlite"
 )
@@ -43,22 +44,8 @@ type harness struct {
 	reqIDs []string
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer captures the log lines.
+type lockedBuffer = logtest.Buffer
 
 // setup is what a harness option may change before the server starts:
 // the API's and the guard's configurations, over the harness's engine.

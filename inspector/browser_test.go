@@ -10,7 +10,6 @@ package inspector_test
 // screenshot of each main view there.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -35,28 +34,14 @@ import (
 	"github.com/memgate/memgate/auth"
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/server"
 	"github.com/memgate/memgate/sqlite"
 )
 
-// lockedBuffer is the server's stdout, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer captures the log lines.
+type lockedBuffer = logtest.Buffer
 
 // live is a running memgate serve with its admin key.
 type live struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,22 +29,8 @@ import (
 // ever hold them.
 var planted = []string{"zqxjvarnish", "quokkablimp"}
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer captures the log lines.
+type lockedBuffer = logtest.Buffer
 
 // env is a real engine over a real SQLite database in a temporary
 // directory, with the built-in embedder, an authorizer over its keys, and

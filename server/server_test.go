@@ -7,30 +7,16 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/server"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer captures the log lines.
+type lockedBuffer = logtest.Buffer
 
 func TestRunServesUntilCancelled(t *testing.T) {
 	t.Parallel()
