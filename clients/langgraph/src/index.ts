@@ -10,13 +10,17 @@
 // Deeper namespaces, or labels memgate refuses as ids, are an
 // InvalidNamespaceError. The tenant is the API key's.
 //
-// Items: memgate has no caller-chosen keys yet, so an item is one memory
-// whose metadata holds {"lg_key": key, "lg_value": value}; its content is a
-// readable text "key: text" (the key keeps two keys with the same value
-// from folding into one memory by dedup). A put on an existing key
-// supersedes the memory holding it; delete revokes; a key is found by
-// listing the scope (narrowed by the content's "key:" text) and matching
-// lg_key exactly.
+// Items: an item is one memory whose metadata holds {"lg_key": key,
+// "lg_value": value}; its content is a readable text "key: text" (the key
+// keeps two keys with the same value from folding into one memory by
+// dedup). A put on an existing key supersedes the memory holding it;
+// delete revokes; a key is found by listing the scope (narrowed by the
+// content's "key:" text) and matching lg_key exactly. memgate's own keyed
+// memories (Memory.key) name only an active memory, and a put the write
+// gate holds (an assistant's fact, by default) must read back at once
+// (includePending), so this store keeps its keys in metadata: two puts of
+// one key at the same instant can both supersede the same memory, which
+// keyed memories would not allow.
 //
 // Foreign = missing: a namespace the API key may not reach reads exactly
 // like an empty one (get: null, search and listNamespaces: [], delete: a
