@@ -219,6 +219,7 @@ type pgxQuerier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // querier is a sqlstore.Querier: pgx maps every Go value sqlstore uses to
@@ -248,6 +249,18 @@ func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return row{q.q.QueryRow(ctx, q.sql(query, args), args...)}
 }
+
+// QueryRowBatch implements sqlstore.Batcher: one pgx batch, one round
+// trip.
+func (q querier) QueryRowBatch(ctx context.Context, qs []sqlstore.BatchQuery) error {
+	var b pgx.Batch
+	for _, x := range qs {
+		b.Queue(q.sql(x.SQL, x.Args), x.Args...).QueryRow(func(r pgx.Row) error { return x.Scan(row{r}) })
+	}
+	return q.q.SendBatch(ctx, &b).Close()
+}
+
+var _ sqlstore.Batcher = querier{}
 
 type row struct{ pgx.Row }
 

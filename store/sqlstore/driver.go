@@ -56,6 +56,39 @@ type Querier interface {
 	QueryRow(ctx context.Context, query string, args ...any) Row
 }
 
+// Batcher is a capability a Querier may have: it runs several statements
+// that return one row each in one round trip, calling each one's Scan with
+// its row (which reports ErrNoRows for none), in order. A Scan's error
+// ends the batch and is returned. Without it, the store runs them one by
+// one (RowBatch).
+type Batcher interface {
+	QueryRowBatch(ctx context.Context, qs []BatchQuery) error
+}
+
+// BatchQuery is one statement of a batch.
+type BatchQuery struct {
+	SQL  string
+	Args []any
+	Scan func(Row) error
+}
+
+// RowBatch runs qs through q: in one round trip when q is a Batcher, else
+// one after the other.
+func RowBatch(ctx context.Context, q Querier, qs []BatchQuery) error {
+	if len(qs) == 0 {
+		return nil
+	}
+	if b, ok := q.(Batcher); ok {
+		return b.QueryRowBatch(ctx, qs)
+	}
+	for _, x := range qs {
+		if err := x.Scan(q.QueryRow(ctx, x.SQL, x.Args...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Rows is the result of Querier.Query.
 type Rows interface {
 	Next() bool

@@ -351,7 +351,8 @@ func inSeqOrder(gone []seqRef) []store.Ref {
 }
 
 // FindDuplicates implements store.Store. Expiry is judged at each memory's
-// CreatedAt, as Remember judges it.
+// CreatedAt, as Remember judges it. The lookups go in one batch where the
+// driver can send one.
 func (s *Store) FindDuplicates(ctx context.Context, ms []*memgate.Memory) ([]string, error) {
 	for _, m := range ms {
 		if m != nil && m.DedupKey != "" {
@@ -362,15 +363,19 @@ func (s *Store) FindDuplicates(ctx context.Context, ms []*memgate.Memory) ([]str
 	}
 	return read(ctx, s, "find duplicates", func(q Querier) ([]string, error) {
 		out := make([]string, len(ms))
+		var qs []BatchQuery
 		for i, m := range ms {
 			if m == nil || m.DedupKey == "" {
 				continue
 			}
-			if err := q.QueryRow(ctx, dedupSQL, dedupArgs(m)...).Scan(&out[i]); err != nil && !errors.Is(err, ErrNoRows) {
-				return nil, err
-			}
+			qs = append(qs, BatchQuery{SQL: dedupSQL, Args: dedupArgs(m), Scan: func(r Row) error {
+				if err := r.Scan(&out[i]); !errors.Is(err, ErrNoRows) {
+					return err
+				}
+				return nil
+			}})
 		}
-		return out, nil
+		return out, RowBatch(ctx, q, qs)
 	})
 }
 

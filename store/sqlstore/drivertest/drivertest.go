@@ -8,6 +8,9 @@
 //   - values map both ways: times (microseconds, UTC), nullable times,
 //     lists of strings and numbers, bytes, booleans; an empty read is
 //     ErrNoRows and Exec counts the rows it changed;
+//   - RowBatch (one round trip where the driver is a Batcher) scans each
+//     row in order, ErrNoRows for a statement without one, and stops at a
+//     Scan's error;
 //   - Interpret: a unique violation is a conflict, the context's own
 //     error passes, application errors pass unchanged;
 //   - Snapshot reads one snapshot while writers commit;
@@ -43,6 +46,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) sqlstore.Driver) {
 		{"WriteCommitsOrKeepsNothing", testWrite},
 		{"ValuesRoundTrip", testValues},
 		{"NoRowsAndRowsAffected", testNoRows},
+		{"RowBatchInOrder", testRowBatch},
 		{"Interpret", testInterpret},
 		{"SnapshotIsOneSnapshot", testSnapshot},
 		{"LockQueuesWriters", testLock},
@@ -209,6 +213,48 @@ func testNoRows(t *testing.T, d sqlstore.Driver) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func testRowBatch(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error {
+		for _, id := range []string{"k-1", "k-2"} {
+			if err := insertKey(ctx, q, id, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := reader(t, d)
+	var got []string
+	lookup := func(id string) sqlstore.BatchQuery {
+		return sqlstore.BatchQuery{SQL: "SELECT name FROM keys WHERE tenant = ? AND id = ?", Args: []any{"acme", id}, Scan: func(r sqlstore.Row) error {
+			var name string
+			switch err := r.Scan(&name); {
+			case errors.Is(err, sqlstore.ErrNoRows):
+				got = append(got, "none")
+			case err != nil:
+				return err
+			default:
+				got = append(got, name)
+			}
+			return nil
+		}}
+	}
+	if err := sqlstore.RowBatch(ctx, q, []sqlstore.BatchQuery{lookup("k-2"), lookup("k-9"), lookup("k-1")}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[name of k-2 none name of k-1]" {
+		t.Fatalf("a batch scanned %v", got)
+	}
+	stop := errors.New("stop")
+	n := 0
+	failing := sqlstore.BatchQuery{SQL: "SELECT name FROM keys WHERE tenant = ? AND id = ?", Args: []any{"acme", "k-1"}, Scan: func(sqlstore.Row) error { n++; return stop }}
+	if err := sqlstore.RowBatch(ctx, q, []sqlstore.BatchQuery{failing, failing}); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("a failing Scan: %v after %d scans, want stop after 1", err, n)
 	}
 }
 
