@@ -383,7 +383,7 @@ func seed(t testing.TB, l *live) seeded {
 		}
 		return r.Memory.ID
 	}
-	s.lisbon = one(client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: lisbonFact, Reason: "she told the onboarding agent"})
+	s.lisbon = one(client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: lisbonFact, Reason: "she told the onboarding agent", Key: "home:city"})
 	s.tea = one(client.Memory{Principal: "alice", Kind: memgate.KindPreference, Source: memgate.SourceUser, Content: teaPreference, Reason: "stated preference"})
 	s.pending = one(client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceAssistant, Content: pendingFact, Reason: "inferred by the assistant"})
 	s.hostile = one(client.Memory{Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: hostileContent, Reason: `<b>bold</b> reason`})
@@ -551,6 +551,9 @@ func TestInspectorInBrowser(t *testing.T) {
 		}
 		if got := b.text("#receipt"); !strings.Contains(got, "she told the onboarding agent") {
 			t.Errorf("receipt lacks the reason: %q", got)
+		}
+		if got := b.text("#key"); got != "home:city" {
+			t.Errorf("key = %q, want home:city", got)
 		}
 		hist := b.text("#history")
 		if !strings.Contains(hist, data.recallID) || !strings.Contains(hist, "1 of ") {

@@ -833,6 +833,7 @@ async function viewMemory(params, parts) {
     dt('Valid from (UTC)', m.valid_from ? timeEl(m.valid_from) : '—'),
     dt('Valid until (UTC)', m.valid_until ? timeEl(m.valid_until) : '—'),
     dt('Version', String(m.version)),
+    dt('Key', m.key ? h('code', { id: 'key' }, m.key) : '—'),
     dt('Times remembered', String(m.seen_count)),
     dt('Content SHA-256', h('code', { id: 'sha' }, m.content_sha256)),
     dt('Embedding', m.embedding ? h('span', { id: 'embedding' }, `${m.embedding.provider} · ${m.embedding.model} · ${m.embedding.dim} dimensions`) : h('span', { id: 'embedding' }, 'none (recalled by text only)')),
