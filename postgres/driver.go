@@ -49,7 +49,8 @@ func newDialect(lowerColl string) *sqlstore.Dialect {
 		Micros: func(expr string) string {
 			return "CAST(EXTRACT(EPOCH FROM " + expr + ") * 1000000 AS bigint)"
 		},
-		ByID: func(col string) string { return col },
+		ByID:   func(col string) string { return col },
+		Remote: true,
 	}
 }
 

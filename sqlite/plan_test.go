@@ -53,14 +53,15 @@ func TestPlans(t *testing.T) {
 	want := map[string][]string{
 		// Fetch looks rows up by id, not by walking the partition: recall
 		// calls it on every request, and a partition can hold 100k memories.
-		"fetch":              {"(tenant=? AND id=?)"},
-		"dedup lookup":       {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
-		"key holder":         {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=?)"},
-		"retention count":    {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=?)"},
-		"retention eviction": {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=?)", "(tenant=? AND id=?)"},
-		"sweep":              {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},
-		"partition head":     {"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"},
-		"changed memories":   {"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"},
+		"fetch":                   {"(tenant=? AND id=?)"},
+		"dedup lookup":            {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
+		"insert unless duplicate": {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
+		"key holder":              {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=?)"},
+		"retention count":         {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=?)"},
+		"retention eviction":      {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=?)", "(tenant=? AND id=?)"},
+		"sweep":                   {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},
+		"partition head":          {"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"},
+		"changed memories":        {"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"},
 		"deleted ids": {
 			"SEARCH t USING PRIMARY KEY (tenant=? AND principal=? AND change_seq>?)",
 			"SEARCH m USING INDEX sqlite_autoindex_memories_1 (tenant=? AND id=?)",

@@ -167,6 +167,11 @@ type Dialect struct {
 	// ByID returns col written so that the planner does not pick an index
 	// on it for a lookup by id (SQLite's unary +), or col.
 	ByID func(col string) string
+	// Remote is set when every statement is a round trip to a server:
+	// the store then prefers one larger statement to two small ones
+	// (remember inserts unless a duplicate stands in one). In-process
+	// (SQLite) the two small ones are faster.
+	Remote bool
 }
 
 // Query builds a statement: every value a caller gives is bound with Arg,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -31,6 +32,14 @@ const dedupSQL = `SELECT id FROM memories
 	AND agent = ? AND conversation = ? AND key = ?
 	AND (status = 'active' OR (status = 'pending' AND CAST(? AS TEXT) = 'pending')) AND (expires_at IS NULL OR expires_at > ?)
 	ORDER BY seq LIMIT 1`
+
+// insertUnlessDuplicateSQL inserts a new memory (memoryArgs, then
+// dedupArgs) unless dedupSQL finds the memory it folds into, and returns
+// its id when it inserted: no row means a duplicate stands.
+var insertUnlessDuplicateSQL = `INSERT INTO memories (` + memoryColumns + `)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+	?, ?, ?, ?, ?, ?, ?, ?
+	WHERE NOT EXISTS (` + strings.TrimSuffix(dedupSQL, "\n\tORDER BY seq LIMIT 1") + `) RETURNING id`
 
 // dedupArgs are dedupSQL's arguments for the new memory m.
 func dedupArgs(m *memgate.Memory) []any {
@@ -167,7 +176,18 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 					continue
 				}
 			}
-			if m.DedupKey != "" {
+			if m.DedupKey != "" && m.Key == "" && s.dl.Remote {
+				// The common case in one round trip: insert unless a
+				// duplicate stands.
+				var id string
+				switch err := q.QueryRow(ctx, insertUnlessDuplicateSQL, append(slices.Clip(rows[i]), dedupArgs(m)...)...).Scan(&id); {
+				case err == nil:
+					standing[i] = m.ID
+				case !errors.Is(err, ErrNoRows):
+					return nil, err
+				}
+			}
+			if m.DedupKey != "" && standing[i] == "" {
 				var id string
 				switch err := q.QueryRow(ctx, dedupSQL, dedupArgs(m)...).Scan(&id); {
 				case err == nil:

@@ -36,6 +36,13 @@ func Statements(d *Dialect) []Statement {
 		{"prune idempotency", pruneIdempotencySQL + d.SkipLocked + ")", []any{at, 500}},
 	}
 	add := func(name string, q *Query) { out = append(out, Statement{name, q.String(), q.Args()}) }
+	m := &memgate.Memory{ID: "m-1", Tenant: "acme", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser,
+		Sensitivity: memgate.SensitivityStandard, Status: memgate.StatusActive, Content: "c", DedupKey: "k", CreatedAt: at, UpdatedAt: at, Version: 1}
+	args, err := memoryArgs(m)
+	if err != nil {
+		panic(err)
+	}
+	out = append(out, Statement{"insert unless duplicate", insertUnlessDuplicateSQL, append(args, dedupArgs(m)...)})
 	fetch, err := s.gateQuery(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a", Conversation: "c"}, []string{"a", "b"},
 		store.ReadGate{Now: at, AsOf: at, Metadata: map[string]any{"k": "v"}})
 	if err != nil {
