@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +16,14 @@ import (
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedLog captures log lines (or output) written while a test reads them.
+type lockedLog = logtest.Buffer
 
 func testEngine(t *testing.T) (*engine.Engine, *sqlite.DB) {
 	t.Helper()

@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/logtest"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
 )
@@ -30,22 +30,8 @@ const (
 	otherPrincipal = "bob"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer captures log lines (or output) written while a test reads them.
+type syncBuffer = logtest.Buffer
 
 // files returns the bytes of the database's three files (a missing one,
 // such as a WAL truncated away, is empty).

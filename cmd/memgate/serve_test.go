@@ -12,25 +12,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/memgate/memgate/internal/logtest"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer captures log lines (or output) written while a test reads them.
+type syncBuffer = logtest.Buffer
 
 var (
 	servingRE = regexp.MustCompile(`memgate: serving on (http://127\.0\.0\.1:\d+)\n`)
