@@ -59,12 +59,12 @@ func TestKeyedMemories(t *testing.T) {
 			t.Errorf("%s: %d %s, a key nobody has answers %s", what, r.status, r.body, miss.body)
 		}
 	}
-	secret := h.remember(user, map[string]any{"kind": "fact", "source": "user", "content": "Alice's diagnosis is private.", "sensitivity": "restricted", "key": "health"})
-	h.do("GET", at("health", ""), user, nil).want(t, http.StatusOK) // control
-	if r := h.do("GET", at("health", ""), agent, nil); r.status != http.StatusNotFound || string(r.body) != string(miss.body) {
+	secret := h.remember(user, map[string]any{"kind": "fact", "source": "user", "content": "Alice's diagnosis is private.", "sensitivity": "restricted", "key": "health:quokkablimp"})
+	h.do("GET", at("health:quokkablimp", ""), user, nil).want(t, http.StatusOK) // control
+	if r := h.do("GET", at("health:quokkablimp", ""), agent, nil); r.status != http.StatusNotFound || string(r.body) != string(miss.body) {
 		t.Fatalf("a restricted keyed memory for an agent key: %d %s", r.status, r.body)
 	}
-	if r := h.do("PATCH", at("health", ""), agent, map[string]any{"reason": "x"}, "If-Match", "1"); r.status != http.StatusNotFound || string(r.body) != string(miss.body) {
+	if r := h.do("PATCH", at("health:quokkablimp", ""), agent, map[string]any{"reason": "x"}, "If-Match", "1"); r.status != http.StatusNotFound || string(r.body) != string(miss.body) {
 		t.Fatalf("updating a restricted keyed memory with an agent key: %d %s", r.status, r.body)
 	}
 	h.do("GET", "/v1/memories/"+secret.ID, user, nil).want(t, http.StatusOK)

@@ -476,16 +476,17 @@ func TestCallerFailsClosed(t *testing.T) {
 
 // TestRememberWithKey: remember with a key the connection used before
 // replaces the memory that has it; the model then sees only the new one.
+// The key holds a planted marker, which no log line may.
 func TestRememberWithKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	cs := e.localMCP("acme", "alice", false, memgate.SourceUser)
-	_, out := ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Lisbon.", "kind": "preference", "key": "pref:city"})
+	_, out := ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Lisbon.", "kind": "preference", "key": "pref:zqxjvarnish"})
 	lisbon, _ := out["id"].(string)
-	if out["key"] != "pref:city" || out["supersedes"] != nil {
+	if out["key"] != "pref:zqxjvarnish" || out["supersedes"] != nil {
 		t.Fatalf("first remember of the key: %v", out)
 	}
-	_, out = ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Porto.", "kind": "preference", "key": "pref:city"})
+	_, out = ok(t, cs, "remember", map[string]any{"content": "Alice's favourite city is Porto.", "kind": "preference", "key": "pref:zqxjvarnish"})
 	porto, _ := out["id"].(string)
 	if out["supersedes"] != lisbon || porto == lisbon {
 		t.Fatalf("second remember of the key: %v", out)
