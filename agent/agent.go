@@ -299,11 +299,7 @@ func (a *Agent) remember(ctx context.Context, m memgate.Memory, supersedes strin
 	o := Outcome{Kind: m.Kind, Source: m.Source, Supersedes: supersedes}
 	r, err := a.cfg.Engine.Remember(ctx, memgate.RememberRequest{Memory: m, Supersedes: supersedes})
 	if err != nil {
-		o.Status, o.Error = StatusRefused, errorInfo(err)
-		switch o.Error.Code {
-		case memgate.EPOLICY, memgate.EINVALID, memgate.ETOOLARGE, memgate.ECONFLICT, memgate.ENOTFOUND:
-		default:
-			o.Status = StatusFailed
+		if refused(&o, err) {
 			a.log.WarnContext(ctx, "chat remember failed", "tenant", m.Tenant,
 				"source", m.Source, "kind", m.Kind, "code", o.Error.Code)
 		}
@@ -314,6 +310,19 @@ func (a *Agent) remember(ctx context.Context, m memgate.Memory, supersedes strin
 		o.Supersedes = r.Supersedes
 	}
 	return o
+}
+
+// refused records in o what a remember's err means for the turn: a
+// refusal of the input (the write gate's, or a caller's mistake), or,
+// reported true for the caller to log, a failure of the service.
+func refused(o *Outcome, err error) (failed bool) {
+	o.Status, o.Error = StatusRefused, errorInfo(err)
+	switch o.Error.Code {
+	case memgate.EPOLICY, memgate.EINVALID, memgate.ETOOLARGE, memgate.ECONFLICT, memgate.ENOTFOUND:
+		return false
+	}
+	o.Status = StatusFailed
+	return true
 }
 
 func (a *Agent) logTurn(ctx context.Context, s memgate.Scope, res *Result, modelTook, took time.Duration) {

@@ -217,14 +217,8 @@ func record(ctx context.Context, eng Engine, log *slog.Logger, s memgate.Scope, 
 		o := Outcome{Kind: m.Kind, Source: m.Source}
 		r, err := eng.Remember(ctx, memgate.RememberRequest{Memory: m, IdempotencyKey: t.key})
 		if err != nil {
-			o.Status, o.Error = StatusRefused, errorInfo(err)
-			switch o.Error.Code {
-			case memgate.EPOLICY, memgate.EINVALID, memgate.ETOOLARGE, memgate.ECONFLICT, memgate.ENOTFOUND:
-			default:
-				o.Status = StatusFailed
-				if log != nil {
-					log.WarnContext(ctx, "remember failed", "tenant", m.Tenant, "source", m.Source, "kind", m.Kind, "code", o.Error.Code)
-				}
+			if refused(&o, err) && log != nil {
+				log.WarnContext(ctx, "remember failed", "tenant", m.Tenant, "source", m.Source, "kind", m.Kind, "code", o.Error.Code)
 			}
 			out[i], replayed = o, false
 			continue
