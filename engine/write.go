@@ -460,6 +460,15 @@ type Patch = memgate.Patch
 // writers cannot silently overwrite each other. Changed content is re-hashed
 // and re-embedded.
 func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expectedVersion int64, p Patch) (*memgate.Memory, error) {
+	return e.UpdateChecked(ctx, s, id, expectedVersion, p, nil)
+}
+
+// UpdateChecked is Update with check, called on the memory as Update reads
+// it, before its version is compared: an error from check is the
+// update's, and nothing is written. The guard decides what a key may
+// change with it, on the one read Update makes (the version
+// compare-and-set then holds the decision for what is written).
+func (e *Engine) UpdateChecked(ctx context.Context, s memgate.Scope, id string, expectedVersion int64, p Patch, check func(*memgate.Memory) error) (*memgate.Memory, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -472,6 +481,11 @@ func (e *Engine) Update(ctx context.Context, s memgate.Scope, id string, expecte
 	m, err := e.store.Get(ctx, s, id)
 	if err != nil {
 		return nil, err
+	}
+	if check != nil {
+		if err := check(m); err != nil {
+			return nil, err
+		}
 	}
 	if m.Version != expectedVersion {
 		return nil, memgate.Errorf(memgate.ECONFLICT, "memory is at version %d, not %d", m.Version, expectedVersion)

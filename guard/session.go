@@ -200,20 +200,19 @@ func (s *Session) Update(ctx context.Context, req memgate.Scope, id string, vers
 	if err != nil {
 		return nil, err
 	}
-	cur, err := s.g.eng.Get(s.ctx(ctx), sc, id)
-	if err != nil {
-		return nil, err
-	}
-	if !s.MayClaim(cur.Source) {
-		return nil, auth.ErrSource("source")
-	}
-	if p.Sensitivity != nil && cur.Sensitivity == memgate.SensitivityRestricted && *p.Sensitivity != memgate.SensitivityRestricted &&
-		!auth.MayLowerSensitivity(s.key.Role) {
-		return nil, &memgate.Error{Code: memgate.EFORBIDDEN, Field: "sensitivity", Message: "only the person or an admin may lift a restriction"}
-	}
-	// The version compare-and-set makes the check above hold for what is
+	// Decided on the memory as the engine reads it for the update; the
+	// version compare-and-set makes the decision hold for what is
 	// written: a memory changed since it was read is a conflict.
-	return s.g.eng.Update(s.ctx(ctx), sc, id, version, p)
+	return s.g.eng.UpdateChecked(s.ctx(ctx), sc, id, version, p, func(cur *memgate.Memory) error {
+		if !s.MayClaim(cur.Source) {
+			return auth.ErrSource("source")
+		}
+		if p.Sensitivity != nil && cur.Sensitivity == memgate.SensitivityRestricted && *p.Sensitivity != memgate.SensitivityRestricted &&
+			!auth.MayLowerSensitivity(s.key.Role) {
+			return &memgate.Error{Code: memgate.EFORBIDDEN, Field: "sensitivity", Message: "only the person or an admin may lift a restriction"}
+		}
+		return nil
+	})
 }
 
 // Revoke revokes a memory within the key's reach.
