@@ -21,9 +21,6 @@ type Store struct {
 // New returns the store over d. Closing the store closes d.
 func New(d Driver) *Store { return &Store{d: d, dl: d.Dialect()} }
 
-// Driver returns the store's driver.
-func (s *Store) Driver() Driver { return s.d }
-
 // Close implements store.Store.
 func (s *Store) Close() error { return s.d.Close() }
 
