@@ -17,9 +17,19 @@ import (
 )
 
 func cmdBench(e env, args []string) error {
-	if len(args) == 0 || args[0] != "locomo" {
-		return usageError{"usage: memgate bench locomo [--data DIR] [--set turns,facts] [--json] (speed: see BENCHMARKS.md)"}
+	if len(args) > 0 {
+		switch args[0] {
+		case "locomo":
+			return cmdBenchLocomo(e, args)
+		case "paraphrase":
+			return cmdBenchParaphrase(e, args)
+		}
 	}
+	return usageError{"usage: memgate bench locomo [--data DIR] [--set turns,facts] [--json] | memgate bench paraphrase [--set dev|heldout] [--json] (speed: see BENCHMARKS.md)"}
+}
+
+// cmdBenchLocomo is memgate bench locomo; args[0] is "locomo".
+func cmdBenchLocomo(e env, args []string) error {
 	var b locomoBench
 	var half string
 	var floors, sets listFlag

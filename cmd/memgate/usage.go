@@ -24,6 +24,7 @@ commands:
   import     import JSONL memories:     memgate import --tenant T FILE.jsonl
   export     export JSONL memories:     memgate export --tenant T [--principal P]
   bench      quality harness:           memgate bench locomo [--data DIR] [--json]
+                                        memgate bench paraphrase [--set dev|heldout] [--json] [--misses]
   keys       API keys:                  memgate keys create --tenant T --role admin|agent|user [--principal P] [--agent A] [--sources S,S]
                                         memgate keys list --tenant T;  memgate keys revoke --tenant T ID
   serve      the HTTP API:              memgate serve [--addr 127.0.0.1:7070] [--policy FILE] [--postgres URL]
