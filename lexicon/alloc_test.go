@@ -38,6 +38,7 @@ func TestZeroAllocations(t *testing.T) {
 	dog := word(t, "dog")
 	mi := synset(t, "musical_instrument.n.01")
 	eat := lexicon.Sense{Synset: synset(t, "eat.v.01"), Word: word(t, "eat")}
+	veg, meat, eatW := synset(t, "vegetarian.n.01"), word(t, "meat"), word(t, "eat")
 	dst := make([]lexicon.Word, 0, 16)
 	for name, f := range map[string]func(){
 		"Lookup":       func() { w, _ := lexicon.Lookup("Musical Instrument"); sink += int(w) },
@@ -67,6 +68,22 @@ func TestZeroAllocations(t *testing.T) {
 		"Sense.Pointers": func() {
 			for x := range eat.Pointers(lexicon.Derivation) {
 				sink += int(x.Word)
+			}
+		},
+		"Definition": func() {
+			for w := range veg.Definition() {
+				sink += int(w)
+			}
+		},
+		"DefinedBy": func() {
+			for s := range lexicon.DefinedBy(meat) {
+				sink += int(s)
+			}
+			sink += lexicon.DefinedByCount(meat)
+		},
+		"Inflections": func() {
+			for f := range lexicon.Inflections(eatW, lexicon.Verb) {
+				sink += len(f)
 			}
 		},
 		"HasPOS": func() {

@@ -119,3 +119,58 @@ func BenchmarkLookupAll(b *testing.B) {
 		sink += int(w)
 	}
 }
+
+// The definitions of every sense of the benchmark tokens that are lemmas.
+func BenchmarkDefinition(b *testing.B) {
+	var syns []lexicon.Synset
+	for _, tok := range benchTokens {
+		if w, ok := lexicon.Lookup(tok); ok {
+			for pos := lexicon.Noun; pos <= lexicon.Adv; pos++ {
+				for _, s := range lexicon.Senses(w, pos) {
+					syns = append(syns, s)
+				}
+			}
+		}
+	}
+	b.ReportAllocs()
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		for w := range syns[i%len(syns)].Definition() {
+			sink += int(w)
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "words/op")
+}
+
+// The synsets a word is in the definition of: a specific word and the
+// most general ones.
+func BenchmarkDefinedBy(b *testing.B) {
+	for _, lemma := range []string{"meat", "person", "use"} {
+		w := word(b, lemma)
+		b.Run(lemma, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for s := range lexicon.DefinedBy(w) {
+					sink += int(s)
+				}
+			}
+			b.ReportMetric(float64(lexicon.DefinedByCount(w)), "synsets")
+		})
+	}
+}
+
+func BenchmarkInflections(b *testing.B) {
+	var ws []lexicon.Word
+	for _, l := range []string{"eat", "go", "child", "mouse", "dog", "be", "good", "run"} {
+		ws = append(ws, word(b, l))
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for pos := lexicon.Noun; pos <= lexicon.Adv; pos++ {
+			for f := range lexicon.Inflections(ws[i%len(ws)], pos) {
+				sink += len(f)
+			}
+		}
+	}
+}

@@ -23,6 +23,9 @@ var (
 	secHash                 int
 	secSynOff, secSynRec    int
 	secExcOff, secExcRec    int
+	inf                     [5]int // first inflection of each POS, and their number
+	secInf                  int
+	nDefined                int
 )
 
 func init() {
@@ -45,17 +48,21 @@ func open() string {
 	hashSlots = f(format.FHashSlots)
 	for i := range exc {
 		exc[i] = f(format.FExcNoun + i)
+		inf[i] = f(format.FInfNoun + i)
 	}
+	nDefined = f(format.FDefined)
 	secWordOff, secWordRec, secHash = f(format.FWordOff), f(format.FWordRec), f(format.FHash)
 	secSynOff, secSynRec = f(format.FSynOff), f(format.FSynRec)
 	secExcOff, secExcRec = f(format.FExcOff), f(format.FExcRec)
+	secInf = f(format.FInf)
 	if !(1 <= verb0 && verb0 <= adj0 && adj0 <= sat0 && sat0 <= adv0 && adv0 <= nSynsets && nSynsets <= format.SynsetMask+1 && nWords <= format.WordMask+1) {
 		return "synset classes"
 	}
-	if !(exc[0] <= exc[1] && exc[1] <= exc[2] && exc[2] <= exc[3] && exc[3] <= exc[4]) {
+	if !(exc[0] <= exc[1] && exc[1] <= exc[2] && exc[2] <= exc[3] && exc[3] <= exc[4]) ||
+		!(inf[0] <= inf[1] && inf[1] <= inf[2] && inf[2] <= inf[3] && inf[3] <= inf[4]) {
 		return "exceptions"
 	}
-	secs := []int{format.HeaderSize, secWordOff, secWordRec, secHash, secSynOff, secSynRec, secExcOff, secExcRec, f(format.FEnd), len(data)}
+	secs := []int{format.HeaderSize, secWordOff, secWordRec, secHash, secSynOff, secSynRec, secExcOff, secExcRec, secInf, f(format.FEnd), len(data)}
 	for i := 1; i < len(secs); i++ {
 		if secs[i] < secs[i-1] {
 			return "sections out of order"
@@ -64,7 +71,8 @@ func open() string {
 	if f(format.FEnd) != len(data) || secWordRec-secWordOff != 3*(nWords+1) || secSynRec-secSynOff != 3*(nSynsets+1) ||
 		secSynOff-secHash != 3*hashSlots || hashSlots <= nWords || secExcRec-secExcOff != 3*(exc[4]+1) ||
 		secWordOff+3*nWords+3 > secWordRec || secWordRec+u24(secWordOff+3*nWords) != secHash ||
-		secSynRec+u24(secSynOff+3*nSynsets) != secExcOff || secExcRec+u24(secExcOff+3*exc[4]) != len(data) {
+		secSynRec+u24(secSynOff+3*nSynsets) != secExcOff || secExcRec+u24(secExcOff+3*exc[4]) != secInf ||
+		secInf+6*inf[4] != len(data) {
 		return "section sizes"
 	}
 	return ""
@@ -114,25 +122,27 @@ type Word uint32
 func NumWords() int { return nWords - 1 }
 
 // record returns the byte range of w's record ([lo, hi) = [0, 0) for an
-// invalid Word) and where its senses start.
-func (w Word) record() (lo, senses, hi int) {
+// invalid Word), where its senses start and where they end (where the
+// synsets it is in the definition of start, if any).
+func (w Word) record() (lo, senses, defs, hi int) {
 	if w == 0 || uint32(w) >= uint32(nWords) { // uint32: no int overflow on 32-bit platforms
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	p := secWordOff + 3*int(w)
 	lo, hi = secWordRec+u24(p), secWordRec+u24(p+3)
-	return lo, lo + 1 + int(data[lo]), hi
+	n := lo + 1 + int(data[lo])
+	return lo, n + 1, n + 1 + 4*int(data[n]), hi
 }
 
 // String returns the lemma, as WordNet writes it ("ice_cream"): a
 // substring of the embedded data, so it allocates nothing. It is "" for an
 // invalid Word.
 func (w Word) String() string {
-	lo, s, _ := w.record()
-	if s == 0 {
+	if w == 0 || uint32(w) >= uint32(nWords) {
 		return ""
 	}
-	return data[lo+1 : s]
+	lo := secWordRec + u24(secWordOff+3*int(w))
+	return data[lo+1 : lo+1+int(data[lo])]
 }
 
 // Parts returns the number of words of the lemma: 1 for "dog", 2 for
@@ -222,7 +232,7 @@ func posOf(s Synset) POS {
 // senseRange returns the byte range of w's sense entries for pos (all of
 // them for pos 0).
 func senseRange(w Word, pos POS) (lo, hi int) {
-	_, lo, hi = w.record()
+	_, lo, hi, _ = w.record()
 	if pos == 0 {
 		return lo, hi
 	}
@@ -289,7 +299,7 @@ type Sense struct {
 // tagged corpora (the cntlist counts of index.sense); 0 for a sense never
 // tagged and for a pair that is not a sense.
 func TagCount(s Sense) int {
-	_, lo, hi := s.Word.record()
+	_, lo, hi, _ := s.Word.record()
 	for p := lo; p < hi; p += 4 {
 		if e := u32(p); Synset(e&format.SynsetMask) == s.Synset {
 			return int(e >> format.SynsetBits)
@@ -310,14 +320,17 @@ type Synset uint32
 func NumSynsets() int { return nSynsets - 1 }
 
 // record returns the byte range of s's record ([0, 0) for an invalid
-// Synset), where its members start and where its pointers start.
-func (s Synset) record() (lo, members, ptrs, hi int) {
+// Synset), where its members start, where its definition's words start and
+// where its pointers start.
+func (s Synset) record() (lo, members, defs, ptrs, hi int) {
 	if s == 0 || uint32(s) >= uint32(nSynsets) {
-		return 0, 0, 0, 0
+		return 0, 0, 0, 0, 0
 	}
 	p := secSynOff + 3*int(s)
 	lo, hi = secSynRec+u24(p), secSynRec+u24(p+3)
-	return lo, lo + 5, lo + 5 + 3*int(data[lo]), hi
+	members = lo + 6
+	defs = members + 3*int(data[lo])
+	return lo, members, defs, defs + 3*int(data[lo+5]), hi
 }
 
 // POS returns the synset's part of speech (0 for an invalid Synset).
@@ -332,7 +345,7 @@ func (s Synset) Satellite() bool { return uint32(s) >= uint32(sat0) && uint32(s)
 // the shortest path from s up to a root (a synset with neither): 0 for a
 // root, and for every adjective and adverb.
 func (s Synset) Depth() int {
-	lo, m, _, _ := s.record()
+	lo, m, _, _, _ := s.record()
 	if m == 0 {
 		return 0
 	}
@@ -343,7 +356,7 @@ func (s Synset) Depth() int {
 // instance hyponym pointers, at any depth (s itself not counted): 0 for a
 // leaf, 82,191 (every other noun) for entity.n.01.
 func (s Synset) Descendants() int {
-	lo, m, _, _ := s.record()
+	lo, m, _, _, _ := s.record()
 	if m == 0 {
 		return 0
 	}
@@ -359,7 +372,7 @@ func (s Synset) Members() iter.Seq[Word] {
 }
 
 func (s Synset) members(yield func(Word) bool) {
-	_, lo, hi, _ := s.record()
+	_, lo, hi, _, _ := s.record()
 	for p := lo; p < hi; p += 3 {
 		if !yield(Word(u24(p))) {
 			return
@@ -369,7 +382,7 @@ func (s Synset) members(yield func(Word) bool) {
 
 // member returns the i-th member of s (0-based), or 0.
 func (s Synset) member(i int) Word {
-	_, lo, hi, _ := s.record()
+	_, lo, hi, _, _ := s.record()
 	if p := lo + 3*i; i >= 0 && p < hi {
 		return Word(u24(p))
 	}
@@ -378,7 +391,7 @@ func (s Synset) member(i int) Word {
 
 // memberIndex returns the index of w among the members of s, or -1.
 func (s Synset) memberIndex(w Word) int {
-	_, lo, hi, _ := s.record()
+	_, lo, hi, _, _ := s.record()
 	for i, p := 0, lo; p < hi; i, p = i+1, p+3 {
 		if Word(u24(p)) == w {
 			return i
@@ -467,7 +480,7 @@ func (r Relation) Symbol() string {
 // source word src (0: the synset's semantic pointers). The pointers are
 // sorted by (relation, source word).
 func (s Synset) ptrRange(r Relation, src int) (lo, hi int) {
-	_, _, lo, hi = s.record()
+	_, _, _, lo, hi = s.record()
 	if r >= format.NumRelations || src < 0 || src > format.PtrWordMask {
 		return 0, 0
 	}

@@ -13,8 +13,13 @@
 // sense order of index.POS and the tag counts of index.sense, and computes
 // each synset's depth (shortest hypernym or instance hypernym path to a
 // root) and descendants (the size of its hyponym and instance hyponym
-// closure). It fails on anything in the input it does not expect, rather
-// than guess.
+// closure). With -defs, the output of lexicon/gen/defs (which derives the
+// definition words of the glosses with the lexicon package built on a file
+// this command made without -defs), it stores each synset's definition
+// words and, per word, the synsets whose definition has it. It also stores
+// the inverse of the exception lists (per POS and base, its irregular
+// forms). It fails on anything in the input it does not expect, rather than
+// guess.
 package main
 
 import (
@@ -63,6 +68,7 @@ type synset struct {
 	class   int
 	id      int
 	words   []string // members in order, lowercase, distinct
+	defs    []int    // definition words, in gloss order
 	wordNum []int    // the data file's word number (1-based) → index in words
 	ptrs    []rawPtr
 	entries []uint32
@@ -73,12 +79,13 @@ type synset struct {
 func main() {
 	dict := flag.String("dict", "", "directory with data.POS, index.POS and index.sense (WordNet 3.1)")
 	exc := flag.String("exc", "", "directory with POS.exc")
+	defs := flag.String("defs", "", "definition words, from lexicon/gen/defs (none if empty)")
 	out := flag.String("out", "", "file to write")
 	flag.Parse()
 	if *dict == "" || *exc == "" || *out == "" {
 		log.Fatal("usage: gen -dict DIR -exc DIR -out wordnet.bin")
 	}
-	b := build(*dict, *exc)
+	b := build(*dict, *exc, *defs)
 	if err := os.WriteFile(*out, b, 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -119,7 +126,7 @@ func lemma(w string) string {
 	return strings.ToLower(w)
 }
 
-func build(dict, excDir string) []byte {
+func build(dict, excDir, defsFile string) []byte {
 	// Synsets.
 	byKey := map[key]*synset{}
 	var syns []*synset
@@ -258,6 +265,49 @@ func build(dict, excDir string) []byte {
 	wordID := make(map[string]int, len(words))
 	for i, w := range words[1:] {
 		wordID[w] = i + 1
+	}
+
+	// Definitions: a line per synset, "POS OFFSET<TAB>lemma ...".
+	definedBy := make([][]int, len(words))
+	nDefs, maxDefs, definedWords := 0, 0, 0
+	if defsFile != "" {
+		seen := map[key]bool{}
+		for _, l := range lines(defsFile) {
+			head, list, ok := strings.Cut(l, "\t")
+			pos, off, ok2 := strings.Cut(head, " ")
+			if !ok || !ok2 {
+				log.Fatalf("%s: %q", defsFile, l)
+			}
+			k := key{pos, atoi(off, 10, defsFile)}
+			s := byKey[k]
+			if s == nil || seen[k] {
+				log.Fatalf("%s: %s is no synset or repeated", defsFile, head)
+			}
+			seen[k] = true
+			for _, w := range strings.Fields(list) {
+				id := wordID[w]
+				if id == 0 || slices.Contains(s.defs, id) || slices.Contains(s.words, w) {
+					log.Fatalf("%s: %s: %q is no lemma, repeated or a member", defsFile, head, w)
+				}
+				s.defs = append(s.defs, id)
+			}
+			if len(s.defs) > 255 {
+				log.Fatalf("%s: %s: %d definition words do not fit", defsFile, head, len(s.defs))
+			}
+			nDefs += len(s.defs)
+			maxDefs = max(maxDefs, len(s.defs))
+		}
+		if len(seen) != len(syns) {
+			log.Fatalf("%s: %d synsets, want %d", defsFile, len(seen), len(syns))
+		}
+		for _, s := range syns { // in synset order
+			for _, id := range s.defs {
+				if definedBy[id] == nil {
+					definedWords++
+				}
+				definedBy[id] = append(definedBy[id], s.id)
+			}
+		}
 	}
 
 	// Tag counts.
@@ -434,6 +484,27 @@ func build(dict, excDir string) []byte {
 		slices.SortFunc(excs[fi], func(a, b exception) int { return strings.Compare(a.form, b.form) })
 	}
 
+	// The inverse of the exceptions: per POS, (base, exception index),
+	// sorted by base and then form (exceptions are sorted by form).
+	type inflection struct{ base, exc int }
+	var infs []inflection
+	var infStart [5]int
+	nExc := 0
+	for fi := range files {
+		infStart[fi] = len(infs)
+		first := len(infs)
+		for i, e := range excs[fi] {
+			for _, b := range e.bases {
+				if words[b] != e.form {
+					infs = append(infs, inflection{b, nExc + i})
+				}
+			}
+		}
+		slices.SortStableFunc(infs[first:], func(a, b inflection) int { return cmp.Compare(a.base, b.base) })
+		nExc += len(excs[fi])
+	}
+	infStart[4] = len(infs)
+
 	// Encode.
 	var wordRec, synRec, excRec bytes.Buffer
 	var wordOff, synOff, excOff, hash []byte
@@ -454,17 +525,31 @@ func build(dict, excDir string) []byte {
 		}
 		n := 0
 		for _, ss := range senses[w] {
+			n += len(ss)
+		}
+		if n > 255 {
+			log.Fatalf("%s: %d senses do not fit", w, n)
+		}
+		wordRec.WriteByte(byte(n))
+		for _, ss := range senses[w] {
 			for _, x := range ss {
 				u32(&wordRec, uint32(x.syn.id)|uint32(x.count)<<format.SynsetBits)
-				n++
 			}
 		}
 		nSenses += n
 		maxSenses = max(maxSenses, n)
+		if ids := definedBy[wordID[w]]; len(ids) > 0 {
+			wordRec.Write(binary.AppendUvarint(nil, uint64(len(ids))))
+			prev := 0
+			for _, id := range ids {
+				wordRec.Write(binary.AppendUvarint(nil, uint64(id-prev)))
+				prev = id
+			}
+		}
 	}
 	wordOff = u24(wordOff, wordRec.Len())
 	synOff = u24(synOff, 0)
-	synRec.Write([]byte{0, 0, 0, 0, 0})
+	synRec.Write([]byte{0, 0, 0, 0, 0, 0})
 	for _, s := range syns {
 		synOff = u24(synOff, synRec.Len())
 		if len(s.words) > 255 {
@@ -473,8 +558,12 @@ func build(dict, excDir string) []byte {
 		synRec.WriteByte(byte(len(s.words)))
 		synRec.WriteByte(byte(s.depth))
 		synRec.Write(u24(nil, s.desc))
+		synRec.WriteByte(byte(len(s.defs)))
 		for _, w := range s.words {
 			synRec.Write(u24(nil, wordID[w]))
+		}
+		for _, id := range s.defs {
+			synRec.Write(u24(nil, id))
 		}
 		for _, e := range s.entries {
 			u32(&synRec, e)
@@ -495,6 +584,10 @@ func build(dict, excDir string) []byte {
 	}
 	excStart[4] = len(excOff) / 3
 	excOff = u24(excOff, excRec.Len())
+	var inf []byte
+	for _, x := range infs {
+		inf = u24(u24(inf, x.base), x.exc)
+	}
 
 	slots := (len(words)*4 + 2) / 3 // load factor 0.75
 	table := make([]int, slots)
@@ -528,9 +621,11 @@ func build(dict, excDir string) []byte {
 	fields[format.FHashSlots] = uint32(slots)
 	for i := range 5 {
 		fields[format.FExcNoun+i] = uint32(excStart[i])
+		fields[format.FInfNoun+i] = uint32(infStart[i])
 	}
+	fields[format.FDefined] = uint32(nDefs)
 	off := format.HeaderSize
-	for i, sec := range [][]byte{wordOff, wordRec.Bytes(), hash, synOff, synRec.Bytes(), excOff, excRec.Bytes()} {
+	for i, sec := range [][]byte{wordOff, wordRec.Bytes(), hash, synOff, synRec.Bytes(), excOff, excRec.Bytes(), inf} {
 		fields[format.FWordOff+i] = uint32(off)
 		off += len(sec)
 	}
@@ -539,7 +634,7 @@ func build(dict, excDir string) []byte {
 	for _, v := range fields {
 		out = binary.LittleEndian.AppendUint32(out, v)
 	}
-	for _, sec := range [][]byte{wordOff, wordRec.Bytes(), hash, synOff, synRec.Bytes(), excOff, excRec.Bytes()} {
+	for _, sec := range [][]byte{wordOff, wordRec.Bytes(), hash, synOff, synRec.Bytes(), excOff, excRec.Bytes(), inf} {
 		out = append(out, sec...)
 	}
 
@@ -551,7 +646,9 @@ func build(dict, excDir string) []byte {
 	}
 	fmt.Fprintf(os.Stderr, "exceptions %d (%d with no base that is a lemma of the POS; %d bases dropped); hash %d slots, mean probe %.2f, longest %d\n",
 		excStart[4], noBase, droppedBases, slots, float64(sumProbe)/float64(len(words)-1), maxProbe)
-	fmt.Fprintf(os.Stderr, "sections: wordOff %d, wordRec %d, hash %d, synOff %d, synRec %d, excOff %d, excRec %d\n",
-		len(wordOff), wordRec.Len(), len(hash), len(synOff), synRec.Len(), len(excOff), excRec.Len())
+	fmt.Fprintf(os.Stderr, "definitions: %d words (at most %d per synset), in %d distinct words; inflections %d\n",
+		nDefs, maxDefs, definedWords, len(infs))
+	fmt.Fprintf(os.Stderr, "sections: wordOff %d, wordRec %d, hash %d, synOff %d, synRec %d, excOff %d, excRec %d, inf %d\n",
+		len(wordOff), wordRec.Len(), len(hash), len(synOff), synRec.Len(), len(excOff), excRec.Len(), len(inf))
 	return out
 }

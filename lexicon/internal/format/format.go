@@ -7,22 +7,31 @@
 //
 //	header    Magic, then NumFields u32 fields (indexed by the F constants)
 //	WordOff   u24 × (Words+1): offset of word i's record in WordRec
-//	WordRec   per word: lemma length u8, lemma bytes, then one u32 per
-//	          sense: synset (SynsetBits) | tag count << SynsetBits. Senses
-//	          are by POS (noun, verb, adj, adv), then in index.POS order.
+//	WordRec   per word: lemma length u8, lemma bytes, sense count u8, one
+//	          u32 per sense: synset (SynsetBits) | tag count << SynsetBits
+//	          (senses are by POS: noun, verb, adj, adv, then in index.POS
+//	          order), then, if the word is in a definition, the synsets
+//	          whose definition has it: their number as a uvarint, then the
+//	          first synset as a uvarint and each next one as the uvarint of
+//	          its difference from the one before (ascending).
 //	Hash      u24 × HashSlots, open addressing with linear probing over the
 //	          lemma's Hash: slot index is the high 32 bits scaled to
 //	          HashSlots, a slot is word | tag << WordBits with the
 //	          tag the hash's low TagBits bits; 0 is an empty slot.
 //	SynOff    u24 × (Synsets+1): offset of synset i's record in SynRec
 //	SynRec    per synset: member count u8, depth u8, descendants u24,
-//	          members (words) u24 each, then pointers u32 each (Ptr* bits),
-//	          sorted by (relation, source word) and otherwise in the order
-//	          of the data file.
+//	          definition word count u8, members (words) u24 each, the
+//	          definition's words u24 each (in gloss order), then pointers
+//	          u32 each (Ptr* bits), sorted by (relation, source word) and
+//	          otherwise in the order of the data file.
 //	ExcOff    u24 × (exceptions+1): offset of exception i's record in ExcRec
 //	ExcRec    per exception: form length u8, form bytes, base words u24 each.
 //	          Exceptions are sorted by (POS, form); FExc* give each POS's
 //	          first index.
+//	Inf       per exception base: base word u24, exception index u24,
+//	          sorted by (POS, base word, form) with FInf* giving each POS's
+//	          first entry: the inverse of the exception lists, less the
+//	          entries whose form is the base.
 //
 // Word 0 and synset 0 are reserved (empty records): valid ones start at 1.
 // Synsets are numbered by class (nouns, verbs, head adjectives, satellite
@@ -34,7 +43,7 @@ package format
 const Magic = "MGWN"
 
 // Version is the layout's version.
-const Version = 1
+const Version = 2
 
 // Header fields, u32 each, after Magic.
 const (
@@ -50,7 +59,13 @@ const (
 	FExcVerb
 	FExcAdj
 	FExcAdv
-	FExcEnd // number of exceptions
+	FExcEnd  // number of exceptions
+	FInfNoun // first noun entry of Inf; FInfVerb, FInfAdj, FInfAdv follow
+	FInfVerb
+	FInfAdj
+	FInfAdv
+	FInfEnd  // number of entries of Inf
+	FDefined // number of (synset, definition word) pairs
 	// Sections, as byte offsets from the start of the file; each ends where
 	// the next starts and the last at FEnd, the length of the file.
 	FWordOff
@@ -60,6 +75,7 @@ const (
 	FSynRec
 	FExcOff
 	FExcRec
+	FInf
 	FEnd
 	NumFields
 )
