@@ -22,11 +22,13 @@ package wordvec
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -47,6 +49,9 @@ type Table struct {
 	index  map[string]int32
 	scales []float32
 	codes  []int8 // len(words) × Dim
+
+	normsOnce sync.Once
+	norms     []float64 // of the codes, made on first use by Nearest
 }
 
 var (
@@ -191,4 +196,75 @@ func Decode(b []byte) (*Table, error) {
 		t.codes = unsafe.Slice((*int8)(unsafe.Pointer(&b[p])), n*Dim)
 	}
 	return t, nil
+}
+
+// Neighbor is a word of the table and its cosine with another.
+type Neighbor struct {
+	Word   int
+	Cosine float64
+}
+
+// Nearest returns up to k words (other than word i) whose cosine with word
+// i is at least min, nearest first. It scans the whole table (about a
+// millisecond): callers cache what they need.
+func (t *Table) Nearest(i, k int, min float64) []Neighbor {
+	norms := t.codeNorms()
+	if i < 0 || i >= len(t.words) || norms[i] == 0 || k <= 0 {
+		return nil
+	}
+	q := t.codes[i*Dim : (i+1)*Dim]
+	var out []Neighbor
+	for j := range t.words {
+		if j == i || norms[j] == 0 {
+			continue
+		}
+		c := t.codes[j*Dim : (j+1)*Dim]
+		var d int32
+		for x := range Dim {
+			d += int32(q[x]) * int32(c[x])
+		}
+		cos := float64(d) / (norms[i] * norms[j])
+		if cos < min {
+			continue
+		}
+		out = append(out, Neighbor{j, cos})
+	}
+	slices.SortFunc(out, func(a, b Neighbor) int { return cmp.Compare(b.Cosine, a.Cosine) })
+	if len(out) > k {
+		out = out[:k]
+	}
+	return slices.Clip(out)
+}
+
+// codeNorms returns the norms of the words' codes (a cosine needs no scale).
+func (t *Table) codeNorms() []float64 {
+	t.normsOnce.Do(func() {
+		t.norms = make([]float64, len(t.words))
+		for i := range t.words {
+			var s int32
+			for _, x := range t.codes[i*Dim : (i+1)*Dim] {
+				s += int32(x) * int32(x)
+			}
+			t.norms[i] = math.Sqrt(float64(s))
+		}
+	})
+	return t.norms
+}
+
+// Cosine returns the cosine of word i's vector and v (len Dim), 0 if
+// either is zero. It allocates nothing.
+func (t *Table) Cosine(i int, v []float32) float64 {
+	norms := t.codeNorms()
+	if i < 0 || i >= len(t.words) || norms[i] == 0 || len(v) != Dim {
+		return 0
+	}
+	var d, nv float64
+	for j, x := range t.codes[i*Dim : (i+1)*Dim] {
+		d += float64(x) * float64(v[j])
+		nv += float64(v[j]) * float64(v[j])
+	}
+	if nv == 0 {
+		return 0
+	}
+	return d / (norms[i] * math.Sqrt(nv))
 }
