@@ -101,10 +101,16 @@ func (k Kind) Targeted() bool { return k == Paraphrase || k == Task }
 
 // Data is one set file.
 type Data struct {
-	Comment     string     `json:"_comment,omitempty"`
-	People      []Person   `json:"people"`
-	Questions   []Question `json:"questions"`
-	Distractors []string   `json:"distractors"`
+	Comment string `json:"_comment,omitempty"`
+	// TopicRelations says how the set's author vetted its unrelated
+	// questions and name swaps: "" by the vocabulary's relations (a
+	// question is answered by facts on its topic and on the topics that
+	// answer it: AnsweredBy), "exact" by the topic alone, having read
+	// every fact.
+	TopicRelations string     `json:"topic_relations,omitempty"`
+	People         []Person   `json:"people"`
+	Questions      []Question `json:"questions"`
+	Distractors    []string   `json:"distractors"`
 }
 
 // Person is one principal and the facts they told or an assistant noted.
@@ -143,10 +149,24 @@ func Load(path string) (*Data, error) {
 	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
+	d.canonicalTopics()
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return &d, nil
+}
+
+// canonicalTopics replaces the topics another set's author named otherwise
+// (aliases: "partner" for spouse) by the vocabulary's.
+func (d *Data) canonicalTopics() {
+	for i := range d.People {
+		for j := range d.People[i].Facts {
+			d.People[i].Facts[j].Topic = Canonical(d.People[i].Facts[j].Topic)
+		}
+	}
+	for i := range d.Questions {
+		d.Questions[i].Topic = Canonical(d.Questions[i].Topic)
+	}
 }
 
 var principalRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -162,6 +182,9 @@ var principalRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // word shared with the answer, silence is deserved) is checked by the
 // package's tests on every set file.
 func (d *Data) Validate() error {
+	if d.TopicRelations != "" && d.TopicRelations != "exact" {
+		return fmt.Errorf("topic_relations must be empty or \"exact\", not %q", d.TopicRelations)
+	}
 	if len(d.People) == 0 {
 		return fmt.Errorf("no people")
 	}
@@ -352,6 +375,9 @@ func (d *Data) Excluded(q Question) map[string]bool {
 			return
 		}
 		out[t] = true
+		if d.TopicRelations == "exact" {
+			return
+		}
 		for _, r := range AnsweredBy(t) {
 			out[r] = true
 		}

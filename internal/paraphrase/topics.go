@@ -89,6 +89,26 @@ var vocabulary = []struct {
 	{"favourite-colour", nil},
 }
 
+// aliases are the names the held-out set's author gave topics of the
+// vocabulary (bench/paraphrase/HELDOUT.md).
+var aliases = map[string]string{
+	"partner":                  "spouse",
+	"pet":                      "pets",
+	"films":                    "film",
+	"tv-shows":                 "tv-show",
+	"communication-preference": "communication",
+	"sport-played":             "sport",
+}
+
+// Canonical returns the vocabulary's name of a topic (itself, or what an
+// alias stands for).
+func Canonical(t string) string {
+	if c, ok := aliases[t]; ok {
+		return c
+	}
+	return t
+}
+
 var topics = func() map[string][]string {
 	m := map[string][]string{}
 	for _, v := range vocabulary {
