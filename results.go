@@ -45,9 +45,16 @@ type RecallHit struct {
 // HitExplain is the breakdown of one result's score.
 type HitExplain struct {
 	RankComponents
-	// VectorZ is how many deviations the memory's cosine with the query
-	// stands above the query's background (what Vector calibrates).
-	VectorZ float64 `json:"vector_z,omitempty"`
+	// VectorZ is how many deviations the memory's cosine with the content
+	// query stands above the query's background, and VectorExcess how far
+	// that z-score stands out as the best of the partition's memories
+	// (what Vector calibrates: package rank, Null).
+	VectorZ      float64 `json:"vector_z,omitempty"`
+	VectorExcess float64 `json:"vector_excess,omitempty"`
+	// Evidence names what carried the text evidence: for each content
+	// word of the query the memory holds, the word it holds and how the
+	// two are related.
+	Evidence []TermEvidence `json:"evidence,omitempty"`
 	// StaleEmbedding is set when the memory's vector was made by another
 	// model than the one embedding queries: it ranked by text only.
 	StaleEmbedding bool `json:"stale_embedding,omitempty"`
@@ -55,19 +62,41 @@ type HitExplain struct {
 	TextRank       int  `json:"text_rank,omitempty"`
 }
 
+// TermEvidence is how a memory holds one content word of the query.
+type TermEvidence struct {
+	// Query is the query's word (as analyzed: its stem) and Memory the
+	// memory's word that matched it (the same, or a related one).
+	Query  string `json:"query"`
+	Memory string `json:"memory"`
+	// Relation is how they are related: "word" (the same word), "lemma"
+	// (another form of it: ate and eat), "synonym", "derivation"
+	// (allergic and allergy), "category" (the memory's word is a kind of
+	// the query's: cello and instrument), or a chain of them. Path lists
+	// the words and concepts in between, when there are any.
+	Relation string   `json:"relation"`
+	Path     []string `json:"path,omitempty"`
+	// Weight is the match's weight (1 for the word itself) and Share the
+	// part of the memory's text evidence it gives.
+	Weight float64 `json:"weight"`
+	Share  float64 `json:"share"`
+}
+
 // RankComponents are the parts of a result's score, each in [0, 1]
 // (package rank, where it is rank.Components, says how each is made).
 type RankComponents struct {
-	Text   float64 `json:"text"`   // share of the query's BM25 mass matched
-	Vector float64 `json:"vector"` // calibrated z-score of the cosine (0 without a vector)
-	// ContentText and ContentVector are the same for the content query:
-	// what the memory's relatedness is made of.
-	ContentText   float64 `json:"content_text"`
-	ContentVector float64 `json:"content_vector"`
-	Context       float64 `json:"context"`  // evidence added by conversation neighbours
-	Recency       float64 `json:"recency"`  // recency factor applied (1 when off)
-	Feedback      float64 `json:"feedback"` // feedback factor applied (1 when off)
-	Fused         float64 `json:"fused"`    // the memory's own evidence with context, recency and feedback
+	// Text is the share of the content query's weight the memory holds,
+	// its words or related ones (see TermEvidence).
+	Text float64 `json:"text"`
+	// Vector is the memory's vector evidence: how far its cosine with the
+	// content query stands out from chance in its partition, calibrated
+	// (0 without a comparable vector).
+	Vector float64 `json:"vector"`
+	// Own is the memory's own evidence, from its text and its vector.
+	Own      float64 `json:"own"`
+	Context  float64 `json:"context"`  // evidence added by conversation neighbours
+	Recency  float64 `json:"recency"`  // recency factor applied (1 when off)
+	Feedback float64 `json:"feedback"` // feedback factor applied (1 when off)
+	Fused    float64 `json:"fused"`    // the score: own evidence with context, recency and feedback
 }
 
 // RecallStats explains a recall as a whole: counts, the embedder used and
@@ -91,7 +120,7 @@ type RecallStats struct {
 // text (package rank, where it is rank.Explain).
 type RankExplain struct {
 	Candidates  int     `json:"candidates"`  // candidates considered
-	Relatedness float64 `json:"relatedness"` // R: the best possible score for this query
+	Relatedness float64 `json:"relatedness"` // the best score of any candidate
 	Floor       float64 `json:"floor"`       // the floor applied (0 when off)
 	BelowFloor  int     `json:"below_floor"` // candidates whose score was below the floor
 	BeyondK     int     `json:"beyond_k"`    // candidates above the floor cut by k
@@ -105,14 +134,18 @@ type RankExplain struct {
 type Calibration struct {
 	ProbeVersion string `json:"probe_version"`
 	Probes       int    `json:"probes"`
-	// Background is the query's cosines with the probes, and
-	// ContentBackground the content query's (the query without its
-	// identifying terms).
-	Background        ProbeBackground `json:"background"`
-	ContentBackground ProbeBackground `json:"content_background"`
-	ZLow              float64         `json:"z_low"`
-	ZHigh             float64         `json:"z_high"`
-	VectorWeight      float64         `json:"vector_weight"`
+	// Background is the content query's cosines with the probes (the
+	// query without its identifying terms).
+	Background ProbeBackground `json:"background"`
+	// NullSamples is how many z-scores of unrelated probe pairs the
+	// model's null was measured on, and Memories the partition size whose
+	// chance maximum a memory's vector must stand out from.
+	NullSamples int `json:"null_samples"`
+	Memories    int `json:"memories"`
+	// VectorLow and VectorHigh map a memory's vector excess to vector
+	// evidence (0 at or below low, 1 at or above high).
+	VectorLow  float64 `json:"vector_low"`
+	VectorHigh float64 `json:"vector_high"`
 }
 
 // ProbeBackground is the distribution of a query vector's cosines with the

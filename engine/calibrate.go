@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/analysis"
-	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/store"
@@ -96,34 +96,32 @@ func (e *Engine) calibration(ctx context.Context) (model, *rank.Calibration, err
 	return cur, cal, nil
 }
 
-// queryVectors are a recall's query vectors and what ranking needs of
-// them.
+// queryVectors are a recall's query vector and what ranking needs of it.
 type queryVectors struct {
 	model      model
 	provenance *Provenance
 	calibrated bool
 	probes     int
-	// The query's and the content query's background (zero without a
-	// calibrated vector).
-	background, contentBackground rank.Background
+	// background is the content query vector's (zero without a calibrated
+	// vector), and null the model's null distribution of z-scores.
+	background rank.Background
+	null       *rank.Null
 }
 
 // queryVectors finds the query's identifying terms (q.Exclude), embeds the
-// query and its content query (the query without them) in one call into
-// q.Vector and q.ContentVector, and measures their backgrounds by the
-// model's calibration. The partition is caught
-// up to head first, so the terms are judged on what the search will see.
+// content query (the query without them: see package rank, "Names are not
+// evidence") into q.Vector, and measures its background by the model's
+// calibration. The partition is caught up to head first, so the terms are
+// judged on what the search will see. A query that is nothing but
+// identifying terms has no vector.
 func (e *Engine) queryVectors(ctx context.Context, s memgate.Scope, query string, q *index.Query, head int64) (queryVectors, error) {
 	var out queryVectors
-	var raw []float32
 	if e.cfg.Embedder != nil && e.rec.current().dim == 0 {
 		// The first recall of the process learns the model first, so that
 		// the partition is loaded with vectors.
-		embs, err := e.embedQueries(ctx, query)
-		if err != nil {
+		if _, err := e.embedQueries(ctx, query); err != nil {
 			return out, err
 		}
-		raw = embs[0].Vector
 	}
 	cur, cal, err := e.calibration(ctx)
 	if err != nil {
@@ -145,56 +143,31 @@ func (e *Engine) queryVectors(ctx context.Context, s memgate.Scope, query string
 			q.Exclude = append(q.Exclude, t)
 		}
 	}
-	content := ""
+	content := query
 	if len(q.Exclude) > 0 {
 		content = analysis.FoldWithout(query, func(t string) bool { return slices.Contains(q.Exclude, t) })
 	}
 	out.model = cur
-	if e.cfg.Embedder == nil {
+	if e.cfg.Embedder == nil || strings.TrimSpace(content) == "" {
 		return out, nil
 	}
-	var texts []string
-	if raw == nil {
-		texts = append(texts, query)
+	embs, err := e.embedQueries(ctx, content)
+	if err != nil {
+		return out, err
 	}
-	if content != "" {
-		texts = append(texts, content)
-	}
-	var rawContent []float32
-	if len(texts) > 0 {
-		embs, err := e.embedQueries(ctx, texts...)
-		if err != nil {
-			return out, err
-		}
-		if e.rec.current() != cur {
-			// The embedder changed model since the calibration: this
-			// recall ranks by text; the next one calibrates the new model.
-			cur, cal = e.rec.current(), nil
-		}
-		if raw == nil {
-			raw, embs = embs[0].Vector, embs[1:]
-		}
-		if content != "" {
-			rawContent = embs[0].Vector
-		}
+	if e.rec.current() != cur {
+		// The embedder changed model since the calibration: this recall
+		// ranks by text; the next one calibrates the new model.
+		cur, cal = e.rec.current(), nil
 	}
 	out.model = cur
 	out.provenance = &Provenance{Provider: cur.provider, Model: cur.name, Dim: cur.dim}
-	q.Vector = raw
-	if len(q.Exclude) > 0 {
-		q.ContentVector = rawContent
-	}
+	q.Vector = embs[0].Vector
 	if cal == nil {
 		return out, nil
 	}
-	out.background = cal.Background(raw)
-	out.contentBackground = out.background
-	if len(q.Exclude) > 0 {
-		out.contentBackground = rank.Background{} // a blank content query has no vector evidence
-		if rawContent != nil {
-			out.contentBackground = cal.Background(rawContent)
-		}
-	}
+	out.background = cal.Background(q.Vector)
+	out.null = cal.Null()
 	out.calibrated, out.probes = true, len(rank.Probes())
 	return out, nil
 }
@@ -216,30 +189,4 @@ func (e *Engine) embedQueries(ctx context.Context, texts ...string) ([]memgate.E
 	}
 	e.rec.observe(&embs[0])
 	return embs, nil
-}
-
-// vectorWeight is the vector's share of ordering for a model (rank,
-// "Vector weight"): the engine's configured weight, else the one measured
-// for the model.
-func (e *Engine) vectorWeight(m model) float64 {
-	if w := e.cfg.VectorWeight; w != nil {
-		return *w
-	}
-	return DefaultVectorWeight(m.provider, m.name)
-}
-
-// DefaultVectorWeight is the vector weight measured for an embedder model
-// (see package rank, "Vector weight"): the built-in lexical model's is 0,
-// the built-in hybrid model's rank.HybridVectorWeight, and any other
-// model's rank.SemanticVectorWeight.
-func DefaultVectorWeight(provider, model string) float64 {
-	switch {
-	case provider == builtin.Provider && model == builtin.LexicalModel:
-		return rank.LexicalVectorWeight
-	case provider == builtin.Provider && model == builtin.Model:
-		return rank.HybridVectorWeight
-	case provider == "":
-		return 0
-	}
-	return rank.SemanticVectorWeight
 }

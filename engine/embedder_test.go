@@ -113,7 +113,7 @@ func TestCrossModelVectorsAreNeverCompared(t *testing.T) {
 	const (
 		unrelated = "The quarterly tax filing deadline is April 15."
 		related   = "Alice walks her dog Biscuit along the river every morning."
-		query     = "Where does Alice walk her dog?"
+		query     = "Where does the dog walk?" // no name: the content query is the query
 		fresh     = "Biscuit the dog loves the river path."
 	)
 	const dim = 64

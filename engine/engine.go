@@ -18,6 +18,8 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/policy"
+	"github.com/memgate/memgate/rank"
+	"github.com/memgate/memgate/relate"
 	"github.com/memgate/memgate/store"
 )
 
@@ -46,10 +48,18 @@ type Config struct {
 	// a retry within it replays, a later one is stored again (Sweep prunes
 	// older keys; default DefaultIdempotencyWindow).
 	IdempotencyWindow time.Duration
-	// VectorWeight, when set, is the vector's share of ordering in recall,
-	// in [0, 1], for every model; nil means the weight measured for the
-	// embedder's model (DefaultVectorWeight).
-	VectorWeight *float64
+	// Rank overrides recall's ranking parameters (package rank's Options:
+	// the text scale, the vector calibration and the context weights; its
+	// K, floor, budget and diversity come from each request). The zero
+	// value is the defaults, which are what memgate was measured with; the
+	// benchmarks set it to measure others.
+	Rank rank.Options
+	// Relate sets how recall relates query words to the words of memories
+	// (package relate: other forms, synonyms, derived forms, kinds); the
+	// zero value is its measured defaults. NoRelate turns it off: query
+	// words then match only themselves (for measurement).
+	Relate   relate.Options
+	NoRelate bool
 	// Now is the clock (default time.Now); tests set it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -100,8 +110,8 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("engine: policy: %w", err)
 	}
-	if w := c.VectorWeight; w != nil && !(*w >= 0 && *w <= 1) {
-		return memgate.FieldError("vector_weight", "must be between 0 and 1")
+	if err := c.Rank.WithDefaults().Validate(); err != nil {
+		return memgate.FieldError("rank", "%v", err)
 	}
 	return nil
 }
@@ -112,6 +122,8 @@ type Engine struct {
 	store store.Store
 	log   *slog.Logger
 	rec   recaller
+	// relater finds the words related to query words; nil with NoRelate.
+	relater *relate.Relater
 
 	pkeyMu sync.Mutex
 	pkey   []byte
@@ -132,6 +144,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{})}
+	if !cfg.NoRelate {
+		e.relater = relate.New(cfg.Relate)
+	}
 	// Log lines name a principal only by its pseudonym (pseudonym.go).
 	e.log = slog.New(&pseudonymous{inner: cfg.Logger.Handler(), e: e})
 	idx, err := index.New(cfg.Index, e.load)

@@ -213,7 +213,8 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if err != nil {
 		return nil, err
 	}
-	opts.VectorWeight = e.vectorWeight(qv.model)
+	rel := e.related(req.Query, q.Exclude)
+	q.Related = rel.words
 	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {
 		return nil, fmt.Errorf("search partition: %w", err)
@@ -241,9 +242,9 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		cands   []rank.Candidate
 		props   []index.Candidate
 	)
-	rq := rank.Query{IDFSum: res.IDFSum, Content: true, ContentIDFSum: res.ContentIDFSum, Background: qv.background, ContentBackground: qv.contentBackground, Now: now}
+	rq, content := rankQuery(res, qv, now, req.Query)
 	for round := 0; ; round++ {
-		cands, props = v.candidates(res.Candidates, cur)
+		cands, props = v.candidates(res.Candidates, cur, content)
 		results, ex, err = rank.Rank(rq, cands, opts)
 		if err != nil {
 			return nil, fmt.Errorf("rank: %w", err)
@@ -297,7 +298,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		e.derive(m, now)
 		hit := RecallHit{Memory: m, Score: r.Score}
 		if req.Explain {
-			hit.Explain = explainHit(r, m, props[r.Index], cur, qv.background)
+			hit.Explain = explainHit(r, m, props[r.Index], cur, rq, opts.WithDefaults(), res, content, rel)
 		}
 		out.Results = append(out.Results, hit)
 		if req.Render {
@@ -315,7 +316,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	counts := map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(ranked), "below_floor": int64(ex.BelowFloor)}
 	if req.Preview {
 		action = ActionRecallPreview
-		out.BelowFloorResults = e.belowFloor(rq, cands, props, opts, ex.Floor, &v, cur, now)
+		out.BelowFloorResults = e.belowFloor(rq, cands, props, opts, ex.Floor, &v, cur, now, res, content, rel)
 		counts["below_floor_results"] = int64(len(out.BelowFloorResults))
 	}
 	took := time.Since(start)
@@ -336,7 +337,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		if qv.calibrated {
 			o := opts.WithDefaults()
 			out.Explain.Calibration = &Calibration{ProbeVersion: rank.ProbeVersion, Probes: qv.probes, Background: qv.background,
-				ContentBackground: qv.contentBackground, ZLow: o.ZLow, ZHigh: o.ZHigh, VectorWeight: o.VectorWeight}
+				NullSamples: qv.null.Samples(), Memories: res.N, VectorLow: o.VectorLow, VectorHigh: o.VectorHigh}
 		}
 	}
 	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID, "preview", req.Preview,
@@ -344,15 +345,50 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	return out, nil
 }
 
+// rankQuery is what rank needs of a search's result: the content terms
+// (the indexes of res.Terms that are not excluded, returned too) with
+// their weights, and the partition and vector statistics.
+func rankQuery(res *index.Result, qv queryVectors, now time.Time, query string) (rank.Query, []int) {
+	rq := rank.Query{AvgDocLen: res.AvgDocLen, Memories: res.N, Background: qv.background, Null: qv.null, Now: now}
+	var content []int
+	words := analysis.AppendWords(nil, query)
+	for j, t := range res.Terms {
+		if t.Excluded && t.DF > 0 {
+			rq.Named = true
+		}
+		if !t.Excluded {
+			content = append(content, j)
+			spec, modifier := wordWeight(words, t.Term)
+			rq.Terms = append(rq.Terms, rank.Term{IDF: t.IDF, Specificity: spec, Modifier: modifier})
+		}
+	}
+	return rq, content
+}
+
 // explainHit is the score breakdown of one ranked memory.
-func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model, bg rank.Background) *HitExplain {
+func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model, rq rank.Query, opts rank.Options, res *index.Result, content []int, rel related) *HitExplain {
 	h := &HitExplain{
 		RankComponents: r.Components,
 		StaleEmbedding: m.Embedding != nil && cur.dim > 0 && !cur.matches(m.Embedding),
 		VectorRank:     p.VectorRank, TextRank: p.TextRank,
 	}
-	if p.HasVector {
-		h.VectorZ = bg.Z(float64(p.Cosine))
+	if p.HasVector && rq.Background.SD > 0 {
+		h.VectorZ = rq.Background.Z(float64(p.ContentCosine))
+		h.VectorExcess = rq.Null.Excess(h.VectorZ, rq.Memories)
+	}
+	for k, j := range content {
+		if j >= len(p.Matches) || p.Matches[j].Related < 0 {
+			continue
+		}
+		mt := p.Matches[j]
+		ev := memgate.TermEvidence{Query: res.Terms[j].Term, Memory: res.Terms[j].Term, Relation: "word", Weight: mt.Weight}
+		if mt.Related > 0 {
+			ev = rel.evidence(mt.Related-1, ev)
+		}
+		c := rank.Candidate{Matches: make([]rank.Match, len(rq.Terms)), DocLen: p.DocLen}
+		c.Matches[k] = rank.Match{Weight: mt.Weight, TF: mt.TF}
+		ev.Share = rank.TextEvidence(rq, c, opts)
+		h.Evidence = append(h.Evidence, ev)
 	}
 	return h
 }
@@ -365,7 +401,7 @@ func explainHit(r rank.Result, m *memgate.Memory, p index.Candidate, cur model, 
 // one of those candidates was read through the store's read gate first (a
 // preview reads them all before ranking); one the verifier does not hold
 // is skipped, never shown.
-func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.Candidate, opts rank.Options, floor float64, v *verifier, cur model, now time.Time) []RecallHit {
+func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.Candidate, opts rank.Options, floor float64, v *verifier, cur model, now time.Time, res *index.Result, content []int, rel related) []RecallHit {
 	if floor <= 0 || !v.all {
 		return nil // the floor is off, or the candidates were not all read
 	}
@@ -374,7 +410,7 @@ func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.
 	for i, s := range sc.Scores {
 		// A score of 0 (no evidence at all) is left out: no floor above
 		// zero would let it through, and rank never returns it.
-		if s > 0 && s < floor {
+		if s > 0 && !sc.Passes(i, floor, opts) {
 			below = append(below, i)
 		}
 	}
@@ -398,7 +434,7 @@ func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.
 		}
 		e.derive(m, now)
 		r := rank.Result{Index: i, ID: cands[i].ID, Score: sc.Scores[i], Components: sc.Components[i]}
-		out = append(out, RecallHit{Memory: m, Score: r.Score, Explain: explainHit(r, m, props[i], cur, q.Background)})
+		out = append(out, RecallHit{Memory: m, Score: r.Score, Explain: explainHit(r, m, props[i], cur, q, opts.WithDefaults(), res, content, rel)})
 	}
 	return out
 }
@@ -406,7 +442,8 @@ func (e *Engine) belowFloor(q rank.Query, cands []rank.Candidate, props []index.
 // checkRecall validates a recall request at the edge and returns the rank
 // options it asks for.
 func (e *Engine) checkRecall(req *RecallRequest) (rank.Options, error) {
-	var o rank.Options
+	o := e.cfg.Rank
+	o.Budget, o.MMR = 0, false
 	s := req.Scope
 	if s.AllPrincipals {
 		return o, memgate.FieldError("principal", "recall is for one principal")
@@ -516,10 +553,12 @@ func (v *verifier) fetch(ctx context.Context, cands []index.Candidate, ids []str
 
 // candidates returns the rank candidates: every proposal not refused (when
 // every candidate has been read, only those admitted), with the index's
-// proposal beside each.
-func (v *verifier) candidates(props []index.Candidate, cur model) ([]rank.Candidate, []index.Candidate) {
+// proposal beside each. content lists the indexes of the search's terms
+// that rank scores (see rankQuery).
+func (v *verifier) candidates(props []index.Candidate, cur model, content []int) ([]rank.Candidate, []index.Candidate) {
 	cands := make([]rank.Candidate, 0, len(props))
 	kept := make([]index.Candidate, 0, len(props))
+	matches := make([]rank.Match, len(content)*len(props))
 	for _, c := range props {
 		if v.refused[c.ID] {
 			continue
@@ -528,12 +567,18 @@ func (v *verifier) candidates(props []index.Candidate, cur model) ([]rank.Candid
 		if v.all && m == nil {
 			continue
 		}
-		rc := rank.Candidate{ID: c.ID, BM25: c.BM25, ContentBM25: c.ContentBM25, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt)}
+		rc := rank.Candidate{ID: c.ID, DocLen: c.DocLen, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt), Named: c.BM25 > c.ContentBM25}
+		rc.Matches, matches = matches[:len(content):len(content)], matches[len(content):]
+		for k, j := range content {
+			if j < len(c.Matches) && c.Matches[j].Related >= 0 {
+				rc.Matches[k] = rank.Match{Weight: c.Matches[j].Weight, TF: c.Matches[j].TF}
+			}
+		}
 		// The index holds vectors of the current model only. A memory
 		// read from the store must still be of it (it may have been
 		// re-embedded since the index saw it).
 		if c.HasVector && (m == nil || cur.matches(m.Embedding)) {
-			rc.Cosine, rc.ContentCosine, rc.HasVector = float64(c.Cosine), float64(c.ContentCosine), true
+			rc.Cosine, rc.HasVector = float64(c.ContentCosine), true
 			if m != nil {
 				rc.Vector = m.Embedding.Vector
 			}

@@ -93,8 +93,11 @@ func distinctTerms(ts []string, buf []string) []string {
 // qterm is a distinct query term present in the partition.
 type qterm struct {
 	pl       *postings
-	idf      float64
-	excluded bool // left out of the content query
+	idf      float64 // the term's idf times weight
+	excluded bool    // left out of the content query
+	of       int     // the query term it matches (an index of Result.Terms)
+	related  int     // 0: the term itself; i+1: Query.Related[i]
+	weight   float64 // 1 for the term itself
 }
 
 // accumulate adds the BM25 contributions of the query terms into sc.acc and
@@ -185,30 +188,81 @@ func (p *Partition) tf(sl int32, pl *postings) int {
 	return 0
 }
 
+// qmatch is a query term (an index of qts) an entry holds, and how often.
+type qmatch struct {
+	qt int32
+	tf int32
+}
+
+// matchesOf appends to dst the query terms of qts that the entry at slot
+// sl holds, in qts order. With many query terms (related words among
+// them) it walks the entry's own terms through sc.byPostings instead of
+// looking each query term up in the entry.
+func (p *Partition) matchesOf(dst []qmatch, sl int32, qts []qterm, sc *scratch) []qmatch {
+	if len(qts) <= 8 {
+		for i, qt := range qts {
+			if tf := p.tf(sl, qt.pl); tf > 0 {
+				dst = append(dst, qmatch{int32(i), int32(tf)})
+			}
+		}
+		return dst
+	}
+	if !sc.byPostingsOK {
+		if sc.byPostings == nil {
+			sc.byPostings = make(map[*postings][]int32, len(qts))
+		}
+		clear(sc.byPostings)
+		for i, qt := range qts {
+			sc.byPostings[qt.pl] = append(sc.byPostings[qt.pl], int32(i))
+		}
+		sc.byPostingsOK = true
+	}
+	start := len(dst)
+	for _, r := range p.slots[sl].terms {
+		for _, i := range sc.byPostings[r.p] {
+			dst = append(dst, qmatch{i, r.tf})
+		}
+	}
+	slices.SortFunc(dst[start:], func(a, b qmatch) int { return int(a.qt - b.qt) })
+	return dst
+}
+
 // bm25Of returns the BM25 score of the entry at slot sl, added in the same
-// order as accumulate, and the number of query terms it contains.
+// order as accumulate, and the number of distinct query terms it holds
+// (itself or by a related word).
 func (p *Partition) bm25Of(sl int32, qts []qterm, avg float64, sc *scratch) (float64, int) {
+	sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
+	n := distinctOf(sc.qm, qts)
 	if s := sc.acc[sl]; s != 0 {
-		return s, p.matched(sl, qts)
+		return s, n
 	}
 	var s float64
-	n := 0
-	for _, qt := range qts {
-		if tf := p.tf(sl, qt.pl); tf > 0 {
-			s += BM25Term(tf, int(p.docLen[sl]), avg, qt.idf)
-			n++
-		}
+	for _, m := range sc.qm {
+		s += BM25Term(int(m.tf), int(p.docLen[sl]), avg, qts[m.qt].idf)
 	}
 	return s, n
 }
 
-// matched returns the number of query terms the entry at slot sl contains.
-func (p *Partition) matched(sl int32, qts []qterm) int {
+// matched returns the number of distinct query terms the entry at slot sl
+// holds (itself or by a related word).
+func (p *Partition) matched(sl int32, qts []qterm, sc *scratch) int {
+	sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
+	return distinctOf(sc.qm, qts)
+}
+
+// distinctOf counts the distinct query terms (qterm.of) of ms.
+func distinctOf(ms []qmatch, qts []qterm) int {
+	var seen uint64
 	n := 0
-	for _, qt := range qts {
-		if p.tf(sl, qt.pl) > 0 {
-			n++
+	for _, m := range ms {
+		of := qts[m.qt].of
+		if of < 64 {
+			if seen&(1<<of) != 0 {
+				continue
+			}
+			seen |= 1 << of
 		}
+		n++
 	}
 	return n
 }

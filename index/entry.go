@@ -107,6 +107,12 @@ type Query struct {
 	// also gets ContentBM25, its BM25 without them, and the result
 	// ContentIDFSum. Empty means the content query is the query.
 	Exclude []string
+	// Related lists words related to query terms (a synonym, a derived
+	// form, a kind of what the term names: the engine chooses them, with
+	// package lexicon): each proposes and matches memories in the place of
+	// the term it stands for, its weight times that term's idf. A related
+	// word of an excluded term, or of a term not in Terms, is ignored.
+	Related []Related
 	// ContentVector, when set, is the content query's vector, of Vector's
 	// dimension: every candidate with a vector also gets its exact cosine
 	// with it (Candidate.ContentCosine). It proposes no candidates of its
@@ -121,6 +127,16 @@ type Query struct {
 	// The zero value asks for none.
 	Neighbors Neighbors
 }
+
+// Related is a word that may stand for a query term (see Query.Related).
+type Related struct {
+	Term   string  // analyzed, as Terms are
+	Of     string  // the query term it stands for
+	Weight float64 // in (0, 1]
+}
+
+// MaxRelated bounds Query.Related.
+const MaxRelated = 4096
 
 // MaxK bounds Query.K.
 const MaxK = 10000
@@ -206,6 +222,11 @@ type Candidate struct {
 	BM25        float64
 	ContentBM25 float64
 	Matched     int
+	// Matches says, for each of Result.Terms (same order), how the memory
+	// holds it: by the term itself, by one of Query.Related, or not at
+	// all. DocLen is the memory's length in terms.
+	Matches []TermMatch
+	DocLen  int
 	// VectorRank and TextRank are the 1-based positions of the memory in
 	// the top K by cosine and by BM25; 0 when it is not in that top K.
 	VectorRank int
@@ -244,8 +265,10 @@ type Result struct {
 	IDFSum float64
 	// ContentIDFSum is IDFSum without the terms of Query.Exclude.
 	ContentIDFSum float64
-	// QueryTerms is the number of distinct query terms.
+	// QueryTerms is the number of distinct query terms, and Terms their
+	// statistics, in order of first occurrence.
 	QueryTerms int
+	Terms      []TermStat
 	// N and AvgDocLen are the partition statistics BM25 used. Every entry
 	// of the partition counts, whatever the filter: N and df are properties
 	// of the partition, not of the query, so scores of one memory are
@@ -261,6 +284,24 @@ type Result struct {
 	// postings the text channel visited. Both are diagnostics.
 	Rescored int
 	Postings int
+}
+
+// TermStat is a distinct query term's statistics in the partition.
+type TermStat struct {
+	Term     string
+	DF       int
+	IDF      float64
+	Excluded bool // in Query.Exclude
+}
+
+// TermMatch is how a memory holds one query term: Related is −1 when it
+// does not, 0 when it holds the term itself, and i+1 when it holds the
+// term's related word Query.Related[i] (the heaviest it holds); TF is how
+// often, and Weight the match's weight (1 for the term itself).
+type TermMatch struct {
+	Related int
+	TF      int
+	Weight  float64
 }
 
 // kind, source and flag bits of the compact per-entry metadata.

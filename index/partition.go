@@ -528,6 +528,9 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	if err := q.Neighbors.check(); err != nil {
 		return nil, err
 	}
+	if len(q.Related) > MaxRelated {
+		return nil, memgate.FieldError("related", "must have at most %d words", MaxRelated)
+	}
 	var qnorm, cnorm float64
 	if len(q.Vector) == 0 {
 		q.Vector = nil // empty is none
@@ -568,11 +571,13 @@ func (p *Partition) Search(q Query) (*Result, error) {
 
 	res := &Result{N: p.live, AvgDocLen: p.avgDocLen(), Version: p.version}
 
-	// Text: BM25 over the postings of the query terms.
+	// Text: BM25 over the postings of the query terms and their related
+	// words.
 	sc.qterms = distinctTerms(q.Terms, sc.qterms)
 	res.QueryTerms = len(sc.qterms)
+	res.Terms = make([]TermStat, len(sc.qterms))
 	qts := sc.qts[:0]
-	for _, t := range sc.qterms {
+	for j, t := range sc.qterms {
 		df := 0
 		pl := p.terms[t]
 		if pl != nil {
@@ -584,8 +589,22 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		if !excluded {
 			res.ContentIDFSum += idf
 		}
+		res.Terms[j] = TermStat{Term: t, DF: df, IDF: idf, Excluded: excluded}
 		if pl != nil {
-			qts = append(qts, qterm{pl: pl, idf: idf, excluded: excluded})
+			qts = append(qts, qterm{pl: pl, idf: idf, excluded: excluded, of: j, weight: 1})
+		}
+	}
+	for i, r := range q.Related {
+		if !(r.Weight > 0) {
+			continue
+		}
+		j := slices.Index(sc.qterms, r.Of)
+		if j < 0 || res.Terms[j].Excluded || r.Term == r.Of {
+			continue
+		}
+		if pl := p.terms[r.Term]; pl != nil {
+			w := min(r.Weight, 1)
+			qts = append(qts, qterm{pl: pl, idf: res.Terms[j].IDF * w, of: j, related: i + 1, weight: w})
 		}
 	}
 	sc.qts = qts
@@ -632,14 +651,14 @@ func (p *Partition) Search(q Query) (*Result, error) {
 				continue
 			}
 			c := p.candidate(h.slot)
-			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts), i+1
+			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts, sc), i+1
 			c.Cosine, c.HasVector = p.cosineOf(h.slot, q.Vector, qnorm)
 			res.Candidates = append(res.Candidates, c)
 			cslots = append(cslots, h.slot)
 		}
 	}
 	sc.cslots = cslots
-	defer p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm)
+	defer p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
 	if q.Neighbors != (Neighbors{}) {
 		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
 		res.Candidates = slices.Grow(res.Candidates, len(nbs))
@@ -657,22 +676,35 @@ func (p *Partition) Search(q Query) (*Result, error) {
 }
 
 // content sets the content query's scores of every candidate (see
-// Query.Exclude and Query.ContentVector). It runs once the candidates are
-// final, as the search's last step, so it costs one pass over them.
-func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32, cnorm float64) {
+// Query.Exclude and Query.ContentVector) and how it holds each query term
+// (Candidate.Matches). It runs once the candidates are final, as the
+// search's last step, so it costs one pass over them.
+func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32, cnorm float64, sc *scratch) {
+	nt := len(res.Terms)
+	matches := make([]TermMatch, nt*len(res.Candidates))
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
+		sl := c.slot
+		c.DocLen = int(p.docLen[sl])
+		c.Matches = matches[i*nt : (i+1)*nt : (i+1)*nt]
+		for j := range c.Matches {
+			c.Matches[j].Related = -1
+		}
 		c.ContentBM25, c.ContentCosine = c.BM25, c.Cosine
-		if exclude && c.BM25 > 0 {
-			sl := c.slot
-			c.ContentBM25 = 0
-			for _, qt := range qts {
-				if qt.excluded {
-					continue
+		if c.BM25 > 0 {
+			var content float64
+			sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
+			for _, mt := range sc.qm {
+				qt := &qts[mt.qt]
+				if m := &c.Matches[qt.of]; qt.weight > m.Weight {
+					*m = TermMatch{Related: qt.related, TF: int(mt.tf), Weight: qt.weight}
 				}
-				if tf := p.tf(sl, qt.pl); tf > 0 {
-					c.ContentBM25 += BM25Term(tf, int(p.docLen[sl]), res.AvgDocLen, qt.idf)
+				if !qt.excluded {
+					content += BM25Term(int(mt.tf), c.DocLen, res.AvgDocLen, qt.idf)
 				}
+			}
+			if exclude {
+				c.ContentBM25 = content
 			}
 		}
 		if cv != nil && c.HasVector {
@@ -1034,6 +1066,12 @@ type scratch struct {
 	cslots  []int32
 	found   []int32
 	ws      []*worker
+	qm      []qmatch
+	// byPostings maps the postings of the search's query terms (qts, once
+	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
+	// says it is made for this search.
+	byPostings   map[*postings][]int32
+	byPostingsOK bool
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1045,6 +1083,9 @@ func putScratch(sc *scratch) {
 	if cap(sc.acc) > 1<<20 {
 		sc.acc = nil
 	}
+	// Nor keep a partition's postings reachable.
+	clear(sc.byPostings)
+	sc.byPostingsOK = false
 	scratchPool.Put(sc)
 }
 

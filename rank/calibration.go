@@ -42,6 +42,7 @@ func Probes() []string {
 // and safe for concurrent use.
 type Calibration struct {
 	probes [][]float32 // unit length
+	null   *Null
 }
 
 // NewCalibration returns the calibration of the model that embedded the
@@ -69,8 +70,50 @@ func NewCalibration(vectors [][]float32) (*Calibration, error) {
 	if bg := c.Background(c.probes[0]); !(bg.SD > 1e-6) {
 		return nil, errors.New("rank: the probe vectors do not vary")
 	}
+	c.null = c.measureNull()
 	return c, nil
 }
+
+// measureNull measures the model's null (see Null): each probe is a query
+// against the others, with the background of those others.
+func (c *Calibration) measureNull() *Null {
+	n := len(c.probes)
+	cos := make([]float64, n*n)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			d := dot(c.probes[i], c.probes[j])
+			cos[i*n+j], cos[j*n+i] = d, d
+		}
+	}
+	zs := make([]float64, 0, n*(n-1))
+	for i := range n {
+		row := cos[i*n : (i+1)*n]
+		var sum, sq float64
+		for j, d := range row {
+			if j != i {
+				sum += d
+				sq += d * d
+			}
+		}
+		m := float64(n - 1)
+		bg := Background{Mean: sum / m, SD: math.Sqrt(max(sq/m-(sum/m)*(sum/m), 0))}
+		if !(bg.SD > 1e-9) {
+			continue
+		}
+		for j, d := range row {
+			if j != i {
+				zs = append(zs, bg.Z(d))
+			}
+		}
+	}
+	if len(zs) == 0 {
+		return nil
+	}
+	return newNull(zs)
+}
+
+// Null returns the model's null distribution of z-scores (see Null).
+func (c *Calibration) Null() *Null { return c.null }
 
 // Dim returns the dimension of the calibrated model's vectors.
 func (c *Calibration) Dim() int { return len(c.probes[0]) }

@@ -65,40 +65,42 @@ func newPartitionWith(embed func(string) []float32, cal *rank.Calibration, texts
 }
 
 // candidates scores every memory for query as the engine does: the
-// content query leaves out the terms that identify the partition.
+// content query leaves out the terms that identify the partition, each
+// content term is matched by the memories that hold it, and the content
+// query's vector is compared with theirs.
 func (p *partition) candidates(query string) ([]rank.Candidate, rank.Query) {
-	terms := analysis.Terms(query)
 	exclude := map[string]bool{}
-	for _, t := range terms {
+	var content []string
+	seen := map[string]bool{}
+	for _, t := range analysis.Terms(query) {
 		if rank.Identifying(len(p.texts), p.ix.df[t]) || p.principal != "" && slices.Contains(analysis.Terms(p.principal), t) {
 			exclude[t] = true
+			continue
 		}
-	}
-	var content []string
-	for _, t := range terms {
-		if !exclude[t] {
+		if !seen[t] {
+			seen[t] = true
 			content = append(content, t)
 		}
 	}
-	bm, idfSum := p.ix.score(terms)
-	cbm, cidfSum := p.ix.score(content)
-	qv := p.embed(query)
-	q := rank.Query{IDFSum: idfSum, Content: true, ContentIDFSum: cidfSum, Background: p.cal.Background(qv)}
-	cv := qv
-	q.ContentBackground = q.Background
-	if len(exclude) > 0 {
-		q.ContentBackground = rank.Background{}
-		if text := analysis.FoldWithout(query, func(t string) bool { return exclude[t] }); text != "" {
-			cv = p.embed(text)
-			q.ContentBackground = p.cal.Background(cv)
-		}
+	q := rank.Query{AvgDocLen: p.ix.avgdl, Memories: len(p.texts), Null: p.cal.Null()}
+	for _, t := range content {
+		q.Terms = append(q.Terms, rank.Term{IDF: rank.IDF(len(p.texts), p.ix.df[t])})
+	}
+	var cv []float32
+	if text := analysis.FoldWithout(query, func(t string) bool { return exclude[t] }); text != "" {
+		cv = p.embed(text)
+		q.Background = p.cal.Background(cv)
 	}
 	cands := make([]rank.Candidate, len(p.texts))
 	for i := range p.texts {
-		cands[i] = rank.Candidate{
-			ID: p.texts[i], BM25: bm[i], ContentBM25: cbm[i], Cosine: dot(qv, p.vecs[i]), ContentCosine: dot(cv, p.vecs[i]),
-			HasVector: true, Vector: p.vecs[i], Chars: len(p.texts[i]),
+		c := rank.Candidate{ID: p.texts[i], DocLen: p.ix.lens[i], Vector: p.vecs[i], Chars: len(p.texts[i])}
+		for _, t := range content {
+			c.Matches = append(c.Matches, rank.Match{Weight: min(1, float64(p.ix.docs[i][t])), TF: p.ix.docs[i][t]})
 		}
+		if cv != nil {
+			c.Cosine, c.HasVector = dot(cv, p.vecs[i])/math.Sqrt(dot(cv, cv)*dot(p.vecs[i], p.vecs[i])), true
+		}
+		cands[i] = c
 	}
 	return cands, q
 }
@@ -164,27 +166,46 @@ func TestFloorSilencesUnrelatedQuery(t *testing.T) {
 	}
 }
 
+// randomCandidates returns n candidates with random evidence for a query
+// of terms terms.
+func randomCandidates(rng *rand.Rand, n, terms int) []rank.Candidate {
+	cands := make([]rank.Candidate, n)
+	for i := range cands {
+		c := rank.Candidate{
+			ID:        string(rune('a' + i%26)),
+			DocLen:    1 + rng.IntN(30),
+			Cosine:    rng.Float64()*2 - 1,
+			HasVector: rng.IntN(4) > 0,
+			Group:     []string{"", "s1", "s2"}[rng.IntN(3)],
+			Seq:       int64(rng.IntN(100)),
+			Feedback:  rng.Float64()*4 - 2,
+			Time:      time.Unix(int64(rng.IntN(1e9)), 0),
+		}
+		for range terms {
+			c.Matches = append(c.Matches, rank.Match{Weight: []float64{0, 0, 0.5, 1}[rng.IntN(4)], TF: rng.IntN(3)})
+		}
+		cands[i] = c
+	}
+	return cands
+}
+
+func randomQuery(rng *rand.Rand, terms int) rank.Query {
+	q := rank.Query{AvgDocLen: 10, Memories: 1 + rng.IntN(5000), Now: time.Unix(2e9, 0),
+		Background: rank.Background{Mean: rng.Float64() * 0.5, SD: 0.01 + rng.Float64()*0.2}}
+	for range terms {
+		q.Terms = append(q.Terms, rank.Term{IDF: rng.Float64() * 8, Specificity: rng.Float64(), Modifier: rng.IntN(2) == 0})
+	}
+	return q
+}
+
 func TestScoresInUnitInterval(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
-		n := 1 + rng.IntN(40)
-		cands := make([]rank.Candidate, n)
-		for i := range cands {
-			cands[i] = rank.Candidate{
-				ID:        string(rune('a' + i%26)),
-				BM25:      rng.Float64() * 30,
-				Cosine:    rng.Float64()*2 - 1,
-				HasVector: rng.IntN(4) > 0,
-				Group:     []string{"", "s1", "s2"}[rng.IntN(3)],
-				Seq:       int64(rng.IntN(100)),
-				Feedback:  rng.Float64()*4 - 2,
-				Time:      time.Unix(int64(rng.IntN(1e9)), 0),
-			}
-		}
-		q := rank.Query{IDFSum: rng.Float64() * 10, Now: time.Unix(2e9, 0)}
+		n, terms := 1+rng.IntN(40), rng.IntN(5)
+		cands, q := randomCandidates(rng, n, terms), randomQuery(rng, terms)
 		o := rank.Options{
-			K: 100, Floor: rank.FloorOff, VectorWeight: rng.Float64(),
+			K: 100, Floor: rank.FloorOff, SpecificityPower: rng.Float64() * 3, ModifierWeight: rng.Float64(),
 			RecencyHalfLife: time.Hour, RecencyWeight: rng.Float64(), FeedbackWeight: rng.Float64(),
 		}
 		res, ex := mustRank(t, q, cands, o)
@@ -192,11 +213,11 @@ func TestScoresInUnitInterval(t *testing.T) {
 			t.Fatalf("floor off: %d results for %d candidates", len(res), n)
 		}
 		if !(ex.Relatedness >= 0 && ex.Relatedness <= 1) {
-			t.Fatalf("relatedness %v", ex.Relatedness)
+			t.Fatalf("best score %v", ex.Relatedness)
 		}
 		for i, r := range res {
 			c := r.Components
-			for _, v := range []float64{c.Text, c.Vector, c.Context, c.Fused} {
+			for _, v := range []float64{c.Text, c.Vector, c.Own, c.Context, c.Fused} {
 				if !(v >= 0 && v <= 1) {
 					t.Fatalf("component outside [0, 1]: %+v", c)
 				}
@@ -205,7 +226,14 @@ func TestScoresInUnitInterval(t *testing.T) {
 				t.Fatalf("results not in score order at %d", i)
 			}
 			if r.Score > ex.Relatedness+1e-12 {
-				t.Fatalf("score %v above relatedness %v", r.Score, ex.Relatedness)
+				t.Fatalf("score %v above the best score %v", r.Score, ex.Relatedness)
+			}
+		}
+		// At the default floor, nothing without evidence of its own.
+		res, _ = mustRank(t, q, cands, rank.Options{K: 100})
+		for _, r := range res {
+			if r.Components.Own <= 0 {
+				t.Fatalf("a result without evidence of its own: %+v", r.Components)
 			}
 		}
 	}
@@ -214,11 +242,12 @@ func TestScoresInUnitInterval(t *testing.T) {
 func TestNonFiniteInputsStayInRange(t *testing.T) {
 	t.Parallel()
 	cands := []rank.Candidate{
-		{ID: "nan", BM25: math.NaN(), Cosine: math.NaN(), HasVector: true},
-		{ID: "inf", BM25: math.Inf(1), Cosine: math.Inf(-1), HasVector: true, Feedback: math.NaN()},
-		{ID: "ok", BM25: 2, Cosine: 0.5, HasVector: true},
+		{ID: "nan", Matches: []rank.Match{{Weight: math.NaN(), TF: 1}}, Cosine: math.NaN(), HasVector: true},
+		{ID: "inf", Matches: []rank.Match{{Weight: math.Inf(1), TF: 1}}, Cosine: math.Inf(-1), HasVector: true, Feedback: math.NaN()},
+		{ID: "ok", Matches: []rank.Match{{Weight: 1, TF: 1}}, Cosine: 0.5, HasVector: true},
 	}
-	res, _ := mustRank(t, rank.Query{IDFSum: 3}, cands, rank.Options{Floor: rank.FloorOff, FeedbackWeight: 0.5})
+	q := rank.Query{Terms: []rank.Term{{IDF: math.NaN()}, {IDF: 2}}, AvgDocLen: math.NaN(), Memories: 3, Background: rank.Background{Mean: 0.1, SD: 0.1}}
+	res, _ := mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff, FeedbackWeight: 0.5})
 	if len(res) != 3 {
 		t.Fatalf("got %d results", len(res))
 	}
@@ -229,27 +258,34 @@ func TestNonFiniteInputsStayInRange(t *testing.T) {
 	}
 }
 
+// matching returns a candidate that holds a query's only term tf times
+// and is docLen terms long.
+func matching(id string, tf, docLen, chars int) rank.Candidate {
+	return rank.Candidate{ID: id, Matches: []rank.Match{{Weight: 1, TF: tf}}, DocLen: docLen, Chars: chars}
+}
+
+var oneTerm = rank.Query{Terms: []rank.Term{{IDF: 2}}, AvgDocLen: 10, Memories: 4}
+
 func TestBudgetKeepsWholeMemoriesInOrder(t *testing.T) {
 	t.Parallel()
 	cands := []rank.Candidate{
-		{ID: "a", BM25: 9, Chars: 40},
-		{ID: "b", BM25: 8, Chars: 50},
-		{ID: "c", BM25: 7, Chars: 10}, // would fit after b is dropped, but must not jump ahead
-		{ID: "d", BM25: 6, Chars: 5},
+		matching("a", 3, 5, 40),
+		matching("b", 2, 5, 50),
+		matching("c", 1, 10, 10), // would fit after b is dropped, but must not jump ahead
+		matching("d", 1, 20, 5),
 	}
-	q := rank.Query{IDFSum: 4}
-	res, ex := mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff, Budget: 60})
+	res, ex := mustRank(t, oneTerm, cands, rank.Options{Floor: rank.FloorOff, Budget: 60})
 	if got := ids(res); len(got) != 1 || got[0] != "a" {
 		t.Fatalf("budget 60: got %v, want [a]", got)
 	}
 	if ex.OverBudget != 3 || ex.Returned != 1 {
 		t.Errorf("explain %+v, want 3 over budget, 1 returned", ex)
 	}
-	res, _ = mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff, Budget: 105})
+	res, _ = mustRank(t, oneTerm, cands, rank.Options{Floor: rank.FloorOff, Budget: 105})
 	if got := ids(res); len(got) != 4 {
 		t.Errorf("budget 105: got %v, want all four (105 chars)", got)
 	}
-	res, _ = mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff, Budget: 39})
+	res, _ = mustRank(t, oneTerm, cands, rank.Options{Floor: rank.FloorOff, Budget: 39})
 	if len(res) != 0 {
 		t.Errorf("budget smaller than the best memory: got %v, want nothing (no partial memory)", ids(res))
 	}
@@ -278,31 +314,101 @@ func TestMMRDemotesNearDuplicates(t *testing.T) {
 	}
 }
 
-func TestContextLiftsTheAnswerAfterAQuestion(t *testing.T) {
+// A conversation turn takes evidence from its neighbours, but only with
+// evidence of its own: one that holds nothing of the query is never
+// returned at the floor, however strong its neighbour (the control: with
+// a little evidence of its own, the same neighbour lifts it over the
+// floor). With the floor off it is ranked by what its neighbours give.
+func TestContextLiftsOnlyWhatHasEvidenceOfItsOwn(t *testing.T) {
 	t.Parallel()
-	p := newPartition(
-		"A: Congrats on the promotion! What is the new role?",
-		"B: Thanks! I'm an assistant manager now.",
-		"A: By the way, the weather is lovely today.",
-		"B: Yes, we should go for a walk.",
-	)
-	cands, q := p.candidates("What was B promoted to?")
-	for i := range cands {
-		cands[i].Group, cands[i].Seq = "conv-1", int64(i)
+	q := rank.Query{Terms: []rank.Term{{IDF: 3}, {IDF: 3}}, AvgDocLen: 10, Memories: 3}
+	turns := func(second []rank.Match) []rank.Candidate {
+		return []rank.Candidate{
+			{ID: "question", Matches: []rank.Match{{Weight: 1, TF: 1}, {Weight: 1, TF: 1}}, DocLen: 10, Group: "c", Seq: 1},
+			{ID: "answer", Matches: second, DocLen: 10, Group: "c", Seq: 2},
+			{ID: "other", DocLen: 10, Group: "d", Seq: 3},
+		}
 	}
-	res, _ := mustRank(t, q, cands, rank.Options{K: 2})
-	if len(res) < 2 || res[1].Index != 1 || res[1].Components.Context <= 0 {
-		t.Fatalf("got %v with components %+v; want the answer (index 1) second, lifted by context", indexes(res), components(res))
+	res, _ := mustRank(t, q, turns(nil), rank.Options{})
+	if got := ids(res); !slices.Equal(got, []string{"question"}) {
+		t.Fatalf("an answer without evidence of its own: got %v, want only the question", got)
+	}
+	half := []rank.Match{{Weight: 0.25, TF: 1}}
+	res, _ = mustRank(t, q, turns(half), rank.Options{NoContext: true, Floor: rank.FloorOff})
+	alone := res[1].Score
+	res, _ = mustRank(t, q, turns(half), rank.Options{})
+	if got := ids(res); !slices.Equal(got, []string{"question", "answer"}) || res[1].Components.Context <= 0 || !(res[1].Score > alone) || alone >= rank.DefaultFloor {
+		t.Fatalf("an answer holding an eighth of the query: got %v %+v (alone %.3f), want it second, lifted by its neighbour", got, components(res), alone)
+	}
+	res, _ = mustRank(t, q, turns(nil), rank.Options{Floor: rank.FloorOff})
+	if got := ids(res); !slices.Equal(got, []string{"question", "answer", "other"}) {
+		t.Errorf("floor off: got %v, want the neighbour of the question before the stranger", got)
 	}
 	// Without a group, a memory shares nothing with its neighbours.
+	cands := turns(half)
 	for i := range cands {
 		cands[i].Group = ""
 	}
-	res, _ = mustRank(t, q, cands, rank.Options{K: 4, Floor: rank.FloorOff})
+	res, _ = mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff})
 	for _, r := range res {
 		if r.Components.Context != 0 {
 			t.Errorf("memory %d got context %v without a group", r.Index, r.Components.Context)
 		}
+	}
+}
+
+// A memory's score is its own evidence: a memory that holds nothing of
+// the content query scores 0 beside one that holds all of it, and holding
+// more of the query (by weight) scores more.
+func TestScoreIsTheMemorysOwnEvidence(t *testing.T) {
+	t.Parallel()
+	q := rank.Query{Terms: []rank.Term{{IDF: 4}, {IDF: 1}}, AvgDocLen: 10, Memories: 3}
+	cands := []rank.Candidate{
+		{ID: "both", Matches: []rank.Match{{Weight: 1, TF: 1}, {Weight: 1, TF: 1}}, DocLen: 10},
+		{ID: "rare", Matches: []rank.Match{{Weight: 1, TF: 1}}, DocLen: 10},
+		{ID: "common", Matches: []rank.Match{{}, {Weight: 1, TF: 1}}, DocLen: 10},
+		{ID: "related", Matches: []rank.Match{{Weight: 0.5, TF: 1}}, DocLen: 10},
+		{ID: "none", DocLen: 10},
+	}
+	sc := rank.Score(q, cands, rank.Options{TextScale: 1})
+	if !(sc.Scores[0] > sc.Scores[1] && sc.Scores[1] > sc.Scores[3] && sc.Scores[3] > sc.Scores[2] && sc.Scores[4] == 0) {
+		t.Fatalf("scores %v: want all > the rare term > the rare term's relative > the common term > none (0)", sc.Scores)
+	}
+	if got, want := sc.Components[1].Text, 0.8; math.Abs(got-want) > 1e-12 {
+		t.Errorf("text evidence of the rare term alone %v, want its share of the weight %v", got, want)
+	}
+}
+
+// Vector evidence stands out from the partition's chance maximum: a
+// z-score that is overwhelming among 3 memories is ordinary among 3,000,
+// and a clear match passes the floor on its vector alone in the first.
+func TestVectorEvidenceAgainstThePartitionsNull(t *testing.T) {
+	t.Parallel()
+	var normal *rank.Null
+	for _, z := range []float64{3, 4, 5, 6} {
+		prev := math.Inf(1)
+		for _, n := range []int{1, 3, 30, 300, 3000} {
+			x := normal.Excess(z, n)
+			if !(x < prev) {
+				t.Fatalf("excess of z %v grows from %v to %v at %d memories", z, prev, x, n)
+			}
+			prev = x
+		}
+	}
+	bg := rank.Background{Mean: 0.2, SD: 0.1}
+	cos := bg.Mean + 4.5*bg.SD // z = 4.5
+	vec := func(n int) float64 {
+		q := rank.Query{Background: bg, Memories: n}
+		return rank.Score(q, []rank.Candidate{{ID: "m", Cosine: cos, HasVector: true}}, rank.Options{}).Scores[0]
+	}
+	if s := vec(3); s < rank.DefaultFloor {
+		t.Errorf("z 4.5 among 3 memories scores %.3f, want at least the floor %.2f", s, rank.DefaultFloor)
+	}
+	if s := vec(3000); s >= rank.DefaultFloor {
+		t.Errorf("z 4.5 among 3,000 memories scores %.3f, want below the floor %.2f", s, rank.DefaultFloor)
+	}
+	if a, b := normal.Excess(8, 10), normal.Excess(9, 10); !(b > a) || math.IsInf(b, 0) {
+		t.Errorf("far tail: excess %v then %v", a, b)
 	}
 }
 
@@ -319,11 +425,11 @@ func TestExplainComponents(t *testing.T) {
 		t.Fatalf("top = %q", top.ID)
 	}
 	c := top.Components
-	if c.Text <= 0 || c.Vector <= 0 || c.Fused <= 0 || c.Recency != 1 || c.Feedback != 1 {
-		t.Errorf("components %+v: want text, vector and fused evidence, neutral recency and feedback", c)
+	if c.Text <= 0 || c.Own <= 0 || c.Fused != top.Score || c.Recency != 1 || c.Feedback != 1 {
+		t.Errorf("components %+v: want text and own evidence, fused = score, neutral recency and feedback", c)
 	}
 	if math.Abs(top.Score-ex.Relatedness) > 1e-12 {
-		t.Errorf("top score %v, relatedness %v: the best candidate scores exactly the relatedness", top.Score, ex.Relatedness)
+		t.Errorf("top score %v, best %v", top.Score, ex.Relatedness)
 	}
 	if ex.Candidates != len(household) || ex.Returned != len(res) || ex.BelowFloor+ex.BeyondK+ex.Returned != ex.Candidates {
 		t.Errorf("explain counts do not add up: %+v", ex)
@@ -334,9 +440,9 @@ func TestKAndTies(t *testing.T) {
 	t.Parallel()
 	cands := make([]rank.Candidate, 30)
 	for i := range cands {
-		cands[i] = rank.Candidate{ID: string(rune('A' + i)), BM25: 1}
+		cands[i] = matching(string(rune('A'+i)), 1, 10, 1)
 	}
-	res, ex := mustRank(t, rank.Query{IDFSum: 1}, cands, rank.Options{K: 5, Floor: rank.FloorOff})
+	res, ex := mustRank(t, oneTerm, cands, rank.Options{K: 5})
 	if len(res) != 5 || ex.BeyondK != 25 {
 		t.Fatalf("got %d results, beyond k %d", len(res), ex.BeyondK)
 	}
@@ -350,16 +456,15 @@ func TestKAndTies(t *testing.T) {
 func TestRecencyIsOffByDefault(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	cands := []rank.Candidate{
-		{ID: "old", BM25: 5, Time: now.AddDate(-2, 0, 0)},
-		{ID: "new", BM25: 4.5, Time: now.AddDate(0, 0, -1)},
-	}
-	q := rank.Query{IDFSum: 3, Now: now}
-	res, _ := mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff})
+	old, recent := matching("old", 2, 10, 1), matching("new", 1, 10, 1)
+	old.Time, recent.Time = now.AddDate(-2, 0, 0), now.AddDate(0, 0, -1)
+	q := oneTerm
+	q.Now = now
+	res, _ := mustRank(t, q, []rank.Candidate{old, recent}, rank.Options{Floor: rank.FloorOff})
 	if res[0].ID != "old" || res[0].Components.Recency != 1 {
 		t.Errorf("default: got %v, want the stronger old memory first with no recency factor", ids(res))
 	}
-	res, _ = mustRank(t, q, cands, rank.Options{Floor: rank.FloorOff, RecencyHalfLife: 30 * 24 * time.Hour, RecencyWeight: 0.5})
+	res, _ = mustRank(t, q, []rank.Candidate{old, recent}, rank.Options{Floor: rank.FloorOff, RecencyHalfLife: 30 * 24 * time.Hour, RecencyWeight: 0.5})
 	if res[0].ID != "new" || res[1].Components.Recency >= 1 {
 		t.Errorf("with recency: got %v (%+v), want the new memory first", ids(res), components(res))
 	}
@@ -367,12 +472,12 @@ func TestRecencyIsOffByDefault(t *testing.T) {
 
 func TestNoCandidatesAndNoQueryTerms(t *testing.T) {
 	t.Parallel()
-	res, ex, err := rank.Rank(rank.Query{IDFSum: 2}, nil, rank.Options{})
+	res, ex, err := rank.Rank(oneTerm, nil, rank.Options{})
 	if err != nil || len(res) != 0 || ex.Candidates != 0 {
 		t.Errorf("no candidates: %v %+v %v", res, ex, err)
 	}
-	// A query without terms and without similar vectors relates to nothing.
-	res, _ = mustRank(t, rank.Query{}, []rank.Candidate{{ID: "x", BM25: 0, Cosine: 0.05, HasVector: true}}, rank.Options{})
+	// A query without terms and without a vector relates to nothing.
+	res, _ = mustRank(t, rank.Query{}, []rank.Candidate{{ID: "x", Cosine: 0.05, HasVector: true}}, rank.Options{})
 	if len(res) != 0 {
 		t.Errorf("empty query returned %v", ids(res))
 	}
@@ -384,13 +489,13 @@ func TestOptionsValidate(t *testing.T) {
 		{Floor: 1.5},
 		{Floor: -0.5},
 		{Budget: -1},
-		{VectorWeight: 2},
-		{ZLow: 5, ZHigh: 2},
-		{Sharpness: 2},
+		{TextScale: -1},
+		{VectorLow: 5, VectorHigh: 2},
 		{MMRLambda: -1},
 		{RecencyHalfLife: -time.Hour},
 		{FeedbackWeight: 3},
 		{Context: rank.Context{Prev: 2}},
+		{Context: rank.Context{Gain: 1.5}},
 	}
 	for _, o := range bad {
 		if _, _, err := rank.Rank(rank.Query{}, nil, o); err == nil {
@@ -398,7 +503,7 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 	d := rank.Options{}.WithDefaults()
-	if d.Floor != rank.DefaultFloor || d.K != rank.DefaultK || d.Sharpness != rank.DefaultSharpness || d.Context != rank.DefaultContext() {
+	if d.Floor != rank.DefaultFloor || d.K != rank.DefaultK || d.TextScale != rank.DefaultTextScale || d.Context != rank.DefaultContext() {
 		t.Errorf("defaults %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -422,8 +527,8 @@ func TestBM25Formula(t *testing.T) {
 	if rank.BM25(2, 0, 10, 10) != 0 || rank.BM25(2, 3, 10, 10) >= 2*(rank.K1+1) {
 		t.Error("BM25 must be 0 without the term and below idf·(k1+1)")
 	}
-	// Text evidence: all terms once at average length is 1/(k1+1).
-	if got := rank.TextEvidence(5, 5); math.Abs(got-1/(rank.K1+1)) > 1e-12 {
+	// Text evidence: every term once at average length is all of it.
+	if got := rank.TextEvidence(oneTerm, matching("x", 1, 10, 1), rank.Options{}); math.Abs(got-1) > 1e-12 {
 		t.Errorf("TextEvidence = %v", got)
 	}
 }
@@ -454,13 +559,10 @@ func components(res []rank.Result) []rank.Components {
 
 func BenchmarkRank2000(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	cands := make([]rank.Candidate, 2000)
-	for i := range cands {
-		cands[i] = rank.Candidate{BM25: rng.Float64() * 10, Cosine: rng.Float64(), HasVector: true, Group: "g" + string(rune('a'+i%20)), Seq: int64(i)}
-	}
+	cands, q := randomCandidates(rng, 2000, 4), randomQuery(rng, 4)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := rank.Rank(rank.Query{IDFSum: 8}, cands, rank.Options{}); err != nil {
+		if _, _, err := rank.Rank(q, cands, rank.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -48,7 +48,6 @@ func cmdBenchLocomo(e env, args []string) error {
 	fs.Float64Var(&t.MaxInjected, "max-injected", 0, "fail if more results than this are injected per own question")
 	fs.StringVar(&b.data, "data", "", "LoCoMo data directory (default: the repository's "+locomo.RepoDir+", or $"+locomo.DirEnv+")")
 	fs.BoolVar(&b.asJSON, "json", false, "print the reports as JSON")
-	fs.Float64Var(&b.vectorWeight, "vector-weight", -1, "the vector's share of ordering, for every embedder (default: the weight measured for each)")
 	opts := &b.opts
 	check := func([]string) error {
 		if b.data == "" {
@@ -91,14 +90,13 @@ func cmdBenchLocomo(e env, args []string) error {
 
 // locomoBench is a run of memgate bench locomo, as its flags set it.
 type locomoBench struct {
-	data         string
-	sets         []locomo.Set
-	embedders    listFlag
-	ef           embedderFlags
-	vectorWeight float64 // negative: the weight measured for each embedder
-	opts         locomo.Options
-	targets      locomo.Targets
-	asJSON       bool
+	data      string
+	sets      []locomo.Set
+	embedders listFlag
+	ef        embedderFlags
+	opts      locomo.Options
+	targets   locomo.Targets
+	asJSON    bool
 }
 
 // run measures each set with each embedder, printing a table a report
@@ -121,11 +119,7 @@ func (b *locomoBench) run(e env) error {
 			return err
 		}
 		for _, set := range b.sets {
-			var w *float64
-			if b.vectorWeight >= 0 {
-				w = &b.vectorWeight
-			}
-			rep, ingest, err := benchSet(e, d, set, emb, w, b.opts)
+			rep, ingest, err := benchSet(e, d, set, emb, b.opts)
 			if err != nil {
 				done()
 				return err
@@ -171,7 +165,7 @@ func benchEmbedder(ef embedderFlags, spec string) (memgate.Embedder, func(), err
 }
 
 // benchSet imports one set into a new database and evaluates it.
-func benchSet(e env, d *locomo.Data, set locomo.Set, emb memgate.Embedder, vw *float64, opts locomo.Options) (*locomo.Report, time.Duration, error) {
+func benchSet(e env, d *locomo.Data, set locomo.Set, emb memgate.Embedder, opts locomo.Options) (*locomo.Report, time.Duration, error) {
 	tmp, err := os.MkdirTemp("", "memgate-locomo-")
 	if err != nil {
 		return nil, 0, err
@@ -182,7 +176,7 @@ func benchSet(e env, d *locomo.Data, set locomo.Set, emb memgate.Embedder, vw *f
 		return nil, 0, err
 	}
 	defer db.Close()
-	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, VectorWeight: vw})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: emb})
 	if err != nil {
 		return nil, 0, err
 	}

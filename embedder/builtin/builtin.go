@@ -229,8 +229,7 @@ func (st *state) embedding(text string, lexical bool) memgate.Embedding {
 
 // The semantic part's constants. SIFA is the value of the SIF paper (Arora,
 // Liang and Ma, ICLR 2017); SemanticShare 0.5 gives both parts an equal say
-// and was not tuned (the vector's share of ordering, rank's
-// HybridVectorWeight, was: BENCHMARKS.md).
+// and was not tuned.
 const (
 	// SemanticShare is the semantic part's share of v2's cosine.
 	SemanticShare = 0.5

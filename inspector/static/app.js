@@ -1025,7 +1025,7 @@ function recallResult(res) {
   box.append(h('p', { class: 'summary', id: 'recall-summary' },
     n ? `${n} memor${n === 1 ? 'y' : 'ies'} would be injected` : 'Nothing clears the floor: the agent would be given no memories',
     ` · ${res.below_floor} below the floor (${num(res.min_score, 2)})`,
-    ex.relatedness !== undefined ? ` · relatedness ${num(ex.relatedness)}` : '',
+    ex.relatedness !== undefined ? ` · best score ${num(ex.relatedness)}` : '',
     ex.took_us !== undefined ? ` · ${(ex.took_us / 1000).toFixed(2)} ms` : '',
     ex.embedder ? ` · query embedded with ${ex.embedder.model}` : ''));
   if (n) box.append(h('h2', {}, 'Would be injected'), hitTable(res.results, 'results'));
@@ -1039,9 +1039,18 @@ function recallResult(res) {
   return box;
 }
 
+// evidenceText says in words what carried a result: each query word it
+// holds and how ("medication ← penicillin (category)"), and how far its
+// vector stands out in the partition. Text only: it goes in as a text node.
+function evidenceText(c) {
+  const parts = (c.evidence || []).map((e) => e.memory === e.query ? e.query : `${e.query} ← ${e.memory} (${e.relation})`);
+  if (c.vector > 0) parts.push(`vector ${num(c.vector_excess, 1)}σ above chance`);
+  return parts.join('; ') || '—';
+}
+
 function hitTable(hits, id) {
   return scrolls(h('table', { class: 'grid hits ' + id, id },
-    h('thead', {}, h('tr', {}, ['#', 'score', 'text', 'vector', 'context', 'recency', 'feedback', 'memory'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['#', 'score', 'text', 'vector', 'context', 'evidence', 'memory'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, hits.map((hit, i) => {
       const c = (hit.explain || {});
       const m = hit.memory;
@@ -1051,8 +1060,7 @@ function hitTable(hits, id) {
         h('td', { class: 'num' }, num(c.text)),
         h('td', { class: 'num' }, c.stale_embedding ? 'stale model' : num(c.vector)),
         h('td', { class: 'num' }, num(c.context)),
-        h('td', { class: 'num' }, num(c.recency)),
-        h('td', { class: 'num' }, num(c.feedback)),
+        h('td', { class: 'evidence' }, evidenceText(c)),
         h('td', { class: 'content' }, h('a', { href: memoryHref(m), class: 'open', 'data-id': m.id }, h('code', {}, m.id)), ' ', m.kind, ' · ', m.source, h('div', { class: 'clamp' }, m.content)));
     }))));
 }

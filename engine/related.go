@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"math"
+	"slices"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/embedder/builtin/wordvec"
+	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/relate"
+)
+
+// related is the words a recall query's content terms may be matched by,
+// with what relates each to its term (for explain).
+type related struct {
+	words []index.Related
+	how   []relate.Word
+}
+
+// related returns the related words of the query's content words (those
+// whose term is not excluded): each word's (package relate), and those of
+// two adjacent content words that are one lemma together ("board game"),
+// given to both.
+func (e *Engine) related(query string, exclude []string) related {
+	var out related
+	if e.relater == nil {
+		return out
+	}
+	words := analysis.AppendWords(nil, query)
+	var tokens []string
+	for _, w := range words {
+		if !slices.Contains(exclude, w.Term) {
+			tokens = append(tokens, w.Token)
+		}
+	}
+	ctx := relate.Context(tokens)
+	add := func(of string, ws []relate.Word) {
+		for _, w := range e.relater.InContext(ws, ctx) {
+			if len(out.words) == index.MaxRelated {
+				return
+			}
+			out.words = append(out.words, index.Related{Term: w.Term, Of: of, Weight: w.Weight})
+			out.how = append(out.how, w)
+		}
+	}
+	for i, w := range words {
+		if slices.Contains(exclude, w.Term) {
+			continue
+		}
+		add(w.Term, e.relater.Related(w.Token))
+		if i+1 < len(words) && !slices.Contains(exclude, words[i+1].Term) {
+			if ws := e.relater.Bigram(w.Token, words[i+1].Token); len(ws) > 0 {
+				add(w.Term, ws)
+				add(words[i+1].Term, ws)
+			}
+		}
+	}
+	return out
+}
+
+// evidence completes ev for the match of related word i.
+func (r related) evidence(i int, ev memgate.TermEvidence) memgate.TermEvidence {
+	if i < 0 || i >= len(r.how) {
+		return ev
+	}
+	ev.Memory = r.how[i].Term
+	ev.Relation = string(r.how[i].Relation)
+	ev.Path = r.how[i].Path
+	return ev
+}
+
+// wordWeight says what rank needs to weigh the query word behind term
+// (rank.Term): how specific it is, its information content under a Zipf
+// law over its frequency rank among the built-in word-vector table's
+// 40,000 words (in decreasing frequency), relative to the content of a
+// word beyond the table; and whether it is a modifier, a word WordNet
+// tags more often as a verb, adjective or adverb than as a noun.
+func wordWeight(words []analysis.Word, term string) (specificity float64, modifier bool) {
+	tb := wordvec.Default()
+	for _, w := range words {
+		if w.Term != term {
+			continue
+		}
+		specificity = 1
+		if r, ok := tb.Lookup(w.Token); ok {
+			specificity = math.Log(float64(r+150)*13.48) / math.Log(float64(tb.Len()+150)*13.48)
+		}
+		return specificity, relate.Modifier(w.Token)
+	}
+	return 1, false
+}
