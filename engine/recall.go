@@ -242,7 +242,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		cands   []rank.Candidate
 		props   []index.Candidate
 	)
-	rq, content := rankQuery(res, qv, now, req.Query)
+	rq, content := rankQuery(res, qv, now, req.Query, s.Principal)
 	for round := 0; ; round++ {
 		cands, props = v.candidates(res.Candidates, cur, content)
 		results, ex, err = rank.Rank(rq, cands, opts)
@@ -348,12 +348,13 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 // rankQuery is what rank needs of a search's result: the content terms
 // (the indexes of res.Terms that are not excluded, returned too) with
 // their weights, and the partition and vector statistics.
-func rankQuery(res *index.Result, qv queryVectors, now time.Time, query string) (rank.Query, []int) {
+func rankQuery(res *index.Result, qv queryVectors, now time.Time, query, principal string) (rank.Query, []int) {
 	rq := rank.Query{AvgDocLen: res.AvgDocLen, Memories: res.N, Background: qv.background, Null: qv.null, Now: now}
 	var content []int
 	words := analysis.AppendWords(nil, query)
+	own := analysis.Terms(principal)
 	for j, t := range res.Terms {
-		if t.Excluded && t.DF > 0 {
+		if t.Excluded && t.DF > 0 && (slices.Contains(own, t.Term) || !commonNoun(words, t.Term)) {
 			rq.Named = true
 		}
 		if !t.Excluded {

@@ -90,3 +90,15 @@ func wordWeight(words []analysis.Word, term string) (specificity float64, modifi
 	}
 	return 1, false
 }
+
+// commonNoun reports whether the query word behind term is a common noun
+// (relate.CommonNoun): an identifying term that is one names a topic the
+// partition is full of, not the person asked about.
+func commonNoun(words []analysis.Word, term string) bool {
+	for _, w := range words {
+		if w.Term == term {
+			return relate.CommonNoun(w.Token)
+		}
+	}
+	return false
+}

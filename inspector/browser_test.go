@@ -572,9 +572,9 @@ func TestInspectorInBrowser(t *testing.T) {
 		if got := b.text("#context"); !strings.Contains(got, "Lisbon") || !strings.Contains(got, "<memories") {
 			t.Errorf("context block = %q", got)
 		}
-		// A prompt that is mostly about something else: what fell below
-		// the floor is listed apart, scored, and not in the context block.
-		b.navigate("#/recall?principal=alice&q=" + url.QueryEscape("cello lessons budget"))
+		// A prompt other memories share a word with: what fell below the
+		// floor is listed apart, scored, and not in the context block.
+		b.navigate("#/recall?principal=alice&q=" + url.QueryEscape("cello practice at home"))
 		below := b.attrs("#below tbody tr", "data-id")
 		if len(below) == 0 {
 			t.Fatalf("no below-floor candidates shown; summary %q", b.text("#recall-summary"))
@@ -593,7 +593,7 @@ func TestInspectorInBrowser(t *testing.T) {
 			}
 		}
 		if got := b.text("#results"); !strings.Contains(got, "cello") {
-			t.Errorf("results = %q, want the cello fact", got)
+			t.Errorf("results = %q, want the cello fact (summary %q, below %q)", got, b.text("#recall-summary"), b.text("#below"))
 		}
 		b.screenshot("inspector-recall.png", true)
 

@@ -373,8 +373,9 @@ type Query struct {
 	// Background is the content query vector's cosines with the probe set
 	// (see Calibration); the zero Background gives no vector evidence.
 	Background Background
-	// Named is set when the query names identifying terms (the person
-	// asked about, one of the partition's speakers).
+	// Named is set when the query names the person asked about: the
+	// principal's own name, or an identifying term that is no common noun
+	// (one of the partition's speakers), held by some memory.
 	Named bool
 	// Null is the embedder's null distribution of z-scores
 	// (Calibration.Null); nil means a standard normal one.

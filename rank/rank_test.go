@@ -628,3 +628,27 @@ func dot(a, b []float32) float64 {
 }
 
 var ks = []int{1, 5, 10, 20}
+
+// A name lowers, never lifts: when the query names the person asked about,
+// a memory that does not name them scores less than one that does; a
+// query that names nobody scores both alike, and a name alone scores
+// nothing.
+func TestANameLowersNeverLifts(t *testing.T) {
+	t.Parallel()
+	hold := []rank.Match{{Weight: 1, TF: 1}}
+	cands := []rank.Candidate{
+		{ID: "named", Matches: hold, DocLen: 10, Named: true},
+		{ID: "other", Matches: hold, DocLen: 10},
+		{ID: "only the name", DocLen: 10, Named: true},
+	}
+	q := rank.Query{Terms: []rank.Term{{IDF: 2}}, AvgDocLen: 10, Memories: 3, Named: true}
+	sc := rank.Score(q, cands, rank.Options{TextScale: 0.5})
+	if !(sc.Scores[0] > sc.Scores[1] && sc.Scores[1] > 0 && sc.Scores[2] == 0) {
+		t.Errorf("query naming the person: scores %v, want named > other > 0 = only the name", sc.Scores)
+	}
+	q.Named = false
+	sc = rank.Score(q, cands, rank.Options{TextScale: 0.5})
+	if sc.Scores[0] != sc.Scores[1] {
+		t.Errorf("query naming nobody: scores %v, want the first two alike", sc.Scores)
+	}
+}

@@ -643,3 +643,20 @@ func Modifier(token string) bool {
 	}
 	return other > noun
 }
+
+// CommonNoun reports whether the token (a normalized token) is a common
+// noun: WordNet tags one of its noun senses at least 3 times ("budget",
+// "plan"), where a first name has none ("caroline" is only an adjective to
+// WordNet, "jon" nothing).
+func CommonNoun(token string) bool {
+	var bases []lexicon.Word
+	bases = lexicon.BaseForms(bases, token, lexicon.Noun)
+	for _, b := range bases {
+		for _, s := range lexicon.Senses(b, lexicon.Noun) {
+			if lexicon.TagCount(lexicon.Sense{Synset: s, Word: b}) >= 3 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -125,3 +125,12 @@ func FuzzRelated(f *testing.F) {
 		}
 	})
 }
+
+func TestCommonNoun(t *testing.T) {
+	t.Parallel()
+	for tok, want := range map[string]bool{"budget": true, "plan": true, "dog": true, "caroline": false, "jon": false, "melanie": false, "quickly": false} {
+		if got := relate.CommonNoun(tok); got != want {
+			t.Errorf("CommonNoun(%q) = %v, want %v", tok, got, want)
+		}
+	}
+}
