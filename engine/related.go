@@ -74,8 +74,9 @@ func (r related) evidence(i int, ev memgate.TermEvidence) memgate.TermEvidence {
 // (rank.Term): how specific it is, its information content under a Zipf
 // law over its frequency rank among the built-in word-vector table's
 // 40,000 words (in decreasing frequency), relative to the content of a
-// word beyond the table; and whether it is a modifier, a word WordNet
-// tags more often as a verb, adjective or adverb than as a noun.
+// word beyond the table; and whether it is a modifier: a word WordNet
+// tags more often as a verb, adjective or adverb than as a noun, or a word
+// of time (relate.Temporal), which says when rather than what.
 func wordWeight(words []analysis.Word, term string) (specificity float64, modifier bool) {
 	tb := wordvec.Default()
 	for _, w := range words {
@@ -86,7 +87,7 @@ func wordWeight(words []analysis.Word, term string) (specificity float64, modifi
 		if r, ok := tb.Lookup(w.Token); ok {
 			specificity = math.Log(float64(r+150)*13.48) / math.Log(float64(tb.Len()+150)*13.48)
 		}
-		return specificity, relate.Modifier(w.Token)
+		return specificity, relate.Modifier(w.Token) || relate.Temporal(w.Token)
 	}
 	return 1, false
 }

@@ -660,3 +660,39 @@ func CommonNoun(token string) bool {
 	}
 	return false
 }
+
+// temporal are the concepts a word of time is a kind of, each with the most
+// hypernym steps the word's first noun sense may take to reach it.
+var temporal = map[string]int{
+	"time_period.n.01": 2, "time_unit.n.01": 2, "time.n.05": 2,
+	"calendar_month.n.01": 2, "day_of_the_week.n.01": 2,
+}
+
+// Temporal reports whether the token (a normalized token) names a time,
+// within two steps of a period, a unit, a month or a weekday ("afternoon",
+// "tonight", "week", "June", "Monday"): in a question it says when, not
+// what ("What should I drink this afternoon?"). A kind of day further down
+// (a birthday, a holiday) is what a question is about, and is not one.
+func Temporal(token string) bool {
+	var bases []lexicon.Word
+	bases = lexicon.BaseForms(bases, token, lexicon.Noun)
+	for _, b := range bases {
+		for _, s := range lexicon.Senses(b, lexicon.Noun) {
+			level := []lexicon.Synset{s}
+			for depth := 0; depth <= 2 && len(level) > 0; depth++ {
+				var next []lexicon.Synset
+				for _, x := range level {
+					if d, ok := temporal[x.Name()]; ok && depth <= d && depth > 0 {
+						return true
+					}
+					for h := range x.Pointers(lexicon.Hypernym) {
+						next = append(next, h)
+					}
+				}
+				level = next
+			}
+			break // the first noun sense only
+		}
+	}
+	return false
+}

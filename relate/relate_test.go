@@ -134,3 +134,13 @@ func TestCommonNoun(t *testing.T) {
 		}
 	}
 }
+
+func TestTemporal(t *testing.T) {
+	t.Parallel()
+	for tok, want := range map[string]bool{"afternoon": true, "tonight": true, "week": true, "june": true, "monday": true, "morning": true,
+		"birthday": false, "holiday": false, "dinner": false, "tea": false, "cello": false} {
+		if got := relate.Temporal(tok); got != want {
+			t.Errorf("Temporal(%q) = %v, want %v", tok, got, want)
+		}
+	}
+}
