@@ -264,13 +264,16 @@ type Store interface {
 	//     and it is returned in the new memory's place with Deduplicated set.
 	//     A memory expired at the new memory's CreatedAt (expires_at at or
 	//     before it) absorbs nothing: no read would ever show the fold.
-	//   - Retention: after the inserts, for every (tenant, principal, kind)
-	//     written whose caps[kind] is positive, if more than caps[kind]
-	//     memories of that population are active or pending, the oldest of
-	//     that same population (insertion order) are deleted until it fits,
-	//     and reported in Evicted. The count and the eviction use one
-	//     predicate: no kind is evicted for another's overflow, and revoked
-	//     or superseded memories neither count nor get evicted.
+	//   - Retention: after the inserts, for every population (tenant,
+	//     principal, agent, kind, source) written whose caps[kind] is
+	//     positive, if more than caps[kind] memories of that population are
+	//     active or pending, the oldest of that same population (insertion
+	//     order) are deleted until it fits, and reported in Evicted. The
+	//     count and the eviction use one predicate: no kind is evicted for
+	//     another's overflow, no agent's level for another's, no source for
+	//     another's (a flood of assistant memories never evicts a user's or
+	//     a system one), and revoked or superseded memories neither count
+	//     nor get evicted.
 	//   - Idempotency: keys, when given, has one entry per memory (else
 	//     invalid_argument, before any I/O); an entry with an empty Key
 	//     asks for nothing. For an entry with a Key, first of all: if the
