@@ -291,13 +291,14 @@ type Store interface {
 	//     with the same partition and Key: invalid_argument. Records are
 	//     never read outside their partition, live until PruneIdempotency
 	//     removes them, and Forget deletes the principal's.
-	//   - Keys: a memory with a Key (not folded, not replayed) takes it
-	//     from the active memory that has it at its level (tenant,
-	//     principal, agent, conversation), if any: an active memory
-	//     supersedes that one in the same transaction (superseded_by, as
-	//     Supersede does; Superseded[i] names it), a pending one is stored
-	//     with Supersedes naming it and supersedes it when approved
-	//     (Promote). Two active memories never share a key at one level;
+	//   - Keys: an active or pending memory with a Key (not folded, not
+	//     replayed; a revoked or superseded one, an import's history, is
+	//     stored as it is) takes it from the active memory that has it at
+	//     its level (tenant, principal, agent, conversation), if any: an
+	//     active memory supersedes that one in the same transaction
+	//     (superseded_by, as Supersede does; Superseded[i] names it), a
+	//     pending one is stored with Supersedes naming it and supersedes
+	//     it when approved (Promote). Two active memories never share a key at one level;
 	//     concurrent calls with one key queue, so each supersedes the one
 	//     before (one chain). Dedup of a keyed memory folds only into the
 	//     memory with the same key, and of one without a key only into

@@ -38,7 +38,7 @@ const dedupSQL = `SELECT id FROM memories
 // its id when it inserted: no row means a duplicate stands.
 var insertUnlessDuplicateSQL = `INSERT INTO memories (` + memoryColumns + `)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (` + strings.TrimSuffix(dedupSQL, "\n\tORDER BY seq LIMIT 1") + `) RETURNING id`
 
 // dedupArgs are dedupSQL's arguments for the new memory m.
@@ -207,7 +207,9 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 			}
 			if standing[i] == "" {
 				args := rows[i]
-				if m.Key != "" {
+				if m.Key != "" && (m.Status == memgate.StatusActive || m.Status == memgate.StatusPending) {
+					// A revoked or superseded memory (an import's history)
+					// takes no key from the memory that has it.
 					if args, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
 						return nil, err
 					}
