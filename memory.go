@@ -170,6 +170,17 @@ type Memory struct {
 	CreatedBy string `json:"created_by,omitempty"`
 	UpdatedBy string `json:"updated_by,omitempty"`
 
+	// ImportedStatus, ImportedCreatedBy and ImportedUpdatedBy are what the
+	// import file said of the memory (its line's status, created_by and
+	// updated_by), kept as a receipt: an import stores a memory with the
+	// status the write gate gives it and the importing key as its writer,
+	// never the file's word for either (Engine.Import). Empty for a
+	// memory that was not imported, or whose line said nothing. They never
+	// change after the import.
+	ImportedStatus    Status `json:"imported_status,omitempty"`
+	ImportedCreatedBy string `json:"imported_created_by,omitempty"`
+	ImportedUpdatedBy string `json:"imported_updated_by,omitempty"`
+
 	// Expired is derived at read time from ExpiresAt; it is never stored.
 	Expired bool `json:"expired,omitempty"`
 }
@@ -493,6 +504,17 @@ func (m *Memory) Validate(l Limits) error {
 	}
 	if err := checkOptionalIdent("updated_by", m.UpdatedBy); err != nil {
 		return err
+	}
+	if err := checkOptionalIdent("imported_created_by", m.ImportedCreatedBy); err != nil {
+		return err
+	}
+	if err := checkOptionalIdent("imported_updated_by", m.ImportedUpdatedBy); err != nil {
+		return err
+	}
+	if m.ImportedStatus != "" {
+		if _, err := ParseStatus(string(m.ImportedStatus)); err != nil {
+			return FieldError("imported_status", "%s", ErrorMessage(err))
+		}
 	}
 	if _, err := ParseKind(string(m.Kind)); err != nil {
 		return err

@@ -134,6 +134,12 @@ type ImportRequest struct {
 	BatchSize int
 	// MaxLineBytes bounds one line (default 64 KiB).
 	MaxLineBytes int
+	// TrustStatus keeps each line's status as the file gives it (for
+	// restoring one's own export), where the write gate would otherwise
+	// decide: a line that says active is stored active even when the gate
+	// would hold it. Off by default; an import that uses it is audited
+	// with how many memories kept their file's status over the gate's.
+	TrustStatus bool
 }
 
 // AuditFilter narrows an audit listing. Zero values mean "no filter".

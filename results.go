@@ -208,9 +208,16 @@ type ForgetReceipt struct {
 
 // ImportResult reports an import.
 type ImportResult struct {
-	Lines    int `json:"lines"`    // non-empty lines read
-	Imported int `json:"imported"` // memories stored
-	Batches  int `json:"batches"`
+	Lines        int `json:"lines"`        // non-empty lines read
+	Imported     int `json:"imported"`     // memories stored anew
+	Deduplicated int `json:"deduplicated"` // lines folded into a memory already there (its seen_count rose)
+	Pending      int `json:"pending"`      // memories stored pending: held by the write gate, or pending in the file
+	Evicted      int `json:"evicted"`      // memories the retention caps removed
+	Batches      int `json:"batches"`
+	// TrustedStatus is how many memories kept their file's status over the
+	// write gate's decision (ImportRequest.TrustStatus): stored active
+	// though the gate would have held them.
+	TrustedStatus int `json:"trusted_status"`
 }
 
 // ReadyCheck is one part of a readiness report: the store or the

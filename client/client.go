@@ -848,14 +848,27 @@ func (c *Client) Stats(ctx context.Context, s Scope) (*Stats, error) {
 }
 
 // Import stores JSONL memories in the key's tenant (POST /v1/import; an
-// admin key). Every line is validated before anything is written.
-func (c *Client) Import(ctx context.Context, jsonl io.Reader) (*memgate.ImportResult, error) {
+// admin key). Every line passes the write gate, as a remember by the key
+// would, before anything is written; the server decides each status.
+func (c *Client) Import(ctx context.Context, jsonl io.Reader, opts ...ImportOption) (*memgate.ImportResult, error) {
+	q := url.Values{}
+	for _, o := range opts {
+		o(q)
+	}
 	var out memgate.ImportResult
-	if err := c.do(ctx, request{method: "POST", path: "/v1/import", raw: jsonl, rawType: "application/x-ndjson"}, &out); err != nil {
+	if err := c.do(ctx, request{method: "POST", path: "/v1/import", query: q, raw: jsonl, rawType: "application/x-ndjson"}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
+
+// ImportOption changes an import.
+type ImportOption func(url.Values)
+
+// TrustStatus keeps each line's status as the file gives it
+// (trust_status=true), for restoring one's own export: audited with how
+// many memories kept their file's status over the write gate's.
+func TrustStatus() ImportOption { return func(q url.Values) { q.Set("trust_status", "true") } }
 
 // Export writes the scope's memories to w as JSONL, oldest first (GET
 // /v1/export), and returns the bytes written. An admin key without a

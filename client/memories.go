@@ -144,9 +144,13 @@ func (m memories) AuditHistogram(ctx context.Context, s memgate.Scope, r memgate
 
 // Import sends the JSONL as one request; the server stores it in batches
 // of its own size (r.BatchSize is not sent), all lines validated first,
-// in the key's tenant.
-func (m memories) Import(ctx context.Context, _ memgate.ImportRequest, jsonl io.Reader) (memgate.ImportResult, error) {
-	res, err := m.c.Import(ctx, jsonl)
+// in the key's tenant; r.TrustStatus is sent.
+func (m memories) Import(ctx context.Context, r memgate.ImportRequest, jsonl io.Reader) (memgate.ImportResult, error) {
+	var opts []ImportOption
+	if r.TrustStatus {
+		opts = append(opts, TrustStatus())
+	}
+	res, err := m.c.Import(ctx, jsonl, opts...)
 	if err != nil {
 		return memgate.ImportResult{}, err
 	}

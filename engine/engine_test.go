@@ -422,7 +422,9 @@ func TestImportLoCoMoAndExportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Imported != 2080 || res.Lines != 2080 || res.Batches != 21 {
+	// The set's turns are the speakers' own words (source user): the
+	// write gate holds none and folds none.
+	if res.Imported != 2080 || res.Lines != 2080 || res.Batches != 21 || res.Pending != 0 || res.Deduplicated != 0 {
 		t.Fatalf("import result %+v", res)
 	}
 	counts, err := h.eng.Counts(ctx, memgate.Scope{Tenant: "bench", AllPrincipals: true})
@@ -443,7 +445,7 @@ func TestImportLoCoMoAndExportRoundTrip(t *testing.T) {
 		t.Fatalf("export %d, %v", n, err)
 	}
 	h2 := newHarness(t)
-	res2, err := h2.eng.Import(ctx, memgate.ImportRequest{Tenant: "bench"}, bytes.NewReader(buf.Bytes()))
+	res2, err := h2.eng.Import(engine.WithActor(ctx, "key_restorer"), memgate.ImportRequest{Tenant: "bench"}, bytes.NewReader(buf.Bytes()))
 	if err != nil || res2.Imported != 2080 {
 		t.Fatalf("re-import %+v, %v", res2, err)
 	}
@@ -451,9 +453,41 @@ func TestImportLoCoMoAndExportRoundTrip(t *testing.T) {
 	if _, err := h2.eng.Export(ctx, memgate.Scope{Tenant: "bench", AllPrincipals: true}, &buf2); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(buf.Bytes(), buf2.Bytes()) {
-		t.Fatal("export → import → export is not identical")
+	// The same memories, but for who wrote them: the restoring key, with
+	// what the file said kept as the import's receipt.
+	first, second := decodeLines(t, buf.Bytes()), decodeLines(t, buf2.Bytes())
+	if len(first) != len(second) {
+		t.Fatalf("export → import → export: %d lines, then %d", len(first), len(second))
 	}
+	for i, m := range second {
+		want := first[i]
+		if m.CreatedBy != "key_restorer" || m.UpdatedBy != "key_restorer" ||
+			m.ImportedStatus != want.Status || m.ImportedCreatedBy != want.CreatedBy || m.ImportedUpdatedBy != want.UpdatedBy {
+			t.Fatalf("line %d: writers %q/%q, receipt %q %q %q; the file said %q %q %q", i+1, m.CreatedBy, m.UpdatedBy,
+				m.ImportedStatus, m.ImportedCreatedBy, m.ImportedUpdatedBy, want.Status, want.CreatedBy, want.UpdatedBy)
+		}
+		m.CreatedBy, m.UpdatedBy = want.CreatedBy, want.UpdatedBy
+		m.ImportedStatus, m.ImportedCreatedBy, m.ImportedUpdatedBy = want.ImportedStatus, want.ImportedCreatedBy, want.ImportedUpdatedBy
+		a, _ := json.Marshal(want)
+		b, _ := json.Marshal(m)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("export → import → export differs at line %d beyond its writers:\n%s\n%s", i+1, a, b)
+		}
+	}
+}
+
+// decodeLines reads an export's JSONL.
+func decodeLines(t *testing.T, b []byte) []*memgate.Memory {
+	t.Helper()
+	var out []*memgate.Memory
+	for line := range bytes.Lines(b) {
+		m := new(memgate.Memory)
+		if err := json.Unmarshal(line, m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func locomoPath(t *testing.T) string {

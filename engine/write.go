@@ -127,32 +127,8 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		}
 		ms[i] = m
 	}
-	// Duplicates are folded by the store; finding them first spares the
-	// embedder work it would throw away.
-	dups, err := e.store.FindDuplicates(ctx, ms)
+	res, err := e.write(ctx, ms, keys)
 	if err != nil {
-		return nil, err
-	}
-	var fresh []*memgate.Memory
-	for i, m := range ms {
-		if dups[i] == "" {
-			fresh = append(fresh, m)
-		}
-	}
-	if err := e.embed(ctx, fresh); err != nil {
-		return nil, err
-	}
-	caps := map[memgate.Kind]int{}
-	for _, k := range memgate.Kinds {
-		if c := e.cfg.Policy.RetentionCap(k); c > 0 {
-			caps[k] = c
-		}
-	}
-	res, err := e.store.Remember(ctx, ms, caps, keys...)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.embedMissed(ctx, res, dups); err != nil {
 		return nil, err
 	}
 	out := make([]*Remembered, len(ms))
@@ -193,17 +169,8 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		default:
 			t.stored = append(t.stored, m.ID)
 		}
-		if !res.Deduplicated[i] {
-			e.indexed(m)
-		}
-		if old := res.Superseded[i]; old != "" {
-			// It took its key from old, which recall no longer returns.
-			e.rec.idx.Remove(m.Tenant, m.Principal, old)
-			e.auditLater(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
-		}
 	}
 	for _, r := range res.Evicted {
-		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
 		t := of(r.Principal)
 		t.evicted = append(t.evicted, r.ID)
 	}
@@ -228,6 +195,60 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "principals", len(order), "deduplicated", folded, "pending", pending, "replayed", replayed, "evicted", len(res.Evicted), "took", time.Since(start))
 	}
 	return out, nil
+}
+
+// write stores memories the write gate has passed, in one store
+// transaction (store.Store.Remember: dedup, keys, retention caps): it
+// embeds the ones that do not fold into a memory already there, stores
+// them all or none, and brings the index up to date (a memory not
+// active, one a keyed memory superseded, and every memory evicted leave
+// it; a supersession is audited). The callers audit the write itself.
+func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.IdempotencyKey) (*store.WriteResult, error) {
+	// Duplicates are folded by the store; finding them first spares the
+	// embedder work it would throw away.
+	dups, err := e.store.FindDuplicates(ctx, ms)
+	if err != nil {
+		return nil, err
+	}
+	var fresh []*memgate.Memory
+	for i, m := range ms {
+		if dups[i] == "" {
+			fresh = append(fresh, m)
+		}
+	}
+	if err := e.embed(ctx, fresh); err != nil {
+		return nil, err
+	}
+	caps := map[memgate.Kind]int{}
+	for _, k := range memgate.Kinds {
+		if c := e.cfg.Policy.RetentionCap(k); c > 0 {
+			caps[k] = c
+		}
+	}
+	res, err := e.store.Remember(ctx, ms, caps, keys...)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.embedMissed(ctx, res, dups); err != nil {
+		return nil, err
+	}
+	for i, m := range res.Memories {
+		if res.Replayed[i] {
+			continue // stored, indexed and audited by the first request
+		}
+		if !res.Deduplicated[i] {
+			e.indexed(m)
+		}
+		if old := res.Superseded[i]; old != "" {
+			// It took its key from old, which recall no longer returns.
+			e.rec.idx.Remove(m.Tenant, m.Principal, old)
+			e.auditLater(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
+		}
+	}
+	for _, r := range res.Evicted {
+		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
+	}
+	return res, nil
 }
 
 // agentOf is the agent a batch's audit event for principal names: the
@@ -303,6 +324,15 @@ func (e *Engine) gate(ctx context.Context, m *memgate.Memory, r RememberRequest,
 		e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionRemember, Reason: d.Reason, Counts: map[string]int64{"refused": 1}})
 		return d.Err
 	}
+	e.apply(m, d, r, now)
+	return nil
+}
+
+// apply is the rest of the write gate, once the policy has allowed m (d,
+// not a reject): a pending decision holds the memory with its reason,
+// flags are kept, the default TTL of the kind applies, and the dedup
+// signature is set.
+func (e *Engine) apply(m *memgate.Memory, d policy.Decision, r RememberRequest, now time.Time) {
 	if d.Status == memgate.StatusPending {
 		m.Status, m.StatusReason = memgate.StatusPending, d.Reason
 	}
@@ -320,7 +350,6 @@ func (e *Engine) gate(ctx context.Context, m *memgate.Memory, r RememberRequest,
 		// restricted memory is stored as a new one, never deduplicated.
 		m.DedupKey = ""
 	}
-	return nil
 }
 
 // dedupKey is the signature duplicates share: the normalized content and
@@ -350,6 +379,9 @@ func (e *Engine) prepare(r RememberRequest, now time.Time, restore bool) (*memga
 		}
 		if m.CreatedBy != "" || m.UpdatedBy != "" {
 			return nil, memgate.FieldError("created_by", "is assigned by the server: the key that writes")
+		}
+		if m.ImportedStatus != "" || m.ImportedCreatedBy != "" || m.ImportedUpdatedBy != "" {
+			return nil, memgate.FieldError("imported_status", "is set by import, from its file")
 		}
 		m.Status, m.StatusReason, m.Version = memgate.StatusActive, "", 1
 		m.CreatedAt, m.UpdatedAt = now, now

@@ -829,10 +829,19 @@ func (s *server) stats(c *call) error {
 // importJSONL stores a JSONL body (the format of export) in the key's
 // tenant, every line validated before anything is written.
 func (s *server) importJSONL(c *call) error {
-	if _, err := parseQuery(c.r, []string{"tenant"}, nil); err != nil {
+	q, err := parseQuery(c.r, []string{"tenant", "trust_status"}, nil)
+	if err != nil {
 		return err
 	}
-	tenant := c.r.URL.Query().Get("tenant")
+	var trust bool
+	switch q.get("trust_status") {
+	case "", "false":
+	case "true":
+		trust = true
+	default:
+		return memgate.FieldError("trust_status", "must be true or false")
+	}
+	tenant := q.get("tenant")
 	if _, err := c.sess.Scope(auth.OpImport, memgate.Scope{Tenant: tenant}); err != nil {
 		return err // before the body is read
 	}
@@ -843,7 +852,7 @@ func (s *server) importJSONL(c *call) error {
 	if err := bodyDecoder.CheckText(b); err != nil {
 		return err
 	}
-	res, err := c.sess.Import(c.ctx, memgate.ImportRequest{Tenant: tenant}, bytes.NewReader(b))
+	res, err := c.sess.Import(c.ctx, memgate.ImportRequest{Tenant: tenant, TrustStatus: trust}, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -82,9 +82,11 @@ type Config struct {
 	// memgate's defaults.
 	Limits memgate.Limits
 
-	// Retention caps the number of active+pending memories per (tenant,
-	// principal, kind). When a write would exceed it, the oldest memories of
-	// that same population are evicted. Zero means unlimited.
+	// Retention caps the number of active+pending memories per population
+	// (tenant, principal, agent, kind, source): one writer class's share.
+	// When a write would exceed it, the oldest memories of that same
+	// population are evicted, so a write never evicts another source's
+	// memories. Zero means unlimited.
 	Retention map[memgate.Kind]int
 
 	// Secret is the action on a secret finding, per source: allow (ignore),

@@ -48,7 +48,7 @@
 //
 // # Other defaults
 //
-//	kind         TTL      retention cap (active+pending per tenant, principal, kind)
+//	kind         TTL      retention cap (active+pending per tenant, principal, agent, kind, source)
 //	message      30 days  10000
 //	task         7 days   1000
 //	fact         none     unlimited

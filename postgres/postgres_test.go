@@ -113,9 +113,9 @@ func requirePopulationsExact(t testing.TB, db *DB) {
 	defer cancel()
 	var bad int
 	err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM (
-		SELECT tenant, principal, agent, kind, COUNT(*) AS n FROM memories WHERE status IN ('active', 'pending')
-		GROUP BY tenant, principal, agent, kind) c
-		FULL JOIN populations p USING (tenant, principal, agent, kind)
+		SELECT tenant, principal, agent, kind, source, COUNT(*) AS n FROM memories WHERE status IN ('active', 'pending')
+		GROUP BY tenant, principal, agent, kind, source) c
+		FULL JOIN populations p USING (tenant, principal, agent, kind, source)
 		WHERE COALESCE(c.n, 0) <> COALESCE(p.n, 0)`).Scan(&bad)
 	if err != nil {
 		t.Errorf("check populations: %v", err)

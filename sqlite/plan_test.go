@@ -57,8 +57,8 @@ func TestPlans(t *testing.T) {
 		"dedup lookup":            {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
 		"insert unless duplicate": {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
 		"key holder":              {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=?)"},
-		"retention count":         {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=?)"},
-		"retention eviction":      {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=?)", "(tenant=? AND id=?)"},
+		"retention count":         {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)"},
+		"retention eviction":      {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)", "(tenant=? AND id=?)"},
 		"sweep":                   {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},
 		"partition head":          {"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"},
 		"changed memories":        {"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"},
@@ -108,7 +108,8 @@ func TestPlans(t *testing.T) {
 }
 
 // The populations counter and the eviction predicate must agree after any
-// mix of operations: retention counts what it evicts from.
+// mix of operations, over mixed kinds and sources: retention counts what it
+// evicts from.
 func TestPopulationCounterMatchesPredicate(t *testing.T) {
 	ctx := t.Context()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
@@ -117,9 +118,10 @@ func TestPopulationCounterMatchesPredicate(t *testing.T) {
 	}
 	defer db.Close()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sources := []memgate.Source{memgate.SourceUser, memgate.SourceAssistant, memgate.SourceSystem}
 	mk := func(i int, principal string, kind memgate.Kind, status memgate.Status) *memgate.Memory {
 		c := fmt.Sprintf("memory %d", i)
-		m := &memgate.Memory{ID: fmt.Sprintf("m-%04d", i), Tenant: "t", Principal: principal, Kind: kind, Source: memgate.SourceUser,
+		m := &memgate.Memory{ID: fmt.Sprintf("m-%04d", i), Tenant: "t", Principal: principal, Kind: kind, Source: sources[i%3],
 			Sensitivity: memgate.SensitivityStandard, Status: status, Content: c, ContentSHA256: memgate.ContentHash(c),
 			CreatedAt: base, UpdatedAt: base, Version: 1, SeenCount: 1}
 		if i%7 == 0 {
@@ -168,15 +170,17 @@ func TestPopulationCounterMatchesPredicate(t *testing.T) {
 		t.Helper()
 		for _, p := range append(principals, "carol") {
 			for _, k := range kinds {
-				var counted, kept int
-				if err := db.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM memories WHERE "+sqlstore.PopulationSQL, "t", p, "", string(k)).Scan(&counted); err != nil {
-					t.Fatal(err)
-				}
-				if err := db.r.QueryRowContext(ctx, sqlstore.PopulationCountSQL, "t", p, "", string(k)).Scan(&kept); err != nil && !errors.Is(err, sql.ErrNoRows) {
-					t.Fatal(err)
-				}
-				if counted != kept {
-					t.Fatalf("%s/%s: the predicate counts %d, the counter holds %d", p, k, counted, kept)
+				for _, src := range sources {
+					var counted, kept int
+					if err := db.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM memories WHERE "+sqlstore.PopulationSQL, "t", p, "", string(k), string(src)).Scan(&counted); err != nil {
+						t.Fatal(err)
+					}
+					if err := db.r.QueryRowContext(ctx, sqlstore.PopulationCountSQL, "t", p, "", string(k), string(src)).Scan(&kept); err != nil && !errors.Is(err, sql.ErrNoRows) {
+						t.Fatal(err)
+					}
+					if counted != kept {
+						t.Fatalf("%s/%s/%s: the predicate counts %d, the counter holds %d", p, k, src, counted, kept)
+					}
 				}
 			}
 		}
@@ -184,8 +188,8 @@ func TestPopulationCounterMatchesPredicate(t *testing.T) {
 	check()
 	// Control: the population is not trivially empty.
 	var alive int
-	db.r.QueryRowContext(ctx, sqlstore.PopulationCountSQL, "t", "alice", "", string(memgate.KindMessage)).Scan(&alive)
+	db.r.QueryRowContext(ctx, sqlstore.PopulationCountSQL, "t", "alice", "", string(memgate.KindMessage), string(memgate.SourceUser)).Scan(&alive)
 	if alive < 1 || alive > 5 {
-		t.Fatalf("alice's messages after a cap of 5 and a sweep: %d", alive)
+		t.Fatalf("alice's own messages after a cap of 5 and a sweep: %d", alive)
 	}
 }

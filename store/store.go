@@ -264,13 +264,16 @@ type Store interface {
 	//     and it is returned in the new memory's place with Deduplicated set.
 	//     A memory expired at the new memory's CreatedAt (expires_at at or
 	//     before it) absorbs nothing: no read would ever show the fold.
-	//   - Retention: after the inserts, for every (tenant, principal, kind)
-	//     written whose caps[kind] is positive, if more than caps[kind]
-	//     memories of that population are active or pending, the oldest of
-	//     that same population (insertion order) are deleted until it fits,
-	//     and reported in Evicted. The count and the eviction use one
-	//     predicate: no kind is evicted for another's overflow, and revoked
-	//     or superseded memories neither count nor get evicted.
+	//   - Retention: after the inserts, for every population (tenant,
+	//     principal, agent, kind, source) written whose caps[kind] is
+	//     positive, if more than caps[kind] memories of that population are
+	//     active or pending, the oldest of that same population (insertion
+	//     order) are deleted until it fits, and reported in Evicted. The
+	//     count and the eviction use one predicate: no kind is evicted for
+	//     another's overflow, no agent's level for another's, no source for
+	//     another's (a flood of assistant memories never evicts a user's or
+	//     a system one), and revoked or superseded memories neither count
+	//     nor get evicted.
 	//   - Idempotency: keys, when given, has one entry per memory (else
 	//     invalid_argument, before any I/O); an entry with an empty Key
 	//     asks for nothing. For an entry with a Key, first of all: if the
@@ -288,13 +291,14 @@ type Store interface {
 	//     with the same partition and Key: invalid_argument. Records are
 	//     never read outside their partition, live until PruneIdempotency
 	//     removes them, and Forget deletes the principal's.
-	//   - Keys: a memory with a Key (not folded, not replayed) takes it
-	//     from the active memory that has it at its level (tenant,
-	//     principal, agent, conversation), if any: an active memory
-	//     supersedes that one in the same transaction (superseded_by, as
-	//     Supersede does; Superseded[i] names it), a pending one is stored
-	//     with Supersedes naming it and supersedes it when approved
-	//     (Promote). Two active memories never share a key at one level;
+	//   - Keys: an active or pending memory with a Key (not folded, not
+	//     replayed; a revoked or superseded one, an import's history, is
+	//     stored as it is) takes it from the active memory that has it at
+	//     its level (tenant, principal, agent, conversation), if any: an
+	//     active memory supersedes that one in the same transaction
+	//     (superseded_by, as Supersede does; Superseded[i] names it), a
+	//     pending one is stored with Supersedes naming it and supersedes
+	//     it when approved (Promote). Two active memories never share a key at one level;
 	//     concurrent calls with one key queue, so each supersedes the one
 	//     before (one chain). Dedup of a keyed memory folds only into the
 	//     memory with the same key, and of one without a key only into

@@ -1119,8 +1119,7 @@ func (r *run) importLines(c *caller, q scopeReq, s memgate.Scope, code string) e
 	}
 	r.count("import.ok")
 	return effect{
-		imported: true,
-		what:     fmt.Sprintf("the %d imported memories, in %s", len(lines), tenant),
+		what: fmt.Sprintf("the %d imported memories, in %s", len(lines), tenant),
 		part: func(p partition) bool {
 			for _, o := range owners {
 				if p == (partition{o.tenant, o.principal}) {

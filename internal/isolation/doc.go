@@ -32,7 +32,7 @@
 //   - An approve names the version reviewed: a stale one is a conflict, and
 //     none is refused.
 //   - Every memory written records its writer's key: updated_by always,
-//     created_by when new (an import keeps its line's).
+//     created_by when new (an import's too: its line's is the receipt).
 //   - A forget erases the principal's partition and nothing else, and its
 //     change feed agrees with the shadow: a reader behind it is reset (a
 //     forget leaves no tombstone), the feed read from the start names none

@@ -435,8 +435,6 @@ type effect struct {
 	// the caller's key must be able to claim it. one sets it for every
 	// remember, batch and update, refused or not.
 	claimed bool
-	// imported: new memories keep the created_by of their line.
-	imported bool
 	// forgot: the partition the operation erased. Its change feed, and that
 	// of every partition of its tenant holding no memory (which reads as
 	// the tenant's high mark, raised past the erased partition's head), may
@@ -610,8 +608,8 @@ func (r *run) apply(eff effect, before, after map[partition]int64) {
 
 // written checks a memory the operation stored or changed (its version
 // raised): it names the caller's key as its last writer (updated_by) and,
-// new, as its author (created_by, but for an import, which keeps the
-// line's); and where the operation writes on the caller's word (claimed),
+// new, as its author (created_by, an import's too: the line's is only its
+// receipt, imported_created_by); and where the operation writes on the caller's word (claimed),
 // the caller's key may claim its source.
 func (r *run) written(eff effect, m *memgate.Memory, isNew bool) {
 	r.t.Helper()
@@ -619,7 +617,7 @@ func (r *run) written(eff effect, m *memgate.Memory, isNew bool) {
 	if m.UpdatedBy != k.ID {
 		r.fail("memory %s/%s, which the operation by %s changed, records updated_by %q, not its key %s", m.Tenant, m.ID, r.cur.name, m.UpdatedBy, k.ID)
 	}
-	if isNew && !eff.imported && m.CreatedBy != k.ID {
+	if isNew && m.CreatedBy != k.ID {
 		r.fail("memory %s/%s, which the operation by %s stored, records created_by %q, not its key %s", m.Tenant, m.ID, r.cur.name, m.CreatedBy, k.ID)
 	}
 	if !eff.claimed {

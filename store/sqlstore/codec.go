@@ -14,11 +14,12 @@ const memoryColumns = `id, tenant, principal, agent, conversation, kind, source,
 	status, status_reason, content, reason, metadata, created_at, updated_at, expires_at,
 	valid_from, valid_until, version, supersedes, superseded_by, content_sha256,
 	embedding_provider, embedding_model, embedding_dim, embedding_vector,
-	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by, key`
+	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by, key,
+	imported_status, imported_created_by, imported_updated_by`
 
 const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // selectMemory reads memories; a statement appends its FROM clause.
 const selectMemory = "SELECT " + memoryColumns + " FROM memories"
@@ -52,6 +53,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		provider, model, dim, vector,
 		m.DedupKey, max(m.SeenCount, 1), flagsArg(m.Flags), m.Feedback.Count, m.Feedback.Sum,
 		m.CreatedBy, m.UpdatedBy, m.Key,
+		string(m.ImportedStatus), m.ImportedCreatedBy, m.ImportedUpdatedBy,
 	}, nil
 }
 
@@ -61,6 +63,7 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 	m = new(memgate.Memory)
 	var (
 		kind, source, sensitivity, status string
+		importedStatus                    string
 		metadata, vector                  []byte
 		provider, model                   *string
 		dim                               *int64
@@ -75,6 +78,7 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 		&provider, &model, &dim, &vector,
 		&m.DedupKey, &m.SeenCount, &flags, &m.Feedback.Count, &m.Feedback.Sum,
 		&m.CreatedBy, &m.UpdatedBy, &m.Key,
+		&importedStatus, &m.ImportedCreatedBy, &m.ImportedUpdatedBy,
 	}
 	if withSeq {
 		dest = append([]any{&seq}, dest...)
@@ -86,6 +90,7 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 	m.Source = memgate.Source(source)
 	m.Sensitivity = memgate.Sensitivity(sensitivity)
 	m.Status = memgate.Status(status)
+	m.ImportedStatus = memgate.Status(importedStatus)
 	if metadata != nil {
 		if m.Metadata, err = memgate.DecodeMetadata(metadata); err != nil {
 			return nil, 0, fmt.Errorf("memory %s: stored metadata is not a JSON object", m.ID)

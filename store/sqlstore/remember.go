@@ -38,7 +38,7 @@ const dedupSQL = `SELECT id FROM memories
 // its id when it inserted: no row means a duplicate stands.
 var insertUnlessDuplicateSQL = `INSERT INTO memories (` + memoryColumns + `)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (` + strings.TrimSuffix(dedupSQL, "\n\tORDER BY seq LIMIT 1") + `) RETURNING id`
 
 // dedupArgs are dedupSQL's arguments for the new memory m.
@@ -51,17 +51,21 @@ func dedupArgs(m *memgate.Memory) []any {
 const foldSQL = `UPDATE memories SET seen_count = seen_count + 1, updated_at = ? WHERE tenant = ? AND id = ?`
 
 // populationSQL is the one predicate retention counts and evicts with: the
-// active or pending memories of one partition, agent and kind, written
-// exactly as memories_retention's WHERE clause so the eviction reads that
-// index. The populations triggers of both schemas count with the same
-// status test.
-const populationSQL = `tenant = ? AND principal = ? AND agent = ? AND kind = ? AND status IN ('active', 'pending')`
+// active or pending memories of one partition, agent, kind and source,
+// written exactly as memories_retention's WHERE clause so the eviction
+// reads that index. The populations triggers of both schemas count with
+// the same status test. The source makes each writer class its own
+// population: a write evicts only memories of the source it claims, so an
+// agent's flood (assistant, tool) never evicts what a person (user) or an
+// admin (system) said, and a key that may claim a source could supersede
+// every memory its writes may evict.
+const populationSQL = `tenant = ? AND principal = ? AND agent = ? AND kind = ? AND source = ? AND status IN ('active', 'pending')`
 
 const (
 	// populationCountSQL reads the live count the populations triggers
 	// keep instead of counting the population each time (no row: nobody
 	// of that population was ever counted, so 0).
-	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND agent = ? AND kind = ?`
+	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND agent = ? AND kind = ? AND source = ?`
 	evictSQL           = `DELETE FROM memories WHERE tenant = ? AND id IN (
 		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
 		RETURNING seq, id`
@@ -89,21 +93,23 @@ func keyLock(m *memgate.Memory) []string {
 	return []string{"key", m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key}
 }
 
-// population is one (tenant, principal, agent, kind) a retention cap
-// applies to: each writer's agent (or the principal-wide level) is its own
-// population, so one never evicts another's memories.
+// population is one (tenant, principal, agent, kind, source) a retention
+// cap applies to: each writer's agent (or the principal-wide level) and
+// each source is its own population, so one writer class never evicts
+// another's memories.
 type population struct {
 	tenant, principal, agent string
 	kind                     memgate.Kind
+	source                   memgate.Source
 }
 
 // Remember implements store.Store, in one transaction.
 //
 // Concurrency: the transaction first locks, in order, the decision about
 // each (tenant, principal, kind) it writes (Driver.Lock). That triple is
-// exactly the unit of both decisions Remember takes by reading first: the
-// dedup predicate (same kind in the partition) and the retention
-// population. Concurrent calls on one population queue on the lock, and
+// the unit of the dedup predicate (same kind in the partition) and holds
+// every retention population Remember counts by reading first (agent and
+// source only narrow it). Concurrent calls on one population queue on the lock, and
 // each sees the memory the previous call inserted and folds into it, and
 // counts the population as that call left it; calls on other populations
 // run in parallel. A retry of the same request writes the same
@@ -137,7 +143,7 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 	var pops []population
 	var locks [][]string
 	for _, m := range ms {
-		if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind}); !slices.Contains(pops, p) {
+		if p := (population{m.Tenant, m.Principal, m.Agent, m.Kind, m.Source}); !slices.Contains(pops, p) {
 			pops = append(pops, p)
 		}
 		ls := [][]string{{"population", m.Tenant, m.Principal, string(m.Kind)}}
@@ -201,7 +207,9 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 			}
 			if standing[i] == "" {
 				args := rows[i]
-				if m.Key != "" {
+				if m.Key != "" && (m.Status == memgate.StatusActive || m.Status == memgate.StatusPending) {
+					// A revoked or superseded memory (an import's history)
+					// takes no key from the memory that has it.
 					if args, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
 						return nil, err
 					}
@@ -337,7 +345,7 @@ func record(ctx context.Context, q Querier, m *memgate.Memory, key store.Idempot
 // returns them oldest first.
 func evict(ctx context.Context, q Querier, p population, limit int) ([]store.Ref, error) {
 	var n int64
-	if err := q.QueryRow(ctx, populationCountSQL, p.tenant, p.principal, p.agent, string(p.kind)).Scan(&n); err != nil && !errors.Is(err, ErrNoRows) {
+	if err := q.QueryRow(ctx, populationCountSQL, p.tenant, p.principal, p.agent, string(p.kind), string(p.source)).Scan(&n); err != nil && !errors.Is(err, ErrNoRows) {
 		return nil, err
 	}
 	if n <= int64(limit) {
@@ -346,7 +354,7 @@ func evict(ctx context.Context, q Querier, p population, limit int) ([]store.Ref
 	gone, err := collect(func(r Rows) (seqRef, error) {
 		g := seqRef{ref: store.Ref{Tenant: p.tenant, Principal: p.principal, Kind: p.kind}}
 		return g, r.Scan(&g.seq, &g.ref.ID)
-	})(q.Query(ctx, evictSQL, p.tenant, p.tenant, p.principal, p.agent, string(p.kind), n-int64(limit)))
+	})(q.Query(ctx, evictSQL, p.tenant, p.tenant, p.principal, p.agent, string(p.kind), string(p.source), n-int64(limit)))
 	if err != nil {
 		return nil, err
 	}

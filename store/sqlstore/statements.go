@@ -26,8 +26,8 @@ func Statements(d *Dialect) []Statement {
 	out := []Statement{
 		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "", "active", at}},
 		{"key holder", keyHolderSQL, []any{"acme", "alice", "", "", "pref:coffee"}},
-		{"retention count", populationCountSQL, []any{"acme", "alice", "", "message"}},
-		{"retention eviction", evictSQL, []any{"acme", "acme", "alice", "", "message", 3}},
+		{"retention count", populationCountSQL, []any{"acme", "alice", "", "message", "assistant"}},
+		{"retention eviction", evictSQL, []any{"acme", "acme", "alice", "", "message", "assistant", 3}},
 		{"sweep", fmt.Sprintf(sweepSQL, d.SkipLocked), []any{at, 500}},
 		{"partition head", partitionHeadSQL, []any{"acme", "alice", "acme", "acme", "alice", "acme"}},
 		{"changed memories", changedSQL, []any{"acme", "alice", 7, 100}},
@@ -71,8 +71,8 @@ func Statements(d *Dialect) []Statement {
 
 // PopulationSQL is the predicate retention counts and evicts with, and
 // PopulationCountSQL the read of the counter a schema's triggers keep for
-// it (four arguments each: tenant, principal, agent, kind), for a driver's
-// test that the two agree.
+// it (five arguments each: tenant, principal, agent, kind, source), for a
+// driver's test that the two agree.
 const (
 	PopulationSQL      = populationSQL
 	PopulationCountSQL = populationCountSQL

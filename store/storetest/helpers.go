@@ -106,6 +106,7 @@ func fullMemory(t *testing.T, sc memgate.Scope, id string) *memgate.Memory {
 	m.Flags = []string{"instruction_like:role_tag", "ünïcödé \"flag\""}
 	m.Feedback = memgate.Feedback{Count: 3, Sum: -0.1 + 0.7 + 1}
 	m.CreatedBy, m.UpdatedBy = "key_0123456789abcdef", "key_fedcba9876543210"
+	m.ImportedStatus, m.ImportedCreatedBy, m.ImportedUpdatedBy = memgate.StatusActive, "key_file_writer", "cli"
 	m.Embedding = &memgate.Embedding{
 		Provider: "builtin",
 		Model:    "hash-v1",
@@ -296,6 +297,9 @@ func diffMemory(want, got *memgate.Memory) []string {
 	str("DedupKey", want.DedupKey, got.DedupKey)
 	str("CreatedBy", want.CreatedBy, got.CreatedBy)
 	str("UpdatedBy", want.UpdatedBy, got.UpdatedBy)
+	str("ImportedStatus", want.ImportedStatus, got.ImportedStatus)
+	str("ImportedCreatedBy", want.ImportedCreatedBy, got.ImportedCreatedBy)
+	str("ImportedUpdatedBy", want.ImportedUpdatedBy, got.ImportedUpdatedBy)
 	if want.Version != got.Version {
 		d = append(d, fmt.Sprintf("Version: got %d, want %d", got.Version, want.Version))
 	}

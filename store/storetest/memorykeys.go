@@ -22,6 +22,7 @@ var memoryKeyTests = []test{
 	{"ConcurrentWritersMakeOneChain", testKeyConcurrent},
 	{"MalformedKeyRefused", testKeyMalformed},
 	{"InsertOfATakenKeyIsAConflict", testKeyInsertTaken},
+	{"HistoryTakesNoKey", testKeyHistory},
 }
 
 func withKey(sc memgate.Scope, id, key, content string) *memgate.Memory {
@@ -245,4 +246,31 @@ func testKeyInsertTaken(t *testing.T, newStore func(*testing.T) store.Store) {
 	held := withKey(alice, "m-003", "pref:coffee", "held")
 	held.Status = memgate.StatusPending
 	mustInsert(t, s, held, withKey(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a"}, "m-004", "pref:coffee", "another level"))
+}
+
+// testKeyHistory: a revoked or superseded memory remembered with a key
+// (an import's history) is stored as it is: the key's active memory keeps
+// the key, and the history keeps its own links. Control: an active one
+// with the key supersedes the holder.
+func testKeyHistory(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustRemember(t, s, withKey(alice, "m-001", "pref:coffee", "likes espresso"))
+	revoked := withKey(alice, "m-002", "pref:coffee", "liked lattes")
+	revoked.Status = memgate.StatusRevoked
+	old := withKey(alice, "m-003", "pref:coffee", "liked mochas")
+	old.Status, old.Supersedes, old.SupersededBy = memgate.StatusSuperseded, "m-000", "m-002"
+	res := mustRemember(t, s, revoked, old)
+	if res.Superseded[0] != "" || res.Superseded[1] != "" {
+		t.Fatalf("history superseded %q", res.Superseded)
+	}
+	if got := mustGetByKey(t, s, alice, "pref:coffee"); got.ID != "m-001" || got.Status != memgate.StatusActive {
+		t.Fatalf("the key's memory is %s (%s), want m-001 active", got.ID, got.Status)
+	}
+	requireUnchanged(t, s, alice, revoked)
+	requireUnchanged(t, s, alice, old)
+	// Control.
+	res = mustRemember(t, s, withKey(alice, "m-004", "pref:coffee", "likes tea"))
+	if res.Superseded[0] != "m-001" {
+		t.Fatalf("control: an active memory with the key superseded %q", res.Superseded[0])
+	}
 }

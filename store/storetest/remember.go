@@ -26,6 +26,7 @@ var retentionTests = []test{
 	{"MixedKindsEvictOnlyTheCappedKind", testRetentionMixedKinds},
 	{"RevokedAndSupersededNeitherCountNorGo", testRetentionStatuses},
 	{"OnlyWrittenPartitions", testRetentionOtherPartitions},
+	{"FloodEvictsOnlyItsOwnSource", testRetentionSources},
 	{"EvictsWithinTheCall", testRetentionWithinCall},
 	{"NoPositiveCapNoEviction", testRetentionNoCap},
 }
@@ -413,6 +414,92 @@ func testRetentionOtherPartitions(t *testing.T, newStore func(*testing.T) store.
 	res = remember(t, s, caps, message(alice, "alice-wide2"), message(alice, "alice-wide3"))
 	requireIDs(t, "principal-wide Evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindMessage), []string{"alice-wide"})
 	requireIDs(t, "agent A after the others' calls", listIDs(t, s, agentA, store.Filter{}), newestFirst("alice-2", "alice-3", "alice-wide2", "alice-wide3"))
+}
+
+// testRetentionSources: a population is one source's, so a flood of one
+// writer class evicts only its own oldest. An agent (assistant and tool)
+// that writes more tasks and messages than the caps, principal-wide and in
+// one batch after another, leaves every user- and system-sourced memory of
+// its level as it was, of every kind; its own oldest go, kind by kind and
+// source by source (the control). The person's own writes at the cap then
+// evict the person's own oldest, not the agent's nor the admin's.
+func testRetentionSources(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	from := func(src memgate.Source, m *memgate.Memory) *memgate.Memory { m.Source = src; return m }
+	task := func(src memgate.Source, id string) *memgate.Memory {
+		m := newMemory(alice, id, "task "+id)
+		m.Kind = memgate.KindTask
+		return from(src, m)
+	}
+	// What the person and an admin said, at the level the agent floods.
+	said := []*memgate.Memory{
+		task(memgate.SourceUser, "user-task-1"), task(memgate.SourceUser, "user-task-2"),
+		from(memgate.SourceUser, message(alice, "user-msg")), task(memgate.SourceSystem, "system-task"),
+		from(memgate.SourceSystem, message(alice, "system-msg")), from(memgate.SourceUser, newMemory(alice, "user-fact", "user fact")),
+	}
+	mustInsert(t, s, said...)
+	caps := map[memgate.Kind]int{memgate.KindTask: 3, memgate.KindMessage: 2}
+
+	// The flood: two batches, each over the caps, of assistant and tool
+	// tasks and messages mixed.
+	var flood [][]*memgate.Memory
+	for b := range 2 {
+		var batch []*memgate.Memory
+		for i := range 4 {
+			batch = append(batch,
+				task(memgate.SourceAssistant, fmt.Sprintf("a-task-%d-%d", b, i)),
+				from(memgate.SourceAssistant, message(alice, fmt.Sprintf("a-msg-%d-%d", b, i))),
+				task(memgate.SourceTool, fmt.Sprintf("t-task-%d-%d", b, i)))
+		}
+		flood = append(flood, batch)
+	}
+	var evicted []store.Ref
+	for _, batch := range flood {
+		evicted = append(evicted, remember(t, s, caps, batch...).Evicted...)
+	}
+	for _, m := range said {
+		requireUnchanged(t, s, alice, m)
+	}
+	// Control: the flood's own oldest went, each source and kind down to
+	// its cap, and nothing else.
+	bySource := map[string][]string{}
+	for _, r := range evicted {
+		m := byID(flood, r.ID)
+		if m == nil {
+			t.Fatalf("evicted %+v, which the flood did not write", r)
+		}
+		if r.Kind != m.Kind || r.Principal != "alice" || r.Tenant != "acme" {
+			t.Fatalf("ref %+v for %s %s", r, m.Kind, m.ID)
+		}
+		k := string(m.Source) + "/" + string(m.Kind)
+		bySource[k] = append(bySource[k], r.ID)
+	}
+	requireIDs(t, "assistant tasks evicted", bySource["assistant/task"], []string{"a-task-0-0", "a-task-0-1", "a-task-0-2", "a-task-0-3", "a-task-1-0"})
+	requireIDs(t, "tool tasks evicted", bySource["tool/task"], []string{"t-task-0-0", "t-task-0-1", "t-task-0-2", "t-task-0-3", "t-task-1-0"})
+	requireIDs(t, "assistant messages evicted", bySource["assistant/message"], []string{"a-msg-0-0", "a-msg-0-1", "a-msg-0-2", "a-msg-0-3", "a-msg-1-0", "a-msg-1-1"})
+	if len(bySource) != 3 {
+		t.Fatalf("evicted from %d populations, want 3: %v", len(bySource), bySource)
+	}
+	requireStored(t, s, alice, "a-task-1-1", "a-task-1-2", "a-task-1-3", "t-task-1-1", "t-task-1-2", "t-task-1-3", "a-msg-1-2", "a-msg-1-3")
+
+	// The person's own writes at the cap evict the person's own oldest.
+	res := remember(t, s, caps, task(memgate.SourceUser, "user-task-3"), task(memgate.SourceUser, "user-task-4"))
+	requireIDs(t, "user tasks evicted", refIDs(t, res.Evicted, "acme", "alice", memgate.KindTask), []string{"user-task-1"})
+	requireUnchanged(t, s, alice, said[1])
+	requireUnchanged(t, s, alice, said[3])
+	requireStored(t, s, alice, "a-task-1-1", "a-task-1-2", "a-task-1-3", "t-task-1-1")
+}
+
+// byID is the memory of the batches with id, or nil.
+func byID(batches [][]*memgate.Memory, id string) *memgate.Memory {
+	for _, b := range batches {
+		for _, m := range b {
+			if m.ID == id {
+				return m
+			}
+		}
+	}
+	return nil
 }
 
 func testRetentionWithinCall(t *testing.T, newStore func(*testing.T) store.Store) {

@@ -275,7 +275,7 @@ export interface paths {
         put?: never;
         /**
          * Import JSONL memories (the format of export)
-         * @description Every line is validated before anything is written; a line naming another tenant is refused. Roles: admin (tenant-wide).
+         * @description Every line passes the write gate as a remember by the importing key would, before anything is written: a secret refuses the import naming its line; instruction-like content is held as pending; the status is the gate's (a line may only hide its memory further: pending, revoked, superseded), created_by and updated_by are the importing key, and the line's status, created_by and updated_by are kept as imported_*. A line naming another tenant is refused. Roles: admin (tenant-wide).
          */
         post: operations["import"];
         delete?: never;
@@ -574,6 +574,15 @@ export interface components {
             created_by?: string;
             /** @description Who last changed the memory (content, fields or status): a key id, or "cli". */
             updated_by?: string;
+            /**
+             * @description What the import file said the memory's status was: a receipt, never trusted (the write gate decided status). Absent for a memory that was not imported, or whose line named none.
+             * @enum {string}
+             */
+            imported_status?: "active" | "pending" | "revoked" | "superseded";
+            /** @description The created_by the import file gave; created_by is the importing key. */
+            imported_created_by?: string;
+            /** @description The updated_by the import file gave; updated_by is the importing key. */
+            imported_updated_by?: string;
         };
         Remembered: components["schemas"]["Memory"] & {
             /** @description The memory folded into an existing one (returned in its place) instead of being stored anew. */
@@ -811,9 +820,19 @@ export interface components {
             counts: components["schemas"]["Count"][];
         };
         ImportResult: {
+            /** @description Non-empty lines read. */
             lines: number;
+            /** @description Memories stored anew. */
             imported: number;
+            /** @description Lines folded into a memory already there (its seen_count rose). */
+            deduplicated: number;
+            /** @description Memories stored pending: held by the write gate, or pending in the file. */
+            pending: number;
+            /** @description Memories the retention caps removed. */
+            evicted: number;
             batches: number;
+            /** @description Memories stored active, with trust_status, though the write gate would have held them. */
+            trusted_status: number;
         };
         /** @description The caller's key and what it grants; never its hash or secret. */
         Whoami: {
@@ -1852,6 +1871,8 @@ export interface operations {
             query?: {
                 /** @description Optional; must be the key's tenant (403 otherwise). */
                 tenant?: components["parameters"]["tenant"];
+                /** @description Keep each line's status as the file gives it, over the write gate's (restoring your own export); the import's audit event has reason trust_status and counts trusted_status. */
+                trust_status?: boolean;
             };
             header?: never;
             path?: never;

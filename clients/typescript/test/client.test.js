@@ -317,7 +317,7 @@ test("exportJsonl streams and importJsonl reads it back", async () => {
   // Into another principal, as new memories (no ids): records and a string.
   const records = lines.slice(0, 4).map((m) => ({ principal: "copy", kind: m.kind, source: m.source, content: m.content }));
   const res = await admin.importJsonl(records);
-  assert.deepEqual(res, { lines: 4, imported: 4, batches: 1 });
+  assert.deepEqual(res, { lines: 4, imported: 4, deduplicated: 0, pending: 0, evicted: 0, batches: 1, trusted_status: 0 });
   const res2 = await admin.importJsonl(`{"principal":"copy2","kind":"fact","content":"Copied by string."}\n`);
   assert.equal(res2.imported, 1);
   const copied = await collect(admin.memories({ principal: "copy" }));

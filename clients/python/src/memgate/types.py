@@ -79,6 +79,9 @@ class Memory(_MemoryRequired, total=False):
     expired: bool
     created_by: str
     updated_by: str
+    imported_status: str
+    imported_created_by: str
+    imported_updated_by: str
 
 
 class Remembered(Memory, total=False):
@@ -245,7 +248,11 @@ class Stats(_StatsRequired, total=False):
 class ImportResult(TypedDict):
     lines: int
     imported: int
+    deduplicated: int
+    pending: int
+    evicted: int
     batches: int
+    trusted_status: int
 
 
 class _ServerInfoRequired(TypedDict):
