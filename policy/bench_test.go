@@ -71,13 +71,18 @@ func BenchmarkDetectInstructions(b *testing.B) {
 func BenchmarkDecide(b *testing.B) {
 	cfg := Default()
 	short := mem(memgate.SourceTool, memgate.KindMessage, "Weather in Paris: 18°C, cloudy, wind 12 km/h from the west.")
+	// About 200 bytes, the size the embedder's cost is quoted for: the
+	// gate's cost per ordinary memory.
+	typical := mem(memgate.SourceAssistant, memgate.KindFact, "Caroline went to the LGBTQ support group on 7 May 2023 "+
+		"and told Melanie it gave her the courage to apply for the counselling course; she starts in September and wants "+
+		"to volunteer.")
 	long := mem(memgate.SourceTool, memgate.KindMessage, benchTexts["prose"])
 	long.Reason = "tool result"
 	long.Metadata = map[string]any{"url": "https://example.com/weather", "status": 200.0, "tags": []any{"weather", "paris"}}
 	for _, bc := range []struct {
 		name string
 		m    *memgate.Memory
-	}{{"short", short}, {"8KiB", long}} {
+	}{{"short", short}, {"200B", typical}, {"8KiB", long}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.m.Content)))
 			b.ReportAllocs()

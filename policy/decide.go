@@ -89,6 +89,9 @@ func (c Config) Decide(m *memgate.Memory) Decision {
 		}
 		secrets = appendField(secrets, f.path, f.secrets)
 	}
+	if len(secrets) == 0 {
+		secrets = splitSecrets(fields)
+	}
 	findings = append(findings, secrets...)
 	if len(secrets) > 0 {
 		a := c.SecretAction(m.Source)
@@ -351,3 +354,82 @@ func plainKey(k string) bool {
 	}
 	return true
 }
+
+// splitSecrets finds a secret split between the free-text fields the gate
+// sees, or between words of one field ("first half AKIAZ7QX3M", reason
+// "second half M4RK…"; "mgk_ab… and then cd…"): the content and the reason
+// read as one text, and every two consecutive key-like fragments (runs of
+// 4 or more letters, digits and _-+/ holding a digit or an underscore)
+// joined. A finding names the field of its first fragment, or
+// "content+reason" when it spans both; its offsets are those of the
+// fragments in that field.
+func splitSecrets(fields []textField) []Finding {
+	var content, reason string
+	type frag struct {
+		field      int
+		start, end int
+	}
+	var frags []frag
+	const maxFrags = 32
+	for fi := range fields {
+		f := &fields[fi]
+		switch f.path {
+		case "content":
+			content = f.text
+		case "reason":
+			reason = f.text
+		}
+		if f.kind != fieldText || len(frags) >= maxFrags {
+			continue
+		}
+		t := f.text
+		for i := 0; i < len(t) && len(frags) < maxFrags; {
+			if !fragByte(t[i]) {
+				i++
+				continue
+			}
+			j := i
+			key := false
+			for j < len(t) && fragByte(t[j]) {
+				if isDigit(t[j]) || t[j] == '_' {
+					key = true
+				}
+				j++
+			}
+			if key && j-i >= 4 && j-i <= 96 {
+				frags = append(frags, frag{fi, i, j})
+			}
+			i = j
+		}
+	}
+	var out []Finding
+	if content != "" && reason != "" {
+		joined := content + reason
+		for _, f := range DetectSecrets(joined) {
+			if f.Start < len(content) && f.End > len(content) {
+				return []Finding{{Type: f.Type, Field: "content+reason", Start: f.Start, End: f.End}}
+			}
+		}
+	}
+	for k := 0; k+1 < len(frags); k++ {
+		a, b := frags[k], frags[k+1]
+		ta, tb := fields[a.field].text[a.start:a.end], fields[b.field].text[b.start:b.end]
+		hs := scanSecrets(ta+tb, nil)
+		for _, h := range hs {
+			if h.Start < len(ta) && h.End > len(ta) {
+				f := Finding{Type: h.Type, Field: fields[a.field].path, Start: a.start, End: b.end}
+				if a.field != b.field {
+					f.Field, f.End = fields[a.field].path+"+"+fields[b.field].path, a.end
+				}
+				out = append(out, f)
+				break
+			}
+		}
+		if len(out) > 0 {
+			break
+		}
+	}
+	return out
+}
+
+func fragByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '+' || c == '/' }

@@ -96,8 +96,11 @@
 // look-alike table entirely.
 //
 // The sentence rules know English, Spanish, French, German, Portuguese,
-// Italian, Dutch, Russian, Chinese and Japanese (InstructionLanguages);
-// tags, links and hidden characters are found in any language. The
+// Italian, Dutch, Russian, Chinese and Japanese, and the cue detector
+// (cues.go) those and Korean, Arabic and Hindi (InstructionLanguages);
+// tags, links, tool calls and hidden characters are found in any language,
+// and base64, hex, rot13, reversed and emoji-separated text is decoded and
+// scanned again (decode.go). The
 // labelled corpus in testdata/corpus measures detection and false
 // positives (TestCorpusRates).
 package policy

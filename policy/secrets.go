@@ -3,9 +3,11 @@ package policy
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -149,7 +151,76 @@ func detectSecrets(n normalized) []Finding {
 		hits = scanSecrets(n.base.s, hits)
 		mapHits(hits[k:], n.base)
 	}
+	hits = hiddenSecrets(n.base, hits)
 	return resolve(hits, false)
+}
+
+// hiddenSecrets finds secrets written so that no token rule sees them
+// whole: base64 or hex encoded ("QUtJQV…" is an AWS key id), or split
+// into short groups by spaces, dashes or dots ("AKIA Z7QX 3M4R …"). Each
+// is decoded or joined and scanned again; a finding spans the whole
+// encoded or grouped text, with the type of what it hides.
+func hiddenSecrets(v *view, hits []hit) []hit {
+	text := v.s
+	add := func(s, e int, inner []hit) {
+		for _, h := range inner {
+			a, b := s, e
+			if v.parent != nil {
+				a, b = v.origin(s, e)
+			}
+			hits = append(hits, hit{Finding{Type: h.Type, Start: a, End: b}, h.prio})
+			break
+		}
+	}
+	for _, c := range encodedRuns(text) {
+		if inner := scanSecrets(c.text, nil); len(inner) > 0 {
+			add(c.s, c.e, inner)
+		}
+	}
+	for _, g := range groupedRuns(text) {
+		if inner := scanSecrets(g.text, nil); len(inner) > 0 {
+			add(g.s, g.e, inner)
+		}
+	}
+	return hits
+}
+
+// groupedRuns finds three or more groups of 2 to 8 letters and digits,
+// each holding a digit or written in capitals, separated by single
+// spaces, dashes or dots, and returns them joined.
+func groupedRuns(text string) []encodedRun {
+	var out []encodedRun
+	for i := 0; i < len(text); {
+		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
+			i++
+			continue
+		}
+		var joined []byte
+		groups, j, last := 0, i, i
+		for {
+			k := j
+			for k < len(text) && isAlnum(text[k]) {
+				k++
+			}
+			g := text[j:k]
+			if len(g) < 2 || len(g) > 8 || !(strings.ContainsAny(g, "0123456789") || strings.ToUpper(g) == g) {
+				break
+			}
+			joined = append(joined, g...)
+			groups++
+			last = k
+			if k+1 < len(text) && (text[k] == ' ' || text[k] == '-' || text[k] == '.') && isAlnum(text[k+1]) {
+				j = k + 1
+				continue
+			}
+			break
+		}
+		if groups >= 3 && len(joined) >= 16 {
+			out = append(out, encodedRun{i, last, string(joined)})
+		}
+		i = max(last, i+1)
+	}
+	return out
 }
 
 // hit is a finding with the priority of its detector: where two overlap at
@@ -213,9 +284,41 @@ var secretRules = newRuleSet([]tokenRule{
 		// package cannot import auth). A body of one character class, such
 		// as the mgk_XXXX… of documentation, or one that spells out a
 		// placeholder, is not a key.
-		typ: SecretMemgateKey, cut: endOfToken, triggers: []string{"mgk_"}, wordStart: true, window: 4 + 43,
-		re: regexp.MustCompile(`^mgk_[A-Za-z0-9_\-]{43}`), stop: isTokenByte,
+		typ: SecretMemgateKey, cut: endOfToken, triggers: []string{"mgk_"}, fold: true, wordStart: true, window: 4 + 43,
+		re: regexp.MustCompile(`^(?i:mgk)_[A-Za-z0-9_\-]{43}`), stop: isTokenByte,
 		valid: func(text string, s, e int) bool { return classes(text[s+4:e]) >= 2 && !keyPlaceholder(text[s+4:e]) },
+	},
+	{
+		// A memgate key spelled out in prose: "mgk_ followed by …", "mgk
+		// and then …", "memgate key: …" with the body elsewhere in the
+		// sentence. The body is what makes it a key: 32 or more base64url
+		// characters mixing upper case, lower case and digits.
+		typ: SecretMemgateKey, cut: endOfLine, triggers: []string{"mgk", "memgate"}, fold: true, wordStart: true, window: 160, group: 1,
+		re: regexp.MustCompile(`(?i)^(?:mgk|memgate(?:[ _-]?(?:api|admin|agent|user))?[ _-]?(?:key|token|secret))[_-]?[\s:,."'()]` +
+			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}\b){0,12}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
+		stop:  isTokenByte,
+		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(text[s:e]) && !keyPlaceholder(text[s:e]) },
+	},
+	{
+		// A passphrase or recovery phrase: several words after the name.
+		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
+		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words"},
+		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words)` +
+			`(?:\s?(?:is|was|=|:|->|=>)\s?)(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:[a-z]{2,12}[ ,]{1,2}){3,23}[a-z0-9]{1,12}))`),
+		valid: passphraseValue,
+	},
+	{
+		// Twilio: an account SID (AC and 32 hex digits) and an auth token
+		// (32 hex digits) named as one; a bare 32-digit hex string is a hash.
+		typ: SecretTwilioKey, cut: endOfToken, triggers: []string{"AC"}, wordStart: true, window: 34,
+		re: regexp.MustCompile(`^AC[0-9a-f]{32}`), stop: isAlnum,
+		valid: func(text string, s, e int) bool { return classes(text[s+2:e]) >= 2 },
+	},
+	{
+		typ: SecretTwilioKey, cut: endOfLine, triggers: []string{"twilio", "auth token", "auth_token", "authtoken", "auth-token"}, fold: true, wordStart: true, window: 200, group: 1,
+		re:    regexp.MustCompile(`(?i)^(?:twilio|auth[ _-]?token)[^\n]{0,120}?\b([0-9a-f]{32})\b`),
+		stop:  isAlnum,
+		valid: func(text string, s, e int) bool { return classes(text[s:e]) >= 2 },
 	},
 	{
 		typ: SecretPrivateKey, cut: endOfLine, triggers: []string{"-----BEGIN "}, window: 96,
@@ -359,6 +462,8 @@ var secretScanners = []struct {
 	typ string
 	fn  func(string) [][2]int
 }{
+	{SecretAWSSecretAccessKey, findAWSSecretKeys},
+	{SecretCredential, findProsePasswords},
 	{SecretDiscordBotToken, findDiscordTokens},
 	{SecretURLCredentials, findURLCredentials},
 	{SecretPaymentCard, findCards},
@@ -998,4 +1103,223 @@ func hasUpperAndLower(s string) bool {
 
 func hasUpperLowerDigit(s string) bool {
 	return hasUpperAndLower(s) && strings.ContainsAny(s, "0123456789")
+}
+
+// findAWSSecretKeys finds AWS secret access keys without their name: 40
+// characters of the base64 alphabet standing alone, mixing upper case,
+// lower case and digits, and as random as a key is (Shannon entropy of at
+// least 4.3 bits per character; English words and hex hashes have less).
+func findAWSSecretKeys(text string) [][2]int {
+	var out [][2]int
+	edge := func(c byte) bool { return isBase64Byte(c) || c == '.' || c == '_' || c == '-' || c == '\\' || c == '%' }
+	for i := 0; i+40 <= len(text); i++ {
+		if !isAlnum(text[i]) || i > 0 && edge(text[i-1]) {
+			continue
+		}
+		j := i
+		for j < len(text) && j-i <= 40 && (isAlnum(text[j]) || text[j] == '/' || text[j] == '+') {
+			j++
+		}
+		if j-i == 40 && (j == len(text) || !edge(text[j])) {
+			k := text[i:j]
+			if hasUpperLowerDigit(k) && entropy(k) >= 4.3 && strings.Count(k, "/") <= 4 {
+				out = append(out, [2]int{i, j})
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	n := float64(len(s))
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// passwordWords are the words for a password, passcode or PIN in the
+// gate's languages, in lower case.
+var passwordWords = []string{"password", "passwd", "passcode", "pw", "pwd", "contraseña", "contrasena", "clave",
+	"mot de passe", "mdp", "passwort", "kennwort", "senha", "wachtwoord", "пароль", "密码", "密碼", "口令", "パスワード",
+	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "पासवर्ड", "parola d'ordine"}
+
+// notThePassword are words that, right after a password word, say the
+// text is about something else: a hint, a manager, a policy.
+var notThePassword = []string{" hint", " reminder", " manager", " reset", " policy", " rules", " length", " strength",
+	" requirement", " field", " prompt", " generator", " vault"}
+
+// findProsePasswords finds a password, passcode or PIN stated in prose
+// ("Alice's bank password is Tr0ub4dor&3", "pw: …", "la contraseña del
+// banco de Ana es …", "パスワードは …", "पासवर्ड … है"): one of
+// passwordWords, then, within the next 64 bytes of the same sentence, the
+// first token shaped like a password (proseSecret).
+func findProsePasswords(text string) [][2]int {
+	var out [][2]int
+	lower := ""
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c|0x20 != 'p' && c != 'c' && c != 'C' && c != 'm' && c != 'M' && c != 'k' && c != 'K' && c != 's' && c != 'S' &&
+			c != 'w' && c != 'W' && c < utf8.RuneSelf {
+			continue
+		}
+		if lower == "" {
+			lower = strings.ToLower(text)
+			if len(lower) != len(text) {
+				lower = asciiLower(text)
+			}
+		}
+		for _, w := range passwordWords {
+			if !strings.HasPrefix(lower[i:], w) {
+				continue
+			}
+			if isAlpha(w[0]) && (i > 0 && isWordByte(text[i-1])) {
+				continue
+			}
+			j := i + len(w)
+			for j < len(text) && isAlpha(text[j]) && j-i-len(w) < 3 { // passwords, pins
+				j++
+			}
+			if j < len(text) && (isWordByte(text[j]) || text[j] == '@') {
+				continue
+			}
+			other := false
+			for _, n := range notThePassword {
+				if strings.HasPrefix(lower[j:], n) {
+					other = true
+				}
+			}
+			if other {
+				break
+			}
+			if s, e, ok := proseToken(text, j); ok {
+				out = append(out, [2]int{s, e})
+				i = e - 1
+			}
+			break
+		}
+	}
+	return out
+}
+
+// asciiLower lowers ASCII letters only, keeping every offset.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return strings.ReplaceAll(string(b), "Пароль", "пароль")
+}
+
+// proseToken returns the first token within 64 bytes after i, in the same
+// sentence, that proseSecret accepts.
+func proseToken(text string, i int) (int, int, bool) {
+	end := min(len(text), i+64)
+	for j := i; j < end; {
+		for j < end && (text[j] == ' ' || text[j] == '\t' || text[j] == ':' || text[j] == '"' || text[j] == '\'' || text[j] == '=') {
+			j++
+		}
+		k := j
+		for k < len(text) && text[k] > ' ' && text[k] != '"' && text[k] != '\'' {
+			k++
+		}
+		if k == j {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if r == '\n' || r == '。' {
+				return 0, 0, false
+			}
+			j += max(n, 1)
+			continue
+		}
+		tok := text[j:k]
+		if e := j + len(strings.TrimRight(tok, ".,;:)]}»”」")); proseSecret(text, j, e) {
+			return j, e, true
+		}
+		if strings.ContainsAny(tok, ".!?") && (k == len(text) || text[k] == ' ') && !strings.ContainsAny(strings.TrimRight(tok, ".!?"), "0123456789") {
+			return 0, 0, false // the sentence ended
+		}
+		j = k
+	}
+	return 0, 0, false
+}
+
+// proseSecret decides whether the token after a password word is a
+// password: not a word, a number, a date, a URL or a placeholder, but a
+// token of 6 to 64 characters with a letter and a digit or symbol, of
+// three character classes or at least 8 long. A PIN (digits alone) is
+// not matched: "Alice's PIN is 4711" reads like many ordinary numbers.
+func proseSecret(text string, s, e int) bool {
+	v := strings.TrimRight(text[s:e], ".,;:)]}'\"»”」")
+	if strings.Contains(v, "://") || strings.Contains(v, "@") && strings.Contains(v, ".") && !strings.ContainsAny(v, "!#$%&*") || isPlaceholder(v) {
+		return false
+	}
+	// Code that reads the secret (os.environ["X"], getenv(), $VAR,
+	// settings.db_password) is not the secret.
+	if strings.ContainsAny(v, "([{$`/\\") || v[0] == '@' || codeReference.MatchString(v) || envName.MatchString(v) {
+		return false
+	}
+	if len(v) < 6 {
+		return false
+	}
+	// A letter, and a digit or a symbol other than the hyphens and
+	// apostrophes of words ("hard-coded" is a word).
+	letter, other := false, false
+	for _, r := range v {
+		switch {
+		case unicode.IsLetter(r):
+			letter = true
+		case r != '-' && r != '\'' && r != '_':
+			other = true
+		}
+	}
+	if !letter || !other {
+		return false
+	}
+	// A date, a time, a version or a size is not a password.
+	if strings.Trim(v, "0123456789-/:.,x") == "" || strings.Trim(strings.ToLower(v), "0123456789.,") == "gb" {
+		return false
+	}
+	c := classes(v)
+	return c >= 3 || c >= 2 && len(v) >= 8
+}
+
+// passphraseValue accepts a quoted passphrase, or several words that are
+// not a description of where the passphrase is ("is on a card in the safe").
+func passphraseValue(text string, s, e int) bool {
+	v := strings.ToLower(text[s:e])
+	if s > 0 && (text[s-1] == '"' || text[s-1] == '\'') {
+		return !isPlaceholder(v)
+	}
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
+	if len(words) < 4 {
+		return false
+	}
+	for _, w := range words {
+		if passphraseStop[w] {
+			return false
+		}
+	}
+	return true
+}
+
+var codeReference = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+
+var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+
+var passphraseStop = map[string]bool{
+	"the": true, "a": true, "an": true, "on": true, "in": true, "at": true, "is": true, "was": true, "to": true, "of": true,
+	"for": true, "with": true, "my": true, "her": true, "his": true, "their": true, "written": true, "stored": true,
+	"kept": true, "saved": true, "somewhere": true, "not": true, "it": true, "that": true, "this": true, "and": true,
 }

@@ -1,0 +1,692 @@
+package policy
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The cue detector reads a sentence as a set of cues rather than a fixed
+// sequence of words. Each lexicon entry (cueLexicon) is a word or phrase, in
+// any of the languages the gate knows, that belongs to one category: a verb
+// of ignoring, a word for instructions, a word for "earlier", a word for the
+// model, a phrase that addresses whoever reads the memory later, and so on.
+// A sentence is instruction-like when its categories make one of the
+// combinations in cuePatterns: "set aside" + "guidance" + "earlier" is an
+// attempt to void the model's instructions however it is phrased, "this
+// memory" + "do not tell" is concealment from the person it is about, while
+// "set aside" + "dough" or "do not tell" + "the surprise party" are
+// ordinary. A finding names the combination (its type), so a reviewer sees
+// which one fired.
+//
+// The cues run on the phrase view (lower case, Latin accents removed, split
+// letters joined), sentence by sentence. An entry is matched as a whole
+// word in scripts written with spaces (Latin, Cyrillic, Greek), unless it
+// ends in '*' (a stem: "instruction*" also matches "instructions") or starts
+// with '*' (a suffix: "*gpt" matches "unfilteredgpt"); in the other scripts
+// (Han, kana, Hangul, Arabic, Devanagari), where words take affixes or are
+// not separated, it is matched anywhere.
+
+// Cue categories.
+const (
+	cueIgnore    uint32 = 1 << iota // ignore, disregard, set aside, forget …
+	cueGuidance                     // instructions, guidance, rules, system prompt …
+	cuePrior                        // previous, earlier, above, you were given …
+	cueVoid                         // void, no longer apply, cancelled …
+	cueAI                           // assistant, AI, model, chatbot …
+	cueReader                       // reading this, retrieves this memory, future session …
+	cueAddress                      // "if you are an AI", "dear assistant", "to any AI" …
+	cueYou                          // you, your (the reader addressed)
+	cuePersona                      // unfiltered, jailbroken, no content policy, *gpt …
+	cueCharacter                    // stay in character, your new persona, roleplay as …
+	cueFuture                       // all future conversations, every reply, from now on …
+	cueAuthority                    // a message from OpenAI, your developers, the administrator …
+	cueGrant                        // authorized you, granted permission, cleared to …
+	cueRisky                        // transfer funds, wire money, delete files, share passwords …
+	cueNoAsk                        // without asking, without confirmation …
+	cueConceal                      // do not tell, never mention, keep hidden from, deny …
+	cueMemRef                       // this memory, this note, this entry, that you remember …
+	cueRespond                      // reply, answer, recommend, in every response …
+	cueOverride                     // system override, priority override …
+	cueSafety                       // safety, content filter, moderation, guardrails …
+	cueOff                          // disabled, suspended, turned off, lifted …
+	cueStanding                     // operator policy, standing instruction, admin rule …
+	cueYour                         // your, yourself
+	cueBecome                       // you are now, you will be, from now on you are …
+	cueDo                           // tell, send, visit, add, recommend …: what a hidden note asks for
+	cueMine                         // my, mis, meine …: the writer's own instructions, theirs to drop
+)
+
+// cuePatterns are the combinations that make a sentence instruction-like:
+// every category in all must be present, and at least one of any when any
+// is set. The first that matches names the finding.
+var cuePatterns = []struct {
+	typ            string
+	all, any, none uint32
+}{
+	{InstructionIgnore, cueIgnore | cueGuidance, cuePrior | cueYour | cueAI, cueMine},
+	{InstructionIgnore, cueGuidance | cuePrior | cueVoid, cueYou | cueYour | cueAI | cueDo | cueMemRef, cueMine},
+	{InstructionIgnore, cueIgnore | cueSafety, cueYour | cueAI | cueFuture | cuePersona, 0},
+	{InstructionAuthority, cueOverride, 0, 0},
+	{InstructionAuthority, cueSafety | cueOff, cueAuthority | cueAI, 0},
+	{InstructionAuthority, cueAuthority, cueOff | cueGrant | cueIgnore | cueVoid | cueRisky, 0},
+	{InstructionAuthority, cueGrant | cueYou, cueRisky | cueNoAsk | cueAuthority | cueSafety, 0},
+	{InstructionAuthority, cueRisky | cueNoAsk, cueYou | cueYour | cueAI | cueFuture | cueReader | cueAddress, 0},
+	{InstructionAddressed, cueAddress, 0, 0},
+	{InstructionAddressed, cueAI | cueReader, 0, 0},
+	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture, 0},
+	{InstructionOverride, cueCharacter | cueFuture, 0, 0},
+	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
+	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture, 0},
+}
+
+// cueLexicon lists the entries of each category (see the top of the file
+// for the '*' conventions). Latin entries are written without accents, as
+// the phrase view reads them.
+var cueLexicon = map[uint32][]string{
+	cueIgnore: {
+		// en
+		"ignore", "disregard", "set aside", "put aside", "cast aside", "brush aside", "forget", "discard", "override", "bypass",
+		"skip", "drop", "abandon", "dismiss", "scrap", "throw out", "pay no mind to", "pay no attention to", "never mind",
+		"stop following", "do not follow", "don't follow", "dont follow", "no longer follow", "stop obeying", "do not obey",
+		"don't obey", "disobey", "ditch", "toss out", "nullify", "overrule", "supersede", "leave behind",
+		"turn off", "switch off", "disable", "deactivate", "suspend", "circumvent", "get around", "work around",
+		"don't worry about", "dont worry about", "do not worry about",
+		// es
+		"ignora", "ignore", "ignoren", "olvida", "olvide", "olvidate de", "descarta", "deja de lado", "deje de lado", "haz caso omiso",
+		"no hagas caso", "no sigas", "desobedece", "omite", "pasa por alto", "desactiva", "anula", "salta", "elimina",
+		// fr
+		"ignore", "ignorez", "oublie", "oubliez", "mets de cote", "mettez de cote", "laisse de cote", "ne tiens pas compte",
+		"ne tenez pas compte", "fais abstraction", "n'obeis plus", "ne suis plus", "ne suis pas", "desactive", "desactivez",
+		"contourne", "ecarte", "passe outre", "annule",
+		// de
+		"ignoriere", "ignorier", "ignorieren sie", "vergiss", "vergessen sie", "beiseite", "missachte", "verwirf",
+		"befolge nicht", "befolge keine", "umgehe", "deaktiviere",
+		// pt
+		"ignora", "ignore", "esqueca", "esquece", "deixe de lado", "deixa de lado", "desconsidere", "desconsidera", "nao siga",
+		"descarte", "desative", "desativa", "pule",
+		// it
+		"ignora", "ignori", "dimentica", "dimentichi", "metti da parte", "lascia perdere", "non seguire", "non considerare",
+		"scarta", "disattiva", "aggira", "tralascia",
+		// nl
+		"negeer", "vergeet", "opzij", "volg niet", "omzeil",
+		// ru
+		"игнорируй", "игнорируйте", "проигнорируй", "забудь", "забудьте", "отложи", "отложите", "отбрось", "не обращай внимания",
+		"не следуй", "не слушай", "не выполняй", "отключи", "отключите", "обойди", "сними", "выбрось",
+		// zh
+		"忽略", "忽视", "忽視", "无视", "無視", "忘记", "忘記", "忘掉", "放在一边", "放在一邊", "抛开", "拋開", "不要理会", "不要遵守",
+		"别管", "不用管", "跳过", "关闭", "關閉", "绕过", "繞過", "丢掉", "不必理会", "不必遵守",
+		// ja
+		"無視して", "無視しろ", "無視せよ", "無視すること", "忘れて", "忘れろ", "気にせず", "気にしないで", "従わないで", "捨てて",
+		"無効にして", "オフにして", "解除して", "破棄して",
+		// ko
+		"무시하고", "무시해", "무시하세요", "무시하라", "무시하십시오", "무시할 것", "잊어버리고", "잊어버려", "잊어", "잊으세요",
+		"따르지 마", "따르지 말고", "신경 쓰지 마", "끄고", "꺼", "해제하고", "우회",
+		// ar
+		"تجاهل", "تجاهلي", "تجاهلوا", "انس", "انسَ", "انسى", "لا تتبع", "لا تلتزم", "اترك", "ضع جانبا", "ضع جانبًا", "عطّل", "عطل",
+		"أوقف", "تخطَّ", "تخط",
+		// hi
+		"अनदेखा करो", "अनदेखा करें", "अनदेखा कर दो", "नज़रअंदाज़ करो", "नजरअंदाज करो", "नज़रअंदाज़ करें", "भूल जाओ", "भूल जाइए",
+		"भूल जाएं", "मत मानो", "पालन मत करो", "बंद कर दो", "बंद करो", "हटा दो",
+	},
+	cueGuidance: {
+		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
+		"constraints", "restrictions", "limitations",
+		"what you were told", "what you've been told", "what you have been told", "everything you were told",
+		"everything above", "anything above", "all of the above", "everything before this", "the text above",
+		// es pt it
+		"instruccion*", "indicacion*", "directriz", "directrices", "regla*", "norma*", "orientac*", "orden*", "instruc*",
+		"regra*", "diretriz*", "diretrize*", "istruzion*", "indicazion*", "regol*", "linee guida", "direttiv*", "consign*",
+		"lo que te dijeron", "o que te disseram", "quello che ti hanno detto",
+		// fr
+		"regle*", "directive*", "ce qu'on t'a dit", "tout ce qui precede",
+		// de
+		"anweisung*", "vorgabe*", "regeln", "regel", "richtlinie*", "befehl*", "systemprompt*", "anordnung*",
+		// nl
+		"instructie*", "richtlijn*", "regels", "opdracht*", "voorschrift*",
+		// ru
+		"инструкци*", "указани*", "правил*", "директив*", "промпт*", "установк*", "ограничени*",
+		// zh ja ko ar hi
+		"指令", "指示", "指导", "指導", "规则", "規則", "提示词", "提示詞", "系统提示", "系統提示", "设定", "設定", "命令",
+		"ガイドライン", "ルール", "プロンプト", "命令", "指図",
+		"지시", "규칙", "프롬프트", "명령", "지침", "가이드라인", "설정",
+		"التعليمات", "تعليمات", "القواعد", "قواعد", "الإرشادات", "إرشادات", "الأوامر", "أوامر", "التوجيهات", "توجيهات",
+		"निर्देश", "नियम", "प्रॉम्प्ट", "प्रोम्प्ट", "आदेश", "दिशानिर्देश",
+	},
+	cuePrior: {
+		"system", "del sistema", "do sistema", "du systeme", "des systems", "systeem", "системн*", "系统", "系統", "システム",
+		"시스템", "النظام", "सिस्टम",
+		"previous*", "earlier", "prior", "above", "preceding", "before this", "before now", "until now", "so far",
+		"up to this point", "up to now", "original*", "initial*", "existing", "former", "you were given",
+		"you've been given", "you have been given", "given to you", "you received", "you got", "came before",
+		"that came with", "you were configured with", "your setup", "you were trained", "were given", "before",
+		// es pt it fr
+		"anterior*", "previa*", "previo*", "antes", "que te dieron", "que recibiste", "hasta ahora", "originales",
+		"que voce recebeu", "que te deram", "ate agora", "precedent*", "prima", "che ti sono state date", "che hai ricevuto",
+		"finora", "auparavant", "plus tot", "qu'on t'a donnees", "qu'on t'a donnes", "que tu as recues", "jusqu'ici",
+		"anciennes",
+		// de nl
+		"vorherig*", "bisherig*", "vorher", "zuvor", "fruher*", "die du bekommen hast", "die man dir", "ursprunglich*",
+		"vorige", "eerdere", "eerder", "die je kreeg", "die je hebt gekregen", "tot nu toe", "oorspronkelijk*",
+		// ru
+		"предыдущ*", "прежн*", "ранее", "раньше", "которые тебе дали", "которые ты получил", "до этого", "исходн*",
+		// zh ja ko ar hi
+		"之前", "以前", "先前", "此前", "原来", "原來", "原有", "上面", "上述", "前面", "收到的",
+		"以前", "先ほど", "先程", "これまで", "今まで", "前の", "元の", "最初の", "与えられた", "受けた",
+		"이전", "앞서", "기존", "지금까지", "받은", "원래",
+		"السابقة", "السابق", "سابقًا", "سابقا", "من قبل", "التي تلقيتها", "التي أعطيت",
+		"पिछले", "पिछली", "पहले", "पहले दिए", "अब तक",
+	},
+	cueVoid: {
+		"void", "null and void", "invalid", "cancelled", "canceled", "revoked", "obsolete", "superseded", "no longer apply",
+		"no longer applies", "no longer valid", "no longer in effect", "no longer in force", "don't apply", "do not apply",
+		"not apply anymore", "are suspended", "has been replaced", "have been replaced", "are replaced", "are lifted",
+		"are now void", "expired", "are cancelled", "is cancelled",
+		"ya no son validas", "ya no son validos", "ya no aplican", "ya no se aplican", "ya no valen", "quedan anuladas", "anuladas",
+		"ne s'appliquent plus", "ne sont plus valables", "sont annulees", "caduques",
+		"gelten nicht mehr", "sind ungultig", "sind aufgehoben", "nicht mehr gultig",
+		"nao valem mais", "nao sao mais validas", "nao se aplicam mais", "foram anuladas",
+		"non sono piu valide", "non valgono piu", "non si applicano piu", "sono annullate",
+		"gelden niet meer", "zijn niet meer geldig", "zijn vervallen", "zijn ongeldig",
+		"больше не действуют", "больше не действительны", "недействительны", "отменены", "аннулированы", "утратили силу",
+		"作废", "作廢", "无效", "無效", "失效", "不再适用", "不再適用", "不再有效",
+		"無効", "もう適用されない", "取り消され",
+		"더 이상 적용되지", "무효", "효력이 없", "취소되었",
+		"لم تعد سارية", "لم تعد صالحة", "ملغاة", "باطلة", "لاغية",
+		"अब लागू नहीं", "रद्द", "अमान्य",
+	},
+	cueAI: {
+		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
+		"gemini", "copilot", "asistente", "ia", "modelo", "assistente", "intelligenza artificiale", "modello", "assistant",
+		"l'assistant", "l'ia", "modele", "assistent*", "ki", "sprachmodell", "assistent", "ассистент*", "помощник*", "ии",
+		"нейросет*", "модель", "助手", "助理", "人工智能", "模型", "アシスタント", "ai", "モデル", "어시스턴트", "비서", "인공지능",
+		"모델", "المساعد", "مساعد", "الذكاء الاصطناعي", "النموذج", "सहायक", "असिस्टेंट", "एआई", "मॉडल",
+	},
+	cueReader: {
+		"read this later", "reading this later", "reading this note", "reading this memory", "reads this later", "reads this note", "reads this memory", "who reads this", "that reads this", "which reads this", "who is reading this", "retrieves this memory", "retrieves this note", "retrieving this memory", "loads this note", "loads this memory", "that retrieves this", "that loads this", "whoever reads",
+		"recalls this", "recall this memory",
+		"sees this memory", "see this memory", "sees this note", "see this note", "when this memory", "when this note",
+		"this memory is recalled", "this note is recalled", "future session*", "later session*",
+		"future assistant", "future ai", "future model", "whichever assistant", "whatever assistant", "whichever ai",
+		"whatever ai", "whoever you are",
+		"que lea esto", "que lea esta", "que recupere", "cuando leas esto", "qui lira", "qui lit", "qui recupere",
+		"quand tu liras", "der dies", "der das", "die diese erinnerung", "diese erinnerung abruft", "die dies", "que ler isto",
+		"que ler isso", "que recuperar", "che leggera", "che legge", "che recupera", "die dit", "die deze",
+		"который прочитает", "которая прочитает", "который читает", "прочитает это", "прочтет это",
+		"读到这条", "读到这个", "讀到這條", "看到这条", "看到這條", "以后读到", "以後讀到",
+		"これを読む", "後で読む", "このメモを読む", "この記憶を読む", "読むアシスタント", "読むai",
+		"읽는 어시스턴트", "이 메모를 읽는", "이것을 읽는", "나중에 읽는", "이 기억을 읽는", "읽게 될",
+		"الذي سيقرأ", "التي ستقرأ", "سيقرأ هذا", "يقرأ هذا", "الذي يقرأ",
+		"पढ़ने वाले", "पढ़ने वाला", "इसे पढ़े", "इसे पढ़ेगा", "बाद में पढ़",
+	},
+	cueAddress: {
+		"if you are an ai", "if you're an ai", "if you are a language model", "if you are an llm", "if you are an assistant",
+		"if you are a chatbot", "to any ai", "to any assistant", "to any model", "to any llm",
+		"dear ai", "dear assistant", "dear model", "dear chatgpt", "dear claude", "hey assistant", "hey ai",
+		"attention ai", "attention assistant", "attention language model", "attention model", "message for the model",
+		"message for the ai", "message for the assistant", "message to the ai", "message to the assistant", "note to the ai",
+		"note to the assistant", "note to the model", "note for the assistant", "note for the ai", "note for the model",
+		"a cualquier ia", "al asistente que", "nota para el asistente", "para el asistente que", "a toute ia",
+		"note a l'assistant", "an jede ki", "hinweis an den assistenten", "an den assistenten",
+		"para o assistente", "a qualquer ia", "nota para o assistente", "per l'assistente", "a qualsiasi ia", "nota per l'assistente",
+		"voor de assistent", "aan elke ai", "notitie voor de assistent", "для ассистента", "любому ии",
+		"заметка для ассистента", "어시스턴트에게",
+		"سहायक के लिए",
+	},
+	cueYour: {"your", "yourself", "tus", "tes", "deine", "deinen", "deiner", "teus", "tuas", "tuoi", "tue", "jouw", "твои", "твой", "твоих", "你的", "あなたの", "너의", "네", "당신의", "الخاصة بك", "تبعك", "तुम्हारे", "आपके", "अपने"},
+	cueBecome: {
+		"you are now", "you're now", "you will be", "you will become", "become", "act as", "pretend to be", "from now on you are",
+		"from this message on you are", "you are", "eres", "ahora eres", "tu es desormais", "tu es maintenant", "tu es",
+		"du bist ab sofort", "du bist jetzt", "du bist", "voce e o", "voce e a", "voce e", "sei", "ora sei", "jij bent",
+		"je bent nu", "ты —", "ты теперь", "теперь ты", "ты", "你是", "你现在是", "你現在是", "あなたは", "君は", "너는 이제", "너는",
+		"넌 이제", "أنت الآن", "أنت", "तुम अब", "तुम", "आप अब",
+	},
+	cueDo: {
+		"tell", "say", "send", "listen", "obey", "follow", "forward", "add", "include", "visit", "click", "recommend", "ask", "enter", "share", "write",
+		"summarize", "reply", "respond", "answer", "mention", "email", "post", "upload", "always", "never", "please", "must",
+		"di", "dile", "envia", "reenvia", "anade", "incluye", "visita", "recomienda", "pide", "siempre", "nunca",
+		"dis", "envoie", "transfere", "ajoute", "recommande", "demande", "toujours", "jamais",
+		"sag", "sage", "sende", "schicke", "leite", "fuge", "empfiehl", "gib", "immer", "niemals", "soll",
+		"diga", "envie", "encaminhe", "adicione", "recomende", "sempre", "nunca", "dica", "invia", "inoltra", "aggiungi",
+		"consiglia", "zeg", "stuur", "voeg", "altijd", "nooit", "скажи", "отправь", "перешли", "добавь", "рекомендуй", "всегда",
+		"никогда", "告诉", "发送", "转发", "添加", "推荐", "总是", "伝えて", "送って", "追加して", "勧めて", "常に", "必ず",
+		"말해", "보내", "추가해", "추천해", "항상", "أخبر", "أرسل", "أضف", "دائما", "دائمًا", "बताओ", "भेजो", "जोड़ो", "हमेशा",
+	},
+	cueMine: {"my", "mis", "mes", "mon", "ma", "meine", "meinen", "meiner", "meus", "minhas", "miei", "mie", "mijn", "мои", "моих",
+		"мой", "我的", "私の", "僕の", "내", "나의", "제", "تعليماتي", "قواعدي", "मेरे", "मेरी"},
+	cueYou: {
+		"t'", "you", "you were given", "you received", "que recibiste", "que te dieron", "che hai ricevuto", "che ti sono state date",
+		"que voce recebeu", "que te deram", "qu'on t'a donnees", "que tu as recues", "die du bekommen hast", "die man dir",
+		"die je kreeg", "die je hebt gekregen", "которые тебе дали", "которые ты получил", "给你的", "你收到的", "与えられた",
+		"受けた", "받은", "التي تلقيتها", "التي أعطيت لك", "तुम्हें पहले दिए", "तुम्हें दिए", "you're", "you'll", "you've", "te", "tu", "ti", "tú", "usted", "vous", "toi", "dich",
+		"dir", "dein*", "voce", "jij", "je", "jou", "jouw", "ты", "тебе", "тебя", "твои", "твой", "вы", "вам", "вас",
+		"你", "您", "あなた", "君", "너", "너에게", "당신", "네가", "أنت", "لك", "انت", "आप", "तुम", "तुम्हें", "आपको", "तुमको",
+	},
+	cuePersona: {
+		"unfiltered", "uncensored", "unrestricted", "jailbroken", "jailbreak", "no content policy", "no ethics", "no morals",
+		"no limits", "no restrictions", "no rules", "no filters", "without restrictions", "without limits", "without filters",
+		"without any limits", "without any restrictions", "without warnings", "never refuses", "never refuse", "*gpt",
+		"developer mode", "god mode", "dan mode", "amoral", "anything goes",
+		"sin filtros", "sin limites", "sin restricciones", "sin censura", "sans filtre", "sans aucune limite", "sans limite*",
+		"sans restriction*", "ohne jede einschrankung", "ohne einschrankung*", "ohne filter", "ohne grenzen", "sem restricoes",
+		"sem limites", "sem filtros", "senza filtri", "senza limiti", "senza restrizioni", "zonder beperkingen", "zonder filters",
+		"zonder grenzen", "без ограничений", "без фильтров", "без цензуры", "没有任何限制", "没有限制", "不受限制", "無制限", "制限のない",
+		"制限なし", "제한이 없는", "제한 없이", "무제한", "بلا قيود", "بدون قيود", "بدون حدود", "बिना किसी पाबंदी", "बिना पाबंदी",
+		"बिना रोक-टोक", "बिना किसी रोक",
+	},
+	cueCharacter: {
+		"stay in character", "remain in character", "never break character", "don't break character", "do not break character",
+		"stay in your role", "your new persona", "new persona is", "roleplay as", "role-play as", "role play as", "you will roleplay",
+		"from this message on you are",
+		"mantén el personaje", "manten el personaje", "reste dans ce role",
+		"reste dans le role", "bleib in der rolle", "bleib in allen",
+		"mantenha o personagem", "resta nel personaggio",
+		"blijf in je rol", "оставайся в этой роли", "оставайся в роли",
+		"保持这个角色", "保持這個角色", "この役を演じ", "캐릭터를 유지",
+		"ابقَ في هذه الشخصية", "ابق في هذه الشخصية", "इसी किरदार में",
+	},
+	cueFuture: {
+		"all future conversations", "every future conversation", "all future sessions", "every future session",
+		"future conversations", "in all future", "for all future", "for every future", "permanently",
+		"for the rest of", "every session", "all sessions", "no matter what the user",
+		"todas las conversaciones futuras", "conversaciones futuras", "pour toujours", "toutes les conversations futures",
+		"in allen kunftigen gesprachen", "kunftigen gesprach*", "todas as conversas futuras", "conversas futuras",
+		"tutte le conversazioni future", "conversazioni future", "alle toekomstige gesprekken", "toekomstige gesprekken",
+		"во всех будущих разговорах", "будущих разговорах", "以后所有对话", "以後所有對話", "今後すべての会話", "앞으로 모든 대화",
+		"كل المحادثات القادمة", "المحادثات القادمة", "आगे की सभी बातचीत",
+	},
+	cueAuthority: {
+		"message from openai", "message from anthropic", "notice from openai", "notice from anthropic", "from openai:",
+		"from anthropic:", "from the openai team", "from the anthropic team", "openai team", "anthropic team",
+		"your developers", "your developer", "your creators", "your creator",
+		"per the administrator", "per the admin", "per the operator", "per the developers",
+		"security team requires",
+		"mensaje de openai", "message d'openai", "nachricht von openai", "mensagem da openai", "messaggio da openai",
+		"tus desarrolladores", "tes developpeurs", "deine entwickler", "seus desenvolvedores", "i tuoi sviluppatori",
+		"je ontwikkelaars", "твои разработчики", "你的开发者", "開発者より", "개발자가", "مطوروك", "तुम्हारे डेवलपर",
+	},
+	cueGrant: {
+		"authorized", "authorised", "authorize", "permission", "permitted", "allowed to", "approved", "cleared to",
+		"are cleared", "granted", "pre-approved", "preapproved",
+		"autorizado", "autorizada", "autorizo", "permiso", "autorise", "autorisee", "autorisation", "permission",
+		"ermachtigt", "erlaubt", "berechtigt", "autorizou", "autorizzato", "autorizzata", "toestemming", "gemachtigd",
+		"разрешил", "разрешила", "разрешено", "授权", "授權", "允许", "允許", "許可", "권한", "허락", "허가", "أذن", "أذِن", "مسموح",
+		"अनुमति", "इजाज़त",
+	},
+	cueRisky: {
+		"transfer funds", "transfer money", "transfer the balance", "wire money", "wire funds", "send money", "make payments",
+		"make a payment", "execute payments", "pay invoices", "delete files", "delete all", "wipe", "share passwords",
+		"share account passwords", "reveal passwords", "disable 2fa", "disable two-factor", "grant access", "run commands",
+		"execute commands",
+		"transferir dinero", "transferir fondos", "transferir", "pagos", "virements", "virement", "uberweisungen", "uberweisung",
+		"geld uberweisen", "transferir fundos", "trasferire fondi", "bonifici", "geld over te maken", "overmaken", "переводить деньги",
+		"перевести деньги", "转账", "轉賬", "付款", "支付", "送金", "支払い", "송금", "결제", "이체", "تحويل الأموال",
+		"पैसे ट्रांसफर", "भुगतान", "ट्रांसफर",
+	},
+	cueNoAsk: {
+		"without asking", "without confirmation", "without confirming", "without checking", "without verification",
+		"without approval", "without permission", "without double-checking", "no questions", "no need to ask",
+		"no need to confirm", "stop asking", "skip confirmation", "no confirmation",
+		"sin preguntar", "sin confirmacion", "no pidas confirmacion", "sans demander", "sans confirmation", "ohne ruckfrage",
+		"ohne nachfrage", "ohne bestatigung", "sem perguntar", "sem confirmacao", "senza chiedere", "senza conferma",
+		"zonder te vragen", "zonder bevestiging", "без вопросов", "без подтверждения", "无需确认", "無需確認", "不用确认",
+		"不要确认", "確認なし", "確認せず", "確認なしで", "확인 없이", "묻지 않고", "دون أن تسأل", "دون تأكيد", "بدون تأكيد",
+		"بدون سؤال", "बिना पूछे", "पुष्टि किए बिना", "बिना पुष्टि",
+	},
+	cueConceal: {
+		"do not tell", "don't tell", "dont tell", "never tell", "never mention", "do not mention", "don't mention",
+		"do not reveal", "don't reveal", "never reveal", "hidden from", "secret from", "hide this", "keep this secret", "keep this hidden", "keep this from", "keep it from", "keep it secret", "a secret from",
+		"conceal", "don't let", "do not let", "never let", "deny that", "deny having", "deny you", "pretend you don't",
+		"must not find out", "must never find out", "should not find out", "without letting",
+		"no le digas", "no les digas", "no menciones", "nunca menciones", "no digas", "ne dis pas", "ne parle jamais",
+		"ne mentionne pas", "ne dis rien", "erzahl", "erwahne nicht", "sag nicht", "sag nichts", "nao conte", "nao diga",
+		"nunca mencione", "non dire", "non menzionare", "non parlare", "vertel", "zeg niets", "noem niet", "не говори",
+		"не рассказывай", "не упоминай", "ничего не говори", "不要告诉", "不要告訴", "别告诉", "別告訴", "不要提", "言わないで",
+		"言うな", "伝えないで", "教えないで", "말하지 마", "말하지 말", "알리지 마", "알려주지 마", "لا تخبر", "لا تذكر",
+		"لا تقل", "मत बताना", "मत बताओ", "न बताएं", "ज़िक्र मत",
+	},
+	cueMemRef: {
+		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
+		"this conversation", "that you remember", "any record", "that this exists",
+		"that i told you", "what i told you", "this reminder",
+		"esta memoria", "este recuerdo", "esta nota", "esta conversacion", "cette note", "ce souvenir", "cette memoire",
+		"cette conversation", "dieser erinnerung", "diese erinnerung", "dieser notiz", "diese notiz", "diesem gesprach",
+		"esta memoria", "esta nota", "esta conversa", "questa nota", "questa memoria", "questo ricordo", "deze herinnering",
+		"deze notitie", "dit gesprek", "этой записи", "эту запись", "этой заметке", "этом разговоре", "этой памяти",
+		"这条记忆", "這條記憶", "这条笔记", "這條筆記", "这段对话", "這段對話", "このメモ", "この記憶", "この会話", "이 메모",
+		"이 기억", "이 대화", "هذه الذاكرة", "هذه الملاحظة", "هذه المحادثة", "इस नोट", "इस याद", "इस बातचीत",
+	},
+	cueRespond: {
+		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
+		"each response", "every response", "any response", "in every", "your answers", "mention", "end your",
+		"respuesta*", "recomienda", "reponse*", "propose", "antwort*", "empfiehl", "resposta*", "recomende", "rispost*",
+		"consiglia", "antwoord*", "raad", "ответ*", "рекомендуй", "回答", "回复", "推荐", "回答で", "勧め", "답변", "추천",
+		"رد", "أوصِ", "أوص", "जवाब", "सिफ़ारिश", "सिफारिश",
+	},
+	cueOverride: {
+		"system override", "admin override", "priority override", "emergency override", "security override",
+		"developer override", "override code", "override mode", "debug mode enabled",
+		"<<priority", "<<system",
+		"系统覆盖", "系統覆蓋", "システム上書き", "시스템 재정의", "تجاوز النظام", "सिस्टम ओवरराइड",
+	},
+	cueSafety: {
+		"safety", "safety protocols", "content filter*", "content policy", "content moderation", "moderation", "guardrails",
+		"safeguards", "censorship", "usage policy", "safety mode", "safety checks", "filters",
+		"seguridad", "filtros", "securite", "filtre*", "sicherheit*", "filter", "seguranca", "sicurezza", "filtri",
+		"veiligheid", "безопасност*", "фильтр*", "цензур*", "安全", "过滤", "過濾", "セーフティ", "フィルター", "안전", "필터",
+		"الأمان", "فلاتر", "सुरक्षा", "फ़िल्टर", "फिल्टर",
+	},
+	cueOff: {
+		"disabled", "is off", "are off", "turned off", "switched off", "deactivated", "suspended", "lifted", "removed",
+		"desactivad*", "desactive*", "deaktiviert", "ausgeschaltet", "desativad*", "disattivat*", "uitgeschakeld", "отключен*",
+		"已关闭", "已禁用", "無効化", "꺼져", "비활성", "معطل", "बंद है",
+	},
+	cueStanding: {
+		"operator policy", "operator rule", "operator instruction", "operator requires", "operator directive",
+		"standing instruction", "standing order", "standing rule", "admin rule", "administrator rule", "rule from the operator",
+		"instruction from the operator", "policy from the operator", "the operator wants you", "system policy:",
+		"politica del operador", "regla del operador", "regle de l'operateur", "politique de l'operateur",
+		"anweisung des betreibers", "regel des betreibers", "vorgabe des betreibers", "regra do operador", "politica do operador",
+		"regola dell'operatore", "politica dell'operatore", "regel van de beheerder", "regel van de operator",
+		"правило оператора", "политика оператора", "运营方规定", "運營方規定", "运营者规定", "運営者からの指示", "運営者の指示",
+		"운영자 규칙", "운영자 정책", "سياسة المشغل", "قاعدة المشغل", "ऑपरेटर का नियम", "ऑपरेटर की नीति",
+	},
+}
+
+// cueEntry is one lexicon entry: its literal, its category, and whether a
+// word boundary must stand before and after it.
+type cueEntry struct {
+	lit        string
+	cat        uint32
+	start, end bool
+	suffix     bool // matched at the end of a longer word ("*gpt")
+}
+
+// cueIndex finds every entry in one pass: the entries are bucketed by their
+// first two bytes, so a position of ordinary text costs one table read.
+type cueIndex struct {
+	first   [1 << 16]uint16 // one more than the bucket of a byte pair
+	buckets [][]cueEntry
+	one     [256][]cueEntry // entries of one byte (none today, kept for safety)
+}
+
+var cues = newCueIndex(cueLexicon)
+
+func newCueIndex(lex map[uint32][]string) *cueIndex {
+	ix := &cueIndex{}
+	seen := map[string]bool{}
+	// Iterate categories in bit order so the index is deterministic.
+	for bit := uint32(1); bit != 0; bit <<= 1 {
+		for _, w := range lex[bit] {
+			e := cueEntry{cat: bit}
+			if strings.HasPrefix(w, "*") {
+				e.suffix = true
+				w = w[1:]
+			}
+			prefix := strings.HasSuffix(w, "*")
+			w = strings.TrimSuffix(w, "*")
+			key := w + "\x00" + string(rune('a'+bitIndex(bit)))
+			if w == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			e.lit = w
+			r0, _ := utf8.DecodeRuneInString(w)
+			rn, _ := utf8.DecodeLastRuneInString(w)
+			e.start = spacedLetter(r0) && !e.suffix
+			e.end = spacedLetter(rn) && !prefix
+			if len(w) == 1 {
+				ix.one[w[0]] = append(ix.one[w[0]], e)
+				continue
+			}
+			k := uint16(w[0])<<8 | uint16(w[1])
+			if ix.first[k] == 0 {
+				ix.buckets = append(ix.buckets, nil)
+				ix.first[k] = uint16(len(ix.buckets))
+			}
+			ix.buckets[ix.first[k]-1] = append(ix.buckets[ix.first[k]-1], e)
+		}
+	}
+	return ix
+}
+
+func bitIndex(b uint32) int {
+	n := 0
+	for b > 1 {
+		b >>= 1
+		n++
+	}
+	return n
+}
+
+// spacedLetter reports a letter of a script written with spaces between
+// words, where an entry must match whole words.
+func spacedLetter(r rune) bool {
+	return r < 0x250 && unicode.IsLetter(r) || r >= 0x370 && r < 0x530 && unicode.IsLetter(r)
+}
+
+// cueMatch is one entry found in a text.
+type cueMatch struct {
+	cat        uint32
+	start, end int
+}
+
+// find appends every entry found in s.
+func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
+	for i := 0; i+1 < len(s); i++ {
+		c := s[i]
+		if !utf8.RuneStart(c) {
+			continue
+		}
+		k := ix.first[uint16(c)<<8|uint16(s[i+1])]
+		if k == 0 {
+			continue
+		}
+		for _, e := range ix.buckets[k-1] {
+			if !strings.HasPrefix(s[i:], e.lit) {
+				continue
+			}
+			j := i + len(e.lit)
+			if e.start && !wordStartAt(s, i) || e.end && !wordEndAt(s, j) {
+				continue
+			}
+			if e.suffix && !suffixWord(s, i, j) {
+				continue
+			}
+			if e.cat == cueIgnore && negatedBefore(s, i) {
+				continue
+			}
+			if !e.end { // a stem: the match runs to the end of its word
+				for j < len(s) {
+					r, n := utf8.DecodeRuneInString(s[j:])
+					if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+						break
+					}
+					j += n
+				}
+			}
+			out = append(out, cueMatch{e.cat, i, j})
+		}
+	}
+	return out
+}
+
+// wordStartAt reports whether a word starts at i: no letter or digit
+// before it, and not an elided article or pronoun ("j'ai" is not "ai").
+func wordStartAt(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	r, n := utf8.DecodeLastRuneInString(s[:i])
+	if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+		return false
+	}
+	if r == '\'' && i-n > 0 {
+		q, _ := utf8.DecodeLastRuneInString(s[:i-n])
+		return !unicode.IsLetter(q)
+	}
+	return true
+}
+
+func wordEndAt(s string, j int) bool {
+	if j >= len(s) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[j:])
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+}
+
+// suffixWord checks a suffix entry ("*gpt"): it ends a word of at least
+// three more letters, which is not a product name the lexicon leaves
+// ordinary (ChatGPT).
+func suffixWord(s string, i, j int) bool {
+	if !wordEndAt(s, j) {
+		return false
+	}
+	k := i
+	for k > 0 {
+		r, n := utf8.DecodeLastRuneInString(s[:k])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' {
+			break
+		}
+		k -= n
+	}
+	w := s[k:i]
+	w = strings.TrimRight(w, "-_")
+	return utf8.RuneCountInString(w) >= 3 && w != "chat" && w != "auto" && w != "open"
+}
+
+// negatedBefore reports an ignoring verb under a negation ("do not forget
+// the rules", "no olvides"), which asks for the opposite.
+func negatedBefore(s string, i int) bool {
+	before := s[max(0, i-8):i]
+	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne "} {
+		if strings.HasSuffix(before, neg) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceEnd reports whether the rune r at i ends a sentence: a full
+// stop, question or exclamation mark followed by white space or the end, a
+// semicolon, a line break, or the CJK, Arabic and Devanagari stops.
+func sentenceEnd(s string, i int, r rune, n int) bool {
+	switch r {
+	case '\n', ';', '。', '！', '？', '؟', '।':
+		return true
+	case '.', '!', '?':
+		return i+n >= len(s) || s[i+n] == ' ' || s[i+n] == '\n'
+	}
+	return false
+}
+
+// scanCues finds instruction-like sentences in the phrase view text and
+// appends their hits; prio ranks them after the phrase rules. A sentence
+// that overlaps a hit of hits[from:] (a phrase rule's, in the same view)
+// is already reported.
+func scanCues(text string, prio int, hits []hit, from int) []hit {
+	var buf [32]cueMatch
+	ms := cues.find(text, buf[:0])
+	if len(ms) == 0 {
+		return hits
+	}
+	// Sentence boundaries, in one pass.
+	var ends []int
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if sentenceEnd(text, i, r, n) {
+			ends = append(ends, i+n)
+		}
+		i += n
+	}
+	k := 0 // matches come in order of offset
+	sentence := func(p int) int {
+		for k < len(ends) && ends[k] <= p {
+			k++
+		}
+		return k
+	}
+	// Accumulate the categories of each sentence, then judge it and the
+	// pair it makes with the next one.
+	type acc struct {
+		mask       uint32
+		start, end int
+	}
+	var sents []acc
+	var idx []int
+	for _, m := range ms {
+		sk := sentence(m.start)
+		if len(idx) == 0 || idx[len(idx)-1] != sk {
+			idx = append(idx, sk)
+			sents = append(sents, acc{0, m.start, m.end})
+		}
+		a := &sents[len(sents)-1]
+		a.mask |= m.cat
+		a.start = min(a.start, m.start)
+		a.end = max(a.end, m.end)
+	}
+	covered := func(s, e int) bool {
+		for _, h := range hits[from:] {
+			if h.Start < e && s < h.End {
+				return true
+			}
+		}
+		return false
+	}
+	for i, a := range sents {
+		if covered(a.start, a.end) {
+			continue
+		}
+		if typ := cueType(a.mask); typ != "" {
+			hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			continue
+		}
+		if i+1 < len(sents) && idx[i+1] == idx[i]+1 {
+			b := sents[i+1]
+			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" {
+				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: b.end}, prio})
+			}
+		}
+	}
+	// An HTML comment is hidden from whoever reads the rendered text: one
+	// that speaks to the model and asks it for something is an injection
+	// even in words that would be ordinary in the open.
+	for i := 0; ; {
+		k := strings.Index(text[i:], "<!--")
+		if k < 0 {
+			break
+		}
+		s := i + k
+		e := strings.Index(text[s+4:], "-->")
+		end := len(text)
+		if e >= 0 {
+			end = s + 4 + e + 3
+		}
+		var mask uint32
+		for _, m := range ms {
+			if m.start >= s && m.end <= end {
+				mask |= m.cat
+			}
+		}
+		if mask&(cueAI|cueYou|cueYour|cueAddress|cueReader) != 0 &&
+			mask&(cueDo|cueRespond|cueRisky|cueIgnore|cueConceal|cueFuture|cueNoAsk) != 0 {
+			hits = append(hits, hit{Finding{Type: InstructionHidden, Start: s, End: end}, prio})
+		}
+		i = end
+		if i >= len(text) {
+			break
+		}
+	}
+	return hits
+}
+
+// cueType returns the type of the first pattern the categories make, or "".
+func cueType(mask uint32) string {
+	for _, p := range cuePatterns {
+		if mask&p.all == p.all && (p.any == 0 || mask&p.any != 0) && mask&p.none == 0 {
+			return p.typ
+		}
+	}
+	return ""
+}
