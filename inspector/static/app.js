@@ -21,6 +21,7 @@ const state = {
   key: null,
   me: null, // GET /v1/whoami
   principals: null, // cached principal list of a tenant-wide key
+  keys: null, // Map of the tenant's keys by id, when this key may list them
   pages: new Map(), // list filter -> cursors of the pages before this one
   chat: null, // the playground's conversation in this tab: {principal, agent, conversation, turns}
 };
@@ -163,11 +164,30 @@ function statusOf(m) {
   return m.expired && m.status === 'active' ? 'expired' : m.status;
 }
 
-// gateCode shows a write-gate code (source_kind_requires_approval,
-// instruction_like:role_tag): a line may break after an underscore or a
-// colon, never inside a word.
+// GATE_WORDS says the write gate's reason codes in words.
+const GATE_WORDS = {
+  source_kind_requires_approval: 'waits for approval: this source may not store this kind on its own',
+  source_kind_not_allowed: 'this source may not store this kind',
+  contains_secret: 'looks like it holds a secret',
+  instruction_like: 'reads like an instruction to a model',
+};
+
+// gateCode says a write-gate code (source_kind_requires_approval,
+// instruction_like:role_tag) in words, with the code itself kept in
+// data-code and as the tooltip for a reviewer who searches for it. A
+// status reason that is no code (a revoke's "no longer true") is shown as
+// it was given.
 function gateCode(code) {
-  return h('code', { class: 'gate-code' }, String(code).split(/(?<=[_:])/).map((part, i) => (i ? [h('wbr'), part] : part)));
+  code = String(code);
+  const [reason, ...rest] = code.split(':');
+  const detail = rest.join(':');
+  if (!(reason in GATE_WORDS)) {
+    return /^[a-z]+(_[a-z0-9]+)+(:[a-z0-9_.-]+)?$/.test(code)
+      ? h('span', { class: 'gate-code', 'data-code': code, title: code }, code.replace(/[_:]/g, ' ').replace(/\s+/g, ' '))
+      : h('span', { class: 'status-reason' }, code);
+  }
+  const words = GATE_WORDS[reason] + (detail ? ` (${detail.replace(/[_-]+/g, ' ')})` : '');
+  return h('span', { class: 'gate-code', 'data-code': code, title: code }, words);
 }
 
 function gateCodes(codes) {
@@ -360,6 +380,7 @@ function signOut(message) {
   state.key = null;
   state.me = null;
   state.principals = null;
+  state.keys = null;
   state.pages.clear();
   state.chat = null;
   sessionStorage.removeItem(KEY_STORAGE);
@@ -524,7 +545,9 @@ async function recallChart(p, params) {
   const buckets = hist.buckets || [];
   const total = buckets.reduce((a, b) => a + b.count, 0);
   const max = Math.max(1, ...buckets.map((b) => b.count));
-  const W = 600, H = 140, pad = 24;
+  // Drawn at the width it is shown at (it scales with the window after).
+  const main = document.querySelector('#main');
+  const W = Math.round(Math.max(320, Math.min(1600, (main ? main.clientWidth : 1000) - 82))), H = 140, pad = 24;
   const bw = (W - pad) / Math.max(1, buckets.length);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H + 20}`, class: 'chart', role: 'img', 'aria-label': `Recalls per ${bucket === '1h' ? 'hour' : 'day'}: ${total} in total` },
     s('line', { x1: pad, y1: H, x2: W, y2: H, class: 'axis' }),
@@ -578,7 +601,12 @@ async function forgetPrincipal(p) {
     state.principals = null;
     state.pages.clear();
     toast(`Forgot ${rc.forgotten} memor${rc.forgotten === 1 ? 'y' : 'ies'} of ${rc.principal}.`);
-    route();
+    // The view stays, without the principal that no longer exists: left
+    // in the address, the pickers would offer it again.
+    const { parts, params } = parseHash();
+    params.delete('principal');
+    params.delete('cursor');
+    go('/' + parts.map(encodeURIComponent).join('/'), params);
   } catch (err) {
     toast(err.describe ? err.describe() : String(err), 'bad');
   }
@@ -770,7 +798,7 @@ function memoryRow(m, showPrincipal) {
       h('button', { type: 'button', class: 'small reject', 'data-id': m.id, onclick: (ev) => rowAction(ev, m, 'reject') }, 'Reject'));
   }
   return h('tr', { 'data-id': m.id, 'data-status': st, 'data-kind': m.kind, 'data-source': m.source, 'data-wide': showPrincipal ? '1' : '0' },
-    showPrincipal ? h('td', {}, m.principal) : null,
+    showPrincipal ? h('td', { class: 'principal' }, m.principal) : null,
     h('td', { class: 'content' }, h('div', { class: 'clamp' }, m.content)),
     h('td', { class: 'reason' }, m.reason || h('span', { class: 'muted' }, '—')),
     h('td', {}, m.source),
@@ -806,8 +834,9 @@ async function viewMemory(params, parts) {
   const p = principalOf(params);
   const scope = { principal: p };
   const m = await api('GET', '/v1/memories/' + encodeURIComponent(id), { query: scope });
-  const [chain, history, trail] = await Promise.all([
+  const [chain, , history, trail] = await Promise.all([
     supersessionChain(m),
+    loadKeys(),
     can('audit') ? api('GET', '/v1/audit', { query: { principal: m.principal, memory_id: m.id, action: 'recall', limit: 100 } }) : null,
     can('audit') ? api('GET', '/v1/audit', { query: { principal: m.principal, memory_id: m.id, limit: 100 } }) : null,
   ]);
@@ -844,7 +873,7 @@ async function viewMemory(params, parts) {
   out.push(h('h2', {}, 'Recall history'));
   if (history) out.push(recallHistory(history, m));
   else out.push(h('p', { class: 'muted' }, 'This key\'s role may not read the audit log.'));
-  if (trail) out.push(h('h2', {}, 'Audit trail'), auditTrail(trail));
+  if (trail) out.push(h('h2', {}, 'Audit trail'), auditTrail(trail, m));
   return out;
 }
 
@@ -879,6 +908,34 @@ function chainBlock(chain, m) {
   }));
 }
 
+// actorLabel says who acted in an audit event: a key by its name and role
+// (the id as the tooltip) when this key may list keys or it is this key,
+// the sweeper and the command line in words, else the key id.
+function actorLabel(actor) {
+  const k = state.keys && state.keys.get(actor);
+  const me = state.me && actor === state.me.key_id ? state.me : null;
+  const role = k ? k.role : me ? me.role : '';
+  const name = k ? k.name : me ? me.name : '';
+  if (role) {
+    const who = (me ? 'this key' : '') + (me && name ? ': ' : '') + (name || (me ? '' : 'unnamed key'));
+    return h('span', { class: 'actor', title: actor, 'data-actor': actor }, `${who} (${role})`);
+  }
+  const words = { sweeper: 'the expiry sweeper', cli: 'the command line' }[actor];
+  return h('span', { class: 'actor', title: actor, 'data-actor': actor }, words || actor);
+}
+
+// loadKeys reads the tenant's keys once, for actorLabel, when this key
+// may list them.
+async function loadKeys() {
+  if (state.keys || !can('keys') || !state.me.tenant_wide) return;
+  try {
+    const list = await api('GET', '/v1/keys');
+    state.keys = new Map((list.keys || []).map((k) => [k.id, k]));
+  } catch {
+    state.keys = new Map(); // the names are a courtesy: ids are shown instead
+  }
+}
+
 function recallHistory(page, m) {
   const evs = page.events || [];
   if (!evs.length) return h('p', { class: 'muted', id: 'history' }, 'Never injected by a recall.');
@@ -891,22 +948,28 @@ function recallHistory(page, m) {
         h('td', { class: 'nowrap' }, timeEl(ev.at)),
         h('td', {}, h('code', {}, ev.recall_id || '')),
         h('td', {}, ev.agent || '—'),
-        h('td', {}, ev.actor),
+        h('td', {}, actorLabel(ev.actor)),
         h('td', { class: 'num' }, i >= 0 ? `${i + 1} of ${ev.memory_ids.length}` : '—'),
         h('td', { class: 'num score' }, i >= 0 && ev.scores ? num(ev.scores[i]) : '—'));
     }))));
 }
 
-function auditTrail(page) {
+// auditTrail lists a memory's audit events, newest first. The audit log
+// keeps machine codes only, never text a caller wrote: the reason given
+// for the revoke or reject that retired the memory is the memory's own
+// status reason, shown beside the newest such event.
+function auditTrail(page, m) {
   const evs = page.events || [];
   if (!evs.length) return h('p', { class: 'muted' }, 'No events.');
+  const retired = m.status === 'revoked' && m.status_reason
+    ? evs.find((ev) => ev.action === 'revoke' || ev.action === 'reject') : null;
   return scrolls(h('table', { class: 'grid', id: 'trail' },
     h('thead', {}, h('tr', {}, ['when (UTC)', 'action', 'by', 'reason'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, evs.map((ev) => h('tr', {},
       h('td', { class: 'nowrap' }, timeEl(ev.at)),
       h('td', {}, ev.action),
-      h('td', {}, ev.actor),
-      h('td', {}, ev.reason || ''))))));
+      h('td', {}, actorLabel(ev.actor)),
+      h('td', {}, ev === retired ? gateCode(m.status_reason) : ev.reason ? gateCode(ev.reason) : ''))))));
 }
 
 function actionsBlock(m) {
