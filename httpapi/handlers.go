@@ -276,8 +276,20 @@ func (s *server) recall(c *call) error {
 		return err
 	}
 	s.metrics.observeRecall(time.Since(start))
-	writeJSON(c.w, http.StatusOK, res)
+	out := recallResponse{RecallResult: res}
+	if req.Render {
+		out.Context = &res.Context
+	}
+	writeJSON(c.w, http.StatusOK, out)
 	return nil
+}
+
+// recallResponse is the engine's RecallResult with context present
+// whenever render was asked: an empty string when nothing was recalled,
+// never a missing member a client has to test for.
+type recallResponse struct {
+	*memgate.RecallResult
+	Context *string `json:"context,omitempty"`
 }
 
 // memoryList is the response of GET /v1/memories.

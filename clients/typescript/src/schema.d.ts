@@ -664,6 +664,7 @@ export interface components {
             results: components["schemas"]["RecallHit"][];
             below_floor: number;
             min_score: number;
+            /** @description The <memories> prompt block of the results; present whenever render was asked, an empty string when nothing was recalled. */
             context?: string;
             explain?: Record<string, never>;
             /** @description Preview only: the best candidates (at most k) whose score fell below the floor (above zero), best first, each with its explain; read through the store's read gate like the results and never rendered into context. */
