@@ -13,6 +13,11 @@ func cmdVersion(e env, args []string) error {
 		check: noArgs("version takes no arguments"),
 		call:  func(any) (buildinfo.Info, error) { return buildinfo.Get(), nil },
 		text: func(info buildinfo.Info) error {
+			if info.Revision == "" {
+				// Say so rather than print nothing: GOFLAGS=-buildvcs=false,
+				// a build outside a git checkout and go run record none.
+				return printLine(e.stdout, "memgate %s (commit not recorded: built with -buildvcs=false or outside a git checkout) %s", info, info.GoVersion)
+			}
 			return printLine(e.stdout, "memgate %s %s", info, info.GoVersion)
 		},
 	})

@@ -187,3 +187,22 @@ func TestVersionUnstamped(t *testing.T) {
 		t.Fatalf("built from commit %s: --json %+v, text %q", rev, info, text)
 	}
 }
+
+// TestVersionSaysWhenNoCommitIsRecorded: a build without VCS stamping
+// (GOFLAGS=-buildvcs=false) says the commit is not recorded instead of
+// printing none (issue 28); a build that records one (the control) names
+// it and says nothing of the kind.
+func TestVersionSaysWhenNoCommitIsRecorded(t *testing.T) {
+	t.Parallel()
+	code, out, _ := runBinary(t, buildMemgate(t, "-buildvcs=false"), "version")
+	if code != 0 || !strings.Contains(out, "commit not recorded") || !strings.Contains(out, runtime.Version()) {
+		t.Fatalf("-buildvcs=false: exit %d, %q", code, out)
+	}
+	if _, err := exec.Command("git", "rev-parse", "--git-dir").Output(); err != nil {
+		t.Fatalf("the control needs the git checkout the tests run in: %v", err)
+	}
+	code, out, _ = runBinary(t, buildMemgate(t, unstamped...), "version")
+	if code != 0 || strings.Contains(out, "not recorded") || !strings.Contains(out, "(") {
+		t.Fatalf("-buildvcs=true: exit %d, %q", code, out)
+	}
+}
