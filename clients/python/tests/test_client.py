@@ -102,6 +102,36 @@ class TestClient(unittest.TestCase):
 
     # ----- memories -------------------------------------------------------
 
+    def test_defaults_set_once(self) -> None:
+        # mem0-style: principal, kind and source once, then a remember is
+        # one argument, and recall, list, get and stats are alice's.
+        mg = MAIN.client(principal="valentina", source="user", kind="fact")
+        m = mg.remember("Valentina keeps bees on her roof.")
+        self.assertEqual((m["principal"], m["kind"], m["source"], m["status"]), ("valentina", "fact", "user", "active"))
+        pref = mg.remember("Valentina takes her coffee black.", kind="preference")  # a call's own word wins
+        self.assertEqual((pref["kind"], pref["principal"]), ("preference", "valentina"))
+        batch = mg.remember_batch([{"content": "Valentina's hives are on the north side."}])
+        self.assertEqual((batch[0]["principal"], batch[0]["kind"]), ("valentina", "fact"))
+        res = mg.recall(query="What does Valentina keep on her roof?", render=True)
+        self.assertIn(m["id"], [r["memory"]["id"] for r in res["results"]])
+        self.assertIn("bees", res["context"])
+        self.assertEqual(mg.get(m["id"])["content"], "Valentina keeps bees on her roof.")
+        self.assertEqual(mg.update(m["id"], version=1, content="Valentina keeps three hives of bees.")["version"], 2)
+        self.assertEqual({x["id"] for x in mg.iter_memories()}, {m["id"], pref["id"], batch[0]["id"]})
+        self.assertEqual(mg.stats()["total"], 3)
+        # The control: another principal named in the call is that one's,
+        # and a client without defaults still has to say whose.
+        self.fact("wendell", "Wendell keeps bees too.")
+        self.assertEqual([x["principal"] for x in mg.iter_memories(principal="wendell")], ["wendell"])
+        with self.assertRaises(memgate.InvalidArgument) as missing:
+            MAIN.client().remember("Nobody's memory.", kind="fact", source="user")
+        self.assertEqual(missing.exception.field, "principal")
+        with self.assertRaises(memgate.InvalidArgument) as no_kind:
+            MAIN.client(principal="valentina").remember("No kind given.", source="user")
+        self.assertEqual(no_kind.exception.field, "kind")
+        with self.assertRaises(ValueError):
+            memgate.Client(MAIN.url, MAIN.key, principal="")
+
     def test_remember_get_update_conflict(self) -> None:
         m = self.fact("ursula", "Ursula lives in Lisbon.", metadata={"city": "lisbon"})
         self.assertEqual((m["status"], m["version"], m["deduplicated"]), ("active", 1, False))

@@ -17,6 +17,8 @@ type Ok<Op extends keyof operations, S extends number = 200> =
 export type Memory = Schemas["Memory"];
 export type Remembered = Schemas["Remembered"];
 export type MemoryInput = Schemas["MemoryInput"];
+/** What remember takes: a MemoryInput whose kind and source may come from ClientOptions.defaults. */
+export type RememberInput = Omit<MemoryInput, "kind" | "source"> & Partial<Pick<MemoryInput, "kind" | "source">>;
 export type RecallRequest = Schemas["RecallRequest"];
 export type RecallResult = Schemas["RecallResult"];
 export type RecallHit = Schemas["RecallHit"];
@@ -70,7 +72,25 @@ export interface ClientOptions {
   /** The longest wait before a retry; a Retry-After asking for more is returned as the error instead. */
   maxRetryWaitMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Set once, as mem0's user_id is: principal and agent apply to every memory
+   * call that names none (never to keys, import or forget, which name whom
+   * they act on), kind and source to every remember.
+   */
+  defaults?: Defaults;
 }
+
+/** ClientOptions.defaults. */
+export interface Defaults {
+  principal?: string;
+  agent?: string;
+  kind?: MemoryInput["kind"];
+  source?: MemoryInput["source"];
+}
+
+// The calls a default principal or agent applies to.
+const PRINCIPAL_PATHS = ["/v1/memories", "/v1/recall", "/v1/chat", "/v1/conversations/", "/v1/stats", "/v1/audit", "/v1/export"];
+const AGENT_PATHS = ["/v1/memories", "/v1/recall", "/v1/chat", "/v1/conversations/", "/v1/stats"];
 
 export interface RememberOptions {
   /**
@@ -189,6 +209,7 @@ export class Client {
   readonly #maxRetries: number;
   readonly #maxRetryWaitMs: number;
   readonly #fetch: typeof fetch;
+  readonly #defaults: Defaults;
 
   constructor(opts: ClientOptions) {
     if (!opts?.baseUrl) throw new TypeError("memgate: baseUrl is required");
@@ -198,22 +219,37 @@ export class Client {
     this.#maxRetries = Math.max(0, opts.maxRetries ?? DEFAULT_MAX_RETRIES);
     this.#maxRetryWaitMs = opts.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
     this.#fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    const d = opts.defaults ?? {};
+    for (const [name, v] of Object.entries(d)) {
+      if (!["principal", "agent", "kind", "source"].includes(name)) throw new TypeError(`memgate: defaults.${name} is not a default`);
+      if (v !== undefined && (typeof v !== "string" || v === "")) throw new TypeError(`memgate: defaults.${name} must be a non-empty string`);
+    }
+    this.#defaults = { ...d };
   }
 
   // --- memories
 
   /** Stores one memory (POST /v1/memories): its status says whether the write gate held it pending. */
-  async remember(memory: MemoryInput, opts: RememberOptions = {}): Promise<Remembered> {
+  async remember(memory: RememberInput, opts: RememberOptions = {}): Promise<Remembered> {
     const [m] = await this.#remember({ ...memory, ...(opts.tenant ? { tenant: opts.tenant } : {}) }, opts);
     return m!;
   }
 
   /** Stores up to 500 memories atomically: all or none. With a key, item i is keyed KEY#i. */
-  rememberBatch(memories: MemoryInput[], opts: RememberOptions = {}): Promise<Remembered[]> {
+  rememberBatch(memories: RememberInput[], opts: RememberOptions = {}): Promise<Remembered[]> {
     return this.#remember({ memories, ...(opts.tenant ? { tenant: opts.tenant } : {}) }, opts);
   }
 
-  async #remember(body: unknown, opts: RememberOptions): Promise<Remembered[]> {
+  async #remember(body: Record<string, unknown>, opts: RememberOptions): Promise<Remembered[]> {
+    const d = this.#defaults;
+    const fill = (m: Record<string, unknown>) => {
+      const out = { ...m };
+      for (const name of ["kind", "source", "principal", "agent"] as const) {
+        if (d[name] !== undefined && out[name] == null) out[name] = d[name];
+      }
+      return out;
+    };
+    body = Array.isArray(body.memories) ? { ...body, memories: body.memories.map(fill) } : fill(body);
     const headers: Record<string, string> = opts.idempotencyKey ? { "Idempotency-Key": opts.idempotencyKey } : {};
     const out = await this.#json<Ok<"remember", 201>>({ method: "POST", path: "/v1/memories", body, headers, idempotent: !!opts.idempotencyKey });
     return out.memories;
@@ -453,7 +489,30 @@ export class Client {
    * The caller reads the body, then calls done() to stop the attempt's timer;
    * with `stream`, the timer stops as soon as the headers are in.
    */
+  /**
+   * r with the default principal and agent added where the call names none:
+   * in the query of a call that has one or no body (calls by id scope by
+   * query), else in the body. Remember fills its own, per item.
+   */
+  #scoped(r: Request): Request {
+    if (r.method === "POST" && r.path === "/v1/memories") return r;
+    const add: [string, string][] = [];
+    const d = this.#defaults;
+    if (d.principal !== undefined && PRINCIPAL_PATHS.some((p) => r.path.startsWith(p))) add.push(["principal", d.principal]);
+    if (d.agent !== undefined && AGENT_PATHS.some((p) => r.path.startsWith(p))) add.push(["agent", d.agent]);
+    if (add.length === 0) return r;
+    if (r.query === undefined && r.body !== undefined && typeof r.body === "object" && r.body !== null) {
+      const body = { ...(r.body as Record<string, unknown>) };
+      for (const [k, v] of add) if (body[k] == null) body[k] = v;
+      return { ...r, body };
+    }
+    const query = { ...(r.query ?? {}) };
+    for (const [k, v] of add) if (query[k] == null) query[k] = v;
+    return { ...r, query };
+  }
+
   async #send(r: Request, stream = false, accept: number[] = []): Promise<{ res: Response; done: () => void }> {
+    r = this.#scoped(r);
     const url = this.#base + r.path + queryString(r.query);
     const headers: Record<string, string> = { Accept: "application/json", ...r.headers };
     if (this.#key && !r.public) headers["Authorization"] = `Bearer ${this.#key}`;

@@ -485,3 +485,28 @@ test("every operationId has a Client method that a test called", async () => {
   }
   assert.deepEqual(problems, []);
 });
+
+test("defaults set once: principal, kind and source, as mem0's user_id", async () => {
+  const mg = client({ defaults: { principal: "valentina", source: "user", kind: "fact" } });
+  const m = await mg.remember({ content: "Valentina keeps bees on her roof." });
+  assert.deepEqual([m.principal, m.kind, m.source, m.status], ["valentina", "fact", "user", "active"]);
+  const pref = await mg.remember({ content: "Valentina takes her coffee black.", kind: "preference" }); // the call's own word wins
+  assert.deepEqual([pref.kind, pref.principal], ["preference", "valentina"]);
+  const [b] = await mg.rememberBatch([{ content: "Valentina's hives are on the north side." }]);
+  assert.deepEqual([b.principal, b.kind], ["valentina", "fact"]);
+  const res = await mg.recall({ query: "What does Valentina keep on her roof?", render: true });
+  assert.ok(res.results.some((r) => r.memory.id === m.id), "recall of the default principal");
+  assert.match(res.context, /bees/);
+  assert.equal((await mg.get(m.id)).content, "Valentina keeps bees on her roof.");
+  assert.equal((await mg.update(m.id, 1, { content: "Valentina keeps three hives." })).version, 2);
+  assert.deepEqual(new Set((await collect(mg.memories())).map((x) => x.id)), new Set([m.id, pref.id, b.id]));
+  assert.equal((await mg.stats()).total, 3);
+  // The control: a principal the call names is that one's; a client
+  // without defaults still has to say whose and what kind.
+  await admin.remember(fact("Wendell keeps bees too.", { principal: "wendell" }));
+  assert.deepEqual((await collect(mg.memories({ principal: "wendell" }))).map((x) => x.principal), ["wendell"]);
+  await rejects(client().remember({ kind: "fact", source: "user", content: "Nobody's." }), InvalidArgumentError, { field: "principal" });
+  await rejects(client({ defaults: { principal: "valentina" } }).remember({ source: "user", content: "No kind." }), InvalidArgumentError, { field: "kind" });
+  assert.throws(() => new Client({ baseUrl: srv.url, defaults: { principal: "" } }), TypeError);
+  assert.throws(() => new Client({ baseUrl: srv.url, defaults: { user_id: "alice" } }), TypeError);
+});

@@ -114,6 +114,11 @@ _BACKOFF = 0.25
 
 _Query = List[Tuple[str, str]]
 
+# The calls a default principal or agent applies to: memory calls, never
+# keys, import or forget.
+_PRINCIPAL_PATHS = ("/v1/memories", "/v1/recall", "/v1/chat", "/v1/conversations/", "/v1/stats", "/v1/audit", "/v1/export")
+_AGENT_PATHS = ("/v1/memories", "/v1/recall", "/v1/chat", "/v1/conversations/", "/v1/stats")
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Refuses to follow redirects: urllib would resend the Authorization
@@ -165,6 +170,14 @@ class Client:
     The scope arguments (``principal``, ``agent``, ``conversation``) narrow
     a call within the key's binding; a key bound to no principal (an
     admin's) names the memory's principal in calls by id.
+
+    Defaults set once, as mem0's ``user_id`` is: ``principal`` and
+    ``agent`` apply to every memory call that names none (never to keys,
+    import or forget, which name whom they act on), ``kind`` and
+    ``source`` to every remember::
+
+        mg = memgate.Client(url, key, principal="alice", source="user", kind="fact")
+        mg.remember("Alice lives in Porto.")
     """
 
     def __init__(
@@ -175,6 +188,11 @@ class Client:
         max_retries: int = 3,
         max_retry_wait: float = 20.0,
         user_agent: str = f"memgate-python/{__version__}",
+        *,
+        principal: Optional[str] = None,
+        agent: Optional[str] = None,
+        kind: Optional[str] = None,
+        source: Optional[str] = None,
     ) -> None:
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
@@ -189,6 +207,11 @@ class Client:
         self._user_agent = user_agent
         self._opener = urllib.request.build_opener(_NoRedirect())
         self._sleep = time.sleep  # replaced by tests that count waits
+        for name, value in (("principal", principal), ("agent", agent), ("kind", kind), ("source", source)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string when given")
+        self._principal, self._agent = principal, agent
+        self._kind, self._source = kind, source
 
     @property
     def base_url(self) -> str:
@@ -204,8 +227,8 @@ class Client:
         self,
         content: str,
         *,
-        kind: str,
-        source: str,
+        kind: Optional[str] = None,
+        source: Optional[str] = None,
         principal: Optional[str] = None,
         agent: Optional[str] = None,
         conversation: Optional[str] = None,
@@ -233,6 +256,8 @@ class Client:
         ``pref:coffee``) the memory supersedes the active one that has the
         key at its level, if any: an upsert that keeps the old value in the
         chain. Read it back with :meth:`get_by_key`.
+
+        ``kind`` and ``source`` default to the client's (see the class).
         """
         body = _drop_none(
             {
@@ -257,10 +282,16 @@ class Client:
 
     def remember_batch(self, memories: Sequence[MemoryInput], *, idempotency_key: Optional[str] = None) -> List[Remembered]:
         """Remembers up to 500 memories atomically (all or none) and returns
-        them in order. With ``idempotency_key``, item i is keyed ``KEY#i``."""
+        them in order. With ``idempotency_key``, item i is keyed ``KEY#i``.
+        Each item takes the client's defaults for what it leaves out."""
         return self._remember({"memories": [dict(m) for m in memories]}, idempotency_key)
 
     def _remember(self, body: Dict[str, Any], idempotency_key: Optional[str]) -> List[Remembered]:
+        items = body["memories"] if "memories" in body else [body]
+        for item in items:
+            for name, value in (("kind", self._kind), ("source", self._source), ("principal", self._principal), ("agent", self._agent)):
+                if value is not None and item.get(name) is None:
+                    item[name] = value
         headers = {}
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
@@ -782,6 +813,8 @@ class Client:
         raises. ``safe`` marks a request that may be repeated after a 503 or
         a failed connection (every GET is)."""
         safe = safe or method == "GET"
+        if path != "/v1/memories" or method != "POST":  # remember applies its own, per item
+            query, body = self._with_scope(path, query, body)
         url = self._base + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -828,6 +861,31 @@ class Client:
             self._sleep(wait)
             waited += wait
             attempt += 1
+
+    def _with_scope(
+        self, path: str, query: Optional[_Query], body: Optional[Dict[str, Any]]
+    ) -> Tuple[Optional[_Query], Optional[Dict[str, Any]]]:
+        """Adds the client's default principal and agent to a memory call
+        that names none: in the query of a call that has one or no body
+        (calls by id scope by query), else in the body."""
+        defaults = []
+        if path.startswith(_PRINCIPAL_PATHS) and self._principal is not None:
+            defaults.append(("principal", self._principal))
+        if path.startswith(_AGENT_PATHS) and self._agent is not None:
+            defaults.append(("agent", self._agent))
+        if not defaults:
+            return query, body
+        if query is None and body is not None:
+            body = dict(body)
+            for name, value in defaults:
+                if body.get(name) is None:
+                    body[name] = value
+            return query, body
+        query = list(query or [])
+        for name, value in defaults:
+            if not any(k == name for k, _ in query):
+                query.append((name, value))
+        return query, body
 
     def _send(self, method: str, url: str, data: Optional[bytes], headers: Dict[str, str], stream: bool) -> _Response:
         """One HTTP attempt. Any status is returned; a connection that
