@@ -155,20 +155,23 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 // load is the index's loader. It reads the partition's head before its
 // memories, so the partition starts at a version no later than what it
 // holds (see replica.go).
-func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.Entry, int64, error) {
+func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	ms, err := e.store.LoadPartition(ctx, tenant, principal)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	out := make([]index.Entry, len(ms))
 	for i, m := range ms {
-		out[i] = e.rec.entry(m)
+		en := e.rec.entry(m)
+		ms[i] = nil // the index copies what it keeps; let the rest go
+		if err := add(&en); err != nil {
+			return 0, err
+		}
 	}
-	return out, head, nil
+	return head, nil
 }
 
 // Recall returns the memories of the scope that matter for the query, best

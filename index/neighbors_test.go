@@ -30,7 +30,7 @@ func seqOf(p *Partition, id string) int64 {
 	if !ok {
 		return -1
 	}
-	return p.slots[sl].seq
+	return p.sl(sl).seq
 }
 
 // TestNeighborsExact holds the neighbours of random searches (random
