@@ -26,7 +26,7 @@ func neighbourIDs(res *Result) []string {
 func seqOf(p *Partition, id string) int64 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	sl, ok := p.byID[id]
+	sl, ok := p.findID(id)
 	if !ok {
 		return -1
 	}

@@ -23,7 +23,7 @@ type Partition struct {
 	slotChunks [][]slot
 	nslots     int
 	free       []int32
-	byID       map[string]int32
+	ids        idTable // id → slot
 	live       int
 
 	// Vectors, by row, in chunks (see rows.go): dense, in slot-independent
@@ -110,7 +110,6 @@ func allocSize(n int) int64 {
 func NewPartition(cfg Config) *Partition {
 	return &Partition{
 		cfg:    cfg.WithDefaults(),
-		byID:   make(map[string]int32),
 		terms:  make(map[string]*postings),
 		agents: make(map[string]uint32),
 		convs:  make(map[string]uint32),
@@ -218,7 +217,7 @@ func (p *Partition) Remove(id string) bool {
 // upsert runs under the write lock; it returns the change in bytes.
 func (p *Partition) upsert(e *Entry, norm float64) (int64, error) {
 	before := p.bytes
-	old, exists := p.byID[e.ID]
+	old, exists := p.findID(e.ID)
 	if e.Vector != nil {
 		rows := p.rows
 		if exists && p.sl(old).row >= 0 {
@@ -303,7 +302,7 @@ func (p *Partition) unlink(sl int32) {
 }
 
 func (p *Partition) remove(id string) (int64, bool) {
-	sl, ok := p.byID[id]
+	sl, ok := p.findID(id)
 	if !ok {
 		return 0, false
 	}
@@ -388,9 +387,9 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		}
 		p.link(g, sl, after)
 	}
-	p.byID[id] = sl
+	p.bytes += p.insertID(id, sl)
 	p.live++
-	p.bytes += mapEntryBytes + scratchBytes + allocSize(len(id))
+	p.bytes += scratchBytes + allocSize(len(id))
 
 	if e.Vector != nil {
 		p.addRow(sl, e.Vector, norm)
@@ -484,8 +483,8 @@ func (p *Partition) removeSlot(sl int32) {
 	}
 	p.unlink(sl)
 	p.totalLen -= int64(s.docLen)
-	delete(p.byID, s.id)
-	p.bytes -= mapEntryBytes + scratchBytes + allocSize(len(s.id))
+	p.deleteID(s.id, sl)
+	p.bytes -= scratchBytes + allocSize(len(s.id))
 	*s = slot{row: -1, prev: -1, next: -1}
 	p.free = append(p.free, sl)
 	p.bytes += freeBytes

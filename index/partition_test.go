@@ -497,8 +497,8 @@ func checkInvariants(t *testing.T, p *Partition) {
 			continue
 		}
 		live++
-		if p.byID[s.id] != int32(sl) {
-			t.Fatalf("byID[%s] = %d, want %d", s.id, p.byID[s.id], sl)
+		if got, ok := p.findID(s.id); !ok || got != sl {
+			t.Fatalf("findID(%s) = %d, %v, want %d", s.id, got, ok, sl)
 		}
 		if s.row >= 0 && p.slotOfRow(int(s.row)) != sl {
 			t.Fatalf("slot %d row %d points back to %d", sl, s.row, p.slotOfRow(int(s.row)))
@@ -515,8 +515,17 @@ func checkInvariants(t *testing.T, p *Partition) {
 	if got, want := p.bytes, recount(p); got != want {
 		t.Fatalf("bytes %d, counted from scratch %d", got, want)
 	}
-	if live != p.live || live != len(p.byID) || live+len(p.free) != p.nslots {
-		t.Fatalf("live %d, p.live %d, byID %d, free %d, slots %d", live, p.live, len(p.byID), len(p.free), p.nslots)
+	if live != p.live || live != p.ids.n || live+len(p.free) != p.nslots {
+		t.Fatalf("live %d, p.live %d, ids %d, free %d, slots %d", live, p.live, p.ids.n, len(p.free), p.nslots)
+	}
+	cells := 0
+	for _, c := range p.ids.cells {
+		if c != 0 {
+			cells++
+		}
+	}
+	if cells != p.ids.n {
+		t.Fatalf("id table: %d cells used, %d ids", cells, p.ids.n)
 	}
 	rows := 0
 	for ci := range p.chunks {
@@ -739,7 +748,7 @@ func want0(p *Partition) int64 {
 	for _, c := range p.slotChunks {
 		b += int64(cap(c)) * slotSize
 	}
-	return b + int64(len(p.free))*freeBytes
+	return b + int64(len(p.free))*freeBytes + 4*int64(len(p.ids.cells))
 }
 
 // recount is the partition's memory counted from scratch, as p.bytes
@@ -748,7 +757,7 @@ func recount(p *Partition) int64 {
 	b := want0(p)
 	for sl := range int32(p.nslots) {
 		if s := p.sl(sl); s.id != "" {
-			b += mapEntryBytes + scratchBytes + allocSize(len(s.id)) + allocSize(refSize*len(s.terms))
+			b += scratchBytes + allocSize(len(s.id)) + allocSize(refSize*len(s.terms))
 		}
 	}
 	for i := range p.chunks {
