@@ -133,7 +133,7 @@ func (p *Partition) accumulate(qts []qterm, f *compiled, k int, avg float64, sc 
 	// so it is retried only when the bound has halved; a k-th score once
 	// seen stays a valid lower bound (partial scores only grow).
 	theta, checkedAt := math.Inf(-1), math.Inf(1)
-	acc := sc.acc
+	acc, docLen := sc.acc, p.docLen
 	for i, qt := range qts {
 		if i > 0 {
 			rest -= qts[i-1].idf * (K1 + 1)
@@ -156,13 +156,13 @@ func (p *Partition) accumulate(qts []qterm, f *compiled, k int, avg float64, sc 
 				if acc[ps.slot] == 0 {
 					sc.touched = append(sc.touched, ps.slot)
 				}
-				acc[ps.slot] += BM25Term(int(ps.tf), int(p.sl(ps.slot).docLen), avg, qt.idf)
+				acc[ps.slot] += BM25Term(int(ps.tf), int(docLen[ps.slot]), avg, qt.idf)
 			}
 		case len(list) <= 8*len(sc.touched):
 			visited += len(list)
 			for _, ps := range list {
 				if acc[ps.slot] != 0 {
-					acc[ps.slot] += BM25Term(int(ps.tf), int(p.sl(ps.slot).docLen), avg, qt.idf)
+					acc[ps.slot] += BM25Term(int(ps.tf), int(docLen[ps.slot]), avg, qt.idf)
 				}
 			}
 		default:
@@ -170,7 +170,7 @@ func (p *Partition) accumulate(qts []qterm, f *compiled, k int, avg float64, sc 
 			// touched entry instead.
 			for _, sl := range sc.touched {
 				if tf := p.tf(sl, qt.pl); tf > 0 {
-					acc[sl] += BM25Term(tf, int(p.sl(sl).docLen), avg, qt.idf)
+					acc[sl] += BM25Term(tf, int(docLen[sl]), avg, qt.idf)
 				}
 			}
 		}
@@ -238,7 +238,7 @@ func (p *Partition) bm25Of(sl int32, qts []qterm, avg float64, sc *scratch) (flo
 	}
 	var s float64
 	for _, m := range sc.qm {
-		s += BM25Term(int(m.tf), int(p.sl(sl).docLen), avg, qts[m.qt].idf)
+		s += BM25Term(int(m.tf), int(p.docLen[sl]), avg, qts[m.qt].idf)
 	}
 	return s, n
 }

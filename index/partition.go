@@ -22,6 +22,7 @@ type Partition struct {
 	// go on the free list and are reused; postings refer to slots.
 	slotChunks [][]slot
 	nslots     int
+	docLen     []int32 // by slot, dense: the text channel reads one per posting
 	free       []int32
 	ids        idTable // id → slot
 	live       int
@@ -59,7 +60,6 @@ type slot struct {
 	m          meta
 	row        int32 // -1: no vector
 	prev, next int32 // the previous and next slots of the group; -1: none
-	docLen     int32 // len(Entry.Terms)
 	seq        int64
 	group      *group // nil: no group
 	terms      []termRef
@@ -423,7 +423,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		s.terms = slices.Clone(refs)
 		p.bytes += allocSize(refSize * len(refs))
 	}
-	s.docLen = int32(len(e.Terms))
+	p.docLen[sl] = int32(len(e.Terms))
 	p.totalLen += int64(len(e.Terms))
 }
 
@@ -482,7 +482,8 @@ func (p *Partition) removeSlot(sl int32) {
 		p.removeRow(int(s.row))
 	}
 	p.unlink(sl)
-	p.totalLen -= int64(s.docLen)
+	p.totalLen -= int64(p.docLen[sl])
+	p.docLen[sl] = 0
 	p.deleteID(s.id, sl)
 	p.bytes -= scratchBytes + allocSize(len(s.id))
 	*s = slot{row: -1, prev: -1, next: -1}
@@ -696,7 +697,7 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		sl := c.slot
-		c.DocLen = int(p.sl(sl).docLen)
+		c.DocLen = int(p.docLen[sl])
 		c.Matches = matches[i*nt : (i+1)*nt : (i+1)*nt]
 		for j := range c.Matches {
 			c.Matches[j].Related = -1

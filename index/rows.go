@@ -2,6 +2,7 @@ package index
 
 import (
 	"hash/maphash"
+	"slices"
 	"unsafe"
 )
 
@@ -120,6 +121,12 @@ func (p *Partition) newSlot() (int32, int) {
 	}
 	*c = append(*c, slot{})
 	p.nslots++
+	if len(p.docLen) == cap(p.docLen) {
+		old := cap(p.docLen)
+		p.docLen = slices.Grow(p.docLen, 1)
+		p.bytes += 4 * int64(cap(p.docLen)-old)
+	}
+	p.docLen = append(p.docLen, 0)
 	return sl, grown
 }
 
@@ -139,6 +146,10 @@ func (p *Partition) trim() {
 			*c = append(make([]slot, 0, len(*c)), *c...)
 			p.bytes -= int64(spare) * slotSize
 		}
+	}
+	if spare := cap(p.docLen) - len(p.docLen); spare > 0 {
+		p.docLen = slices.Clip(slices.Clone(p.docLen))
+		p.bytes -= 4 * int64(spare)
 	}
 }
 
