@@ -164,9 +164,10 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 	if err != nil {
 		return 0, err
 	}
+	var en index.Entry // reused: the index copies what it keeps
 	for i, m := range ms {
-		en := e.rec.entry(m)
-		ms[i] = nil // the index copies what it keeps; let the rest go
+		en = e.rec.entry(m)
+		ms[i] = nil // let the memory go once its entry is in
 		if err := add(&en); err != nil {
 			return 0, err
 		}

@@ -85,8 +85,9 @@ func main() {
 		}
 	case "load":
 		load := func(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
+			var e index.Entry // reused: add copies what it keeps
 			for i := range *n {
-				e := entry(i)
+				e = entry(i)
 				if err := add(&e); err != nil {
 					return 0, err
 				}
