@@ -40,8 +40,10 @@ type Config struct {
 	// larger than MaxBytes on its own is refused: its load stops as soon as
 	// it passes the budget, and its searches fail with ErrTooLarge (code
 	// unavailable) without loading it again for RetryTooLarge, so it is
-	// never loaded per search and the budget stays a bound. Default
-	// DefaultMaxBytes.
+	// never loaded per search and the budget stays a bound. A partition
+	// counts once loaded: until the others are evicted for it, the cached
+	// partitions and the one loading can hold up to twice the budget.
+	// Default DefaultMaxBytes.
 	MaxBytes int64
 	// RetryTooLarge is how long a partition found larger than MaxBytes is
 	// refused before a search loads it again (it may have shrunk). A
@@ -119,7 +121,7 @@ var ErrTooLarge = errors.New("index: partition larger than the index budget")
 // tooLargeError is ErrTooLarge with the figures and the code the engine's
 // callers see.
 func tooLargeError(bytes, budget int64) error {
-	return fmt.Errorf("%w", &tooLarge{bytes: bytes, budget: budget})
+	return &tooLarge{bytes: bytes, budget: budget}
 }
 
 type tooLarge struct{ bytes, budget int64 }
