@@ -155,20 +155,24 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 // load is the index's loader. It reads the partition's head before its
 // memories, so the partition starts at a version no later than what it
 // holds (see replica.go).
-func (e *Engine) load(ctx context.Context, tenant, principal string) ([]index.Entry, int64, error) {
+func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	ms, err := e.store.LoadPartition(ctx, tenant, principal)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	out := make([]index.Entry, len(ms))
+	var en index.Entry // reused: the index copies what it keeps
 	for i, m := range ms {
-		out[i] = e.rec.entry(m)
+		en = e.rec.entry(m)
+		ms[i] = nil // let the memory go once its entry is in
+		if err := add(&en); err != nil {
+			return 0, err
+		}
 	}
-	return out, head, nil
+	return head, nil
 }
 
 // Recall returns the memories of the scope that matter for the query, best

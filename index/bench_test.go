@@ -157,11 +157,11 @@ func BenchmarkUpsert(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p := NewPartition(Config{})
-		p.reserve(c.entries) // as a load does
 		for _, e := range c.entries {
 			if err := p.Upsert(e); err != nil {
 				b.Fatal(err)
 			}
 		}
+		p.trim() // as a load does
 	}
 }

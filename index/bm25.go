@@ -180,7 +180,7 @@ func (p *Partition) accumulate(qts []qterm, f *compiled, k int, avg float64, sc 
 
 // tf returns how often the term of pl occurs in the entry at slot sl.
 func (p *Partition) tf(sl int32, pl *postings) int {
-	for _, r := range p.slots[sl].terms {
+	for _, r := range p.sl(sl).terms {
 		if r.p == pl {
 			return int(r.tf)
 		}
@@ -218,7 +218,7 @@ func (p *Partition) matchesOf(dst []qmatch, sl int32, qts []qterm, sc *scratch) 
 		sc.byPostingsOK = true
 	}
 	start := len(dst)
-	for _, r := range p.slots[sl].terms {
+	for _, r := range p.sl(sl).terms {
 		for _, i := range sc.byPostings[r.p] {
 			dst = append(dst, qmatch{i, r.tf})
 		}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/memgate/memgate"
 )
@@ -28,17 +29,27 @@ const (
 	DefaultMaxBytes         = 1 << 30 // 1 GiB
 	DefaultParallelMinRows  = 10000
 	DefaultMaxPendingWrites = 4096
+	DefaultRetryTooLarge    = time.Minute
 )
 
 // Config configures an Index. The zero value is usable: every zero field
 // takes its default.
 type Config struct {
-	// MaxBytes bounds the estimated memory of the cached partitions; least
-	// recently used partitions are evicted beyond it. A partition larger than
-	// MaxBytes on its own is loaded, used by the searches that asked for it
-	// and forgotten when the last of them ends: it is never cached and never
-	// evicts the others. Default DefaultMaxBytes.
+	// MaxBytes bounds the estimated memory of the resident partitions;
+	// least recently used partitions are evicted beyond it. A partition
+	// larger than MaxBytes on its own is refused: its load stops as soon as
+	// it passes the budget, and its searches fail with ErrTooLarge (code
+	// unavailable) without loading it again for RetryTooLarge, so it is
+	// never loaded per search and the budget stays a bound. A partition
+	// counts once loaded: until the others are evicted for it, the cached
+	// partitions and the one loading can hold up to twice the budget.
+	// Default DefaultMaxBytes.
 	MaxBytes int64
+	// RetryTooLarge is how long a partition found larger than MaxBytes is
+	// refused before a search loads it again (it may have shrunk). A
+	// removal from the partition, Drop or Invalidate ends the refusal at
+	// once. Default DefaultRetryTooLarge.
+	RetryTooLarge time.Duration
 	// ParallelMinRows is the least number of vectors each goroutine of a
 	// scan gets: a partition is scanned by min(vectors/ParallelMinRows,
 	// MaxParallel) goroutines, so one goroutine below 2·ParallelMinRows.
@@ -64,6 +75,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxPendingWrites == 0 {
 		c.MaxPendingWrites = DefaultMaxPendingWrites
 	}
+	if c.RetryTooLarge == 0 {
+		c.RetryTooLarge = DefaultRetryTooLarge
+	}
 	return c
 }
 
@@ -79,20 +93,55 @@ func (c Config) Validate() error {
 		return memgate.FieldError("index.max_parallel", "must not be negative")
 	case c.MaxPendingWrites < 0:
 		return memgate.FieldError("index.max_pending_writes", "must not be negative")
+	case c.RetryTooLarge < 0:
+		return memgate.FieldError("index.retry_too_large", "must not be negative")
 	}
 	return nil
 }
 
-// Loader returns every entry of a partition, read from the store, in the
-// store's insertion order: the entries are inserted in the order given, and
-// that order is the order of each group (see Entry.Group). It also returns
-// the version of the store the entries reflect at least (for memgate, the
-// partition's change sequence, read before the entries): the partition
-// starts at that version, Apply moves it on, and every Result reports it.
-// The index calls it at most once at a time per partition (concurrent
-// first searches share one call) with the context of the search that
-// started the load.
-type Loader func(ctx context.Context, tenant, principal string) (entries []Entry, version int64, err error)
+// Loader reads every entry of a partition from the store and hands each to
+// add, in the store's insertion order: the entries are inserted in the
+// order given, and that order is the order of each group (see
+// Entry.Group). add copies what it keeps, so the loader may reuse the
+// entry and its slices; when add returns an error the loader must stop and
+// return it (wrapped or not). Streaming keeps a load's memory that of the
+// partition: no second copy of every vector is ever held. The loader
+// returns the version of the store the entries reflect at least (for
+// memgate, the partition's change sequence, read before the entries): the
+// partition starts at that version, Apply moves it on, and every Result
+// reports it. The index calls it at most once at a time per partition
+// (concurrent first searches share one call) with the context of the
+// search that started the load.
+type Loader func(ctx context.Context, tenant, principal string, add func(*Entry) error) (version int64, err error)
+
+// ErrTooLarge is returned (wrapped, with code unavailable) by a search of a
+// partition whose estimated memory alone exceeds Config.MaxBytes.
+var ErrTooLarge = errors.New("index: partition larger than the index budget")
+
+// tooLargeError is ErrTooLarge with the figures and the code the engine's
+// callers see.
+func tooLargeError(bytes, budget int64) error {
+	return &tooLarge{bytes: bytes, budget: budget}
+}
+
+type tooLarge struct{ bytes, budget int64 }
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("partition is larger than the index budget of %d MiB (its load passed %d MiB): raise index.max_bytes to serve it",
+		e.budget>>20, e.bytes>>20)
+}
+
+func (e *tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
+// As lets memgate.ErrorCode see the code: unavailable, since the partition
+// is fine and the server's configuration is what refuses it.
+func (e *tooLarge) As(target any) bool {
+	if t, ok := target.(**memgate.Error); ok {
+		*t = memgate.Errorf(memgate.EUNAVAILABLE, "%s", e.Error())
+		return true
+	}
+	return false
+}
 
 // Stats describes an Index.
 type Stats struct {
@@ -105,6 +154,8 @@ type Stats struct {
 	Loads      int64 // successful loader calls
 	LoadErrors int64 // failed loader calls
 	Evictions  int64 // partitions evicted for the budget
+	TooLarge   int64 // loads stopped because the partition alone passed the budget
+	Refused    int64 // searches refused without a load, the partition known too large
 }
 
 type pkey struct{ tenant, principal string }
@@ -150,6 +201,14 @@ type Index struct {
 	// in use.
 	resident int
 	stats    Stats
+	// refused holds the partitions found larger than the budget, with the
+	// time the refusal ends and the bytes the load reached.
+	refused map[pkey]refusal
+}
+
+type refusal struct {
+	until time.Time
+	bytes int64
 }
 
 // New returns an Index that loads partitions with load.
@@ -160,7 +219,7 @@ func New(cfg Config, load Loader) (*Index, error) {
 	if load == nil {
 		return nil, errors.New("index: a loader is required")
 	}
-	return &Index{cfg: cfg.WithDefaults(), load: load, parts: make(map[pkey]*handle)}, nil
+	return &Index{cfg: cfg.WithDefaults(), load: load, parts: make(map[pkey]*handle), refused: make(map[pkey]refusal)}, nil
 }
 
 // Search proposes candidates for q in the partition of (tenant, principal),
@@ -219,6 +278,14 @@ func (x *Index) acquire(ctx context.Context, k pkey) (*handle, error) {
 			x.mu.Unlock()
 			return h, nil
 		}
+		if r, ok := x.refused[k]; ok && h == nil {
+			if time.Now().Before(r.until) {
+				x.stats.Refused++
+				x.mu.Unlock()
+				return nil, tooLargeError(r.bytes, x.cfg.MaxBytes)
+			}
+			delete(x.refused, k)
+		}
 		x.stats.Misses++
 		if h != nil {
 			// Another search is loading it: wait and share its result.
@@ -269,6 +336,10 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 			h.err = err
 			x.unmapLocked(h)
 			x.stats.LoadErrors++
+			if errors.Is(err, ErrTooLarge) {
+				x.stats.TooLarge++
+				x.refused[h.key] = refusal{until: time.Now().Add(x.cfg.RetryTooLarge), bytes: p.bytes}
+			}
 			return
 		}
 		for _, w := range h.pending {
@@ -284,7 +355,7 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 		x.resident++
 		x.stats.Loads++
 		x.account(h, p.bytes, int64(p.live))
-		if !h.mapped || h.dirty || h.bytes > x.cfg.MaxBytes {
+		if !h.mapped || h.dirty {
 			x.unmapLocked(h) // serve the waiting searches, do not cache
 		} else {
 			h.elem = x.lru.PushFront(h)
@@ -292,23 +363,32 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 			x.evictLocked()
 		}
 	}()
-	entries, version, err := x.load(ctx, h.key.tenant, h.key.principal)
+	p = NewPartition(x.cfg)
+	var tooBig error
+	add := func(e *Entry) error {
+		if tooBig != nil {
+			return tooBig
+		}
+		norm, err := e.check()
+		if err == nil {
+			_, err = p.upsert(e, norm)
+		}
+		if err == nil && p.bytes > x.cfg.MaxBytes {
+			// Stop here: loading the rest would only pass the budget by more.
+			tooBig = tooLargeError(p.bytes, x.cfg.MaxBytes)
+			err = tooBig
+		}
+		return err
+	}
+	version, err := x.load(ctx, h.key.tenant, h.key.principal, add)
+	if tooBig != nil {
+		err = tooBig // whatever the loader made of it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)
 	}
-	p = NewPartition(x.cfg)
 	p.version = version
-	p.reserve(entries)
-	for i := range entries {
-		e := &entries[i]
-		norm, cerr := e.check()
-		if cerr == nil {
-			_, cerr = p.upsert(e, norm)
-		}
-		if cerr != nil {
-			return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, cerr)
-		}
-	}
+	p.trim()
 	return h, nil
 }
 
@@ -400,6 +480,9 @@ func (x *Index) write(k pkey, w pendingWrite) error {
 	x.mu.Lock()
 	h := x.parts[k]
 	if h == nil {
+		if w.remove {
+			delete(x.refused, k) // it may fit now
+		}
 		x.mu.Unlock()
 		return nil
 	}
@@ -567,6 +650,7 @@ func (x *Index) Apply(tenant, principal string, from, to int64, upserts []Entry,
 func (x *Index) Drop(tenant, principal string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	delete(x.refused, pkey{tenant, principal})
 	if h := x.parts[pkey{tenant, principal}]; h != nil {
 		x.dropLocked(h)
 	}
@@ -588,6 +672,7 @@ func (x *Index) Invalidate() {
 	for _, h := range x.parts {
 		x.dropLocked(h)
 	}
+	clear(x.refused)
 }
 
 // Stats returns the index's counters.

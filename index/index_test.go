@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,12 +20,13 @@ type fakeStore struct {
 	mu    sync.Mutex
 	parts map[string][]Entry // "tenant/principal" → entries
 	calls map[string]int
-	gate  chan struct{} // when set, loads wait for it to close
+	added map[string]int // entries the index accepted, over all loads
+	gate  chan struct{}  // when set, loads wait for it to close
 	fail  error
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{parts: map[string][]Entry{}, calls: map[string]int{}}
+	return &fakeStore{parts: map[string][]Entry{}, calls: map[string]int{}, added: map[string]int{}}
 }
 
 func (s *fakeStore) put(tenant, principal string, es ...Entry) {
@@ -35,7 +37,7 @@ func (s *fakeStore) put(tenant, principal string, es ...Entry) {
 
 // load reports the number of entries the partition was ever given as its
 // version.
-func (s *fakeStore) load(ctx context.Context, tenant, principal string) ([]Entry, int64, error) {
+func (s *fakeStore) load(ctx context.Context, tenant, principal string, add func(*Entry) error) (int64, error) {
 	s.mu.Lock()
 	s.calls[tenant+"/"+principal]++
 	gate, fail := s.gate, s.fail
@@ -45,13 +47,21 @@ func (s *fakeStore) load(ctx context.Context, tenant, principal string) ([]Entry
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 	if fail != nil {
-		return nil, 0, fail
+		return 0, fail
 	}
-	return es, int64(len(es)), nil
+	for i := range es {
+		if err := add(&es[i]); err != nil {
+			return 0, err
+		}
+		s.mu.Lock()
+		s.added[tenant+"/"+principal]++
+		s.mu.Unlock()
+	}
+	return int64(len(es)), nil
 }
 
 func (s *fakeStore) loads(tenant, principal string) int {
@@ -296,7 +306,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatalf("invalid stored entry: %v", err)
 	}
 	// A panicking loader fails the search instead of hanging its waiters.
-	y, _ := New(Config{}, func(context.Context, string, string) ([]Entry, int64, error) { panic("loader bug") })
+	y, _ := New(Config{}, func(context.Context, string, string, func(*Entry) error) (int64, error) { panic("loader bug") })
 	if _, err := y.Search(context.Background(), "t", "p", q); err == nil {
 		t.Fatal("panicking loader: no error")
 	}
@@ -502,30 +512,101 @@ func TestNoEvictionWhileSearched(t *testing.T) {
 	checkAccounting(t, x)
 }
 
-// TestPartitionOverBudget: a partition larger than the whole budget serves
-// its search and is not cached, and does not evict the others.
+// TestPartitionOverBudget: a partition larger than the whole budget is
+// refused with a clear error, its load stopped once it passed the budget;
+// later searches are refused without loading it again, the small partition
+// beside it stays cached and served, and a removal, Drop or the retry
+// delay lets the next search try again.
 func TestPartitionOverBudget(t *testing.T) {
 	t.Parallel()
 	s := newFakeStore()
 	fill(s, "t", "small", 5, 8)
 	fill(s, "t", "huge", 500, 8)
 	small := buildPartition(t, Config{}, s.parts["t/small"]).Bytes()
-	x, _ := New(Config{MaxBytes: small * 3}, s.load)
+	x, _ := New(Config{MaxBytes: small * 3, RetryTooLarge: time.Hour}, s.load)
 	search(t, x, "t", "small")
-	for range 2 {
-		if got := ids(search(t, x, "t", "huge")); len(got) < 100 {
-			t.Fatalf("huge: %d candidates", len(got))
+	q := Query{Vector: entryN(0, 8).Vector, K: 10, Filter: Filter{Now: now}}
+	refused := func(what string) {
+		t.Helper()
+		_, err := x.Search(context.Background(), "t", "huge", q)
+		if !errors.Is(err, ErrTooLarge) || memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+			t.Fatalf("%s: huge partition: %v (code %s), want ErrTooLarge, unavailable", what, err, memgate.ErrorCode(err))
+		}
+		if msg := memgate.ErrorMessage(err); !strings.Contains(msg, "index.max_bytes") || strings.Contains(msg, "huge") {
+			t.Fatalf("%s: message %q: must name the setting, not the partition", what, msg)
 		}
 	}
-	if s.loads("t", "huge") != 2 {
-		t.Fatalf("huge loaded %d times, want 2 (never cached)", s.loads("t", "huge"))
+	for i := range 3 {
+		refused(fmt.Sprintf("search %d", i))
 	}
-	search(t, x, "t", "small")
-	if s.loads("t", "small") != 1 {
-		t.Fatal("an uncacheable partition evicted a small one")
+	if s.loads("t", "huge") != 1 {
+		t.Fatalf("huge loaded %d times, want once (then refused without loading)", s.loads("t", "huge"))
 	}
-	if st := x.Stats(); st.Partitions != 1 || st.Bytes != small {
+	if n := s.added["t/huge"]; n == 0 || n >= 100 {
+		t.Fatalf("the refused load took %d of 500 entries: it must stop at the budget", n)
+	}
+	if st := x.Stats(); st.TooLarge != 1 || st.Refused != 2 || st.Partitions != 1 || st.Entries != 5 || st.Bytes > small {
 		t.Fatalf("stats %+v", st)
+	}
+	// The control: the small partition is still cached and served.
+	if got := ids(search(t, x, "t", "small")); len(got) != 5 || s.loads("t", "small") != 1 {
+		t.Fatalf("small: %v, %d loads", got, s.loads("t", "small"))
+	}
+
+	// A removal may make it fit: the next search loads it again.
+	x.Remove("t", "huge", "e0001")
+	refused("after a removal")
+	if s.loads("t", "huge") != 2 {
+		t.Fatalf("after a removal: %d loads, want 2", s.loads("t", "huge"))
+	}
+	x.Drop("t", "huge")
+	refused("after Drop")
+	if s.loads("t", "huge") != 3 {
+		t.Fatalf("after Drop: %d loads, want 3", s.loads("t", "huge"))
+	}
+
+	// Once the retry delay is over, the next search tries again; with a
+	// budget that fits, it is served.
+	y, _ := New(Config{MaxBytes: small * 3, RetryTooLarge: time.Millisecond}, s.load)
+	for range 2 {
+		if _, err := y.Search(context.Background(), "t", "huge", q); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("huge: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.loads("t", "huge") != 5 {
+		t.Fatalf("after the retry delay: %d loads, want 5", s.loads("t", "huge"))
+	}
+	z, _ := New(Config{}, s.load)
+	if got := ids(search(t, z, "t", "huge")); len(got) < 100 {
+		t.Fatalf("huge within the budget: %d candidates", len(got))
+	}
+	checkAccounting(t, x)
+	checkAccounting(t, y)
+	checkAccounting(t, z)
+}
+
+// TestPartitionGrowsOverBudget: a cached partition that writes push past
+// the budget is evicted, and the next search refuses it.
+func TestPartitionGrowsOverBudget(t *testing.T) {
+	t.Parallel()
+	s := newFakeStore()
+	fill(s, "t", "a", 5, 8)
+	one := buildPartition(t, Config{}, s.parts["t/a"]).Bytes()
+	x, _ := New(Config{MaxBytes: one * 3}, s.load)
+	search(t, x, "t", "a")
+	for i := 5; i < 200; i++ {
+		e := entryN(i, 8)
+		s.put("t", "a", e)
+		if err := x.Upsert("t", "a", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := x.Stats(); st.Partitions != 0 || st.Evictions != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := x.Search(context.Background(), "t", "a", Query{Vector: entryN(0, 8).Vector, K: 10, Filter: Filter{Now: now}}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("grown partition: %v, want ErrTooLarge", err)
 	}
 	checkAccounting(t, x)
 }

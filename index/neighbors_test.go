@@ -26,11 +26,11 @@ func neighbourIDs(res *Result) []string {
 func seqOf(p *Partition, id string) int64 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	sl, ok := p.byID[id]
+	sl, ok := p.findID(id)
 	if !ok {
 		return -1
 	}
-	return p.slots[sl].seq
+	return p.sl(sl).seq
 }
 
 // TestNeighborsExact holds the neighbours of random searches (random

@@ -18,23 +18,21 @@ type Partition struct {
 	mu  sync.RWMutex
 	cfg Config
 
-	// Entries, by slot. Slots of removed entries go on the free list and
-	// are reused; postings refer to slots.
-	slots  []slot
-	docLen []int32
-	free   []int32
-	byID   map[string]int32
-	live   int
+	// Entries, by slot, in chunks (see rows.go). Slots of removed entries
+	// go on the free list and are reused; postings refer to slots.
+	slotChunks [][]slot
+	nslots     int
+	docLen     []int32 // by slot, dense: the text channel reads one per posting
+	free       []int32
+	ids        idTable // id → slot
+	live       int
 
-	// Vectors, by row: dense, in slot-independent order (a removal moves
-	// the last row into the hole). vecs keeps the vectors as given.
+	// Vectors, by row, in chunks (see rows.go): dense, in slot-independent
+	// order (a removal moves the last row into the hole). The vectors are
+	// kept as given, beside their quantized directions.
 	dim, stride int
-	vecs        []float32 // rows × dim
-	norms       []float64
-	codes       []int8 // rows × stride, the quantized direction
-	scales      []float32
-	resid       []float32 // ‖u − s·c‖, rounded up
-	rowSlot     []int32
+	chunks      []rowChunk
+	rows        int
 
 	terms    map[string]*postings
 	totalLen int64
@@ -47,6 +45,7 @@ type Partition struct {
 
 	agents, convs map[string]uint32
 	tmp           map[string]int // scratch for upsert, under the write lock
+	refs          []termRef      // likewise
 
 	bytes int64
 
@@ -74,25 +73,43 @@ type group struct {
 	n          int
 }
 
-// Estimated memory, in bytes, of the parts of an entry (Go headers, map
-// buckets and slice slack included on average). They are estimates for the
-// budget, not measurements.
+// Memory of a partition. The chunks (rows.go), slots, postings lists and
+// term references are counted exactly, by capacity; map entries and small
+// strings are estimates (a map slot at its average load, an allocation
+// rounded up to its size class), for the budget. bench/indexmem holds the
+// sum to the measured RSS.
 const (
-	slotBytes    = 200 // slot (with its group links and seq), docLen, byID entry, free-list share
-	rowBytes     = 20  // norm, scale, residual, row→slot
-	refBytes     = 28  // termRef and posting, with list slack
-	termBytes    = 112 // term map entry and postings header
-	internBytes  = 64  // agent or conversation map entry
-	groupBytes   = 96  // group map entry and list header
-	scratchBytes = 12  // per-slot search accumulators (pooled, shared)
+	mapEntryBytes = 40                 // a map slot at average load (Go swiss tables)
+	termBytes     = 40 + mapEntryBytes // postings header and term map entry
+	refSize       = 16                 // termRef
+	postingSize   = 8                  // posting
+	internBytes   = 24 + mapEntryBytes // agent or conversation map entry
+	groupBytes    = 48 + mapEntryBytes // group and its map entry
+	freeBytes     = 4                  // a free-list entry
+	scratchBytes  = 8                  // per-slot BM25 accumulator of a search (pooled, shared)
 )
+
+// allocSize is the memory of a small allocation of n bytes: n rounded up to
+// its size class, about.
+func allocSize(n int) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 16:
+		return int64(n+7) &^ 7
+	case n <= 128:
+		return int64(n+15) &^ 15
+	case n <= 1024:
+		return int64(n+63) &^ 63
+	}
+	return int64(n+511) &^ 511
+}
 
 // NewPartition returns an empty partition. Only cfg's parallelism settings
 // apply to a partition.
 func NewPartition(cfg Config) *Partition {
 	return &Partition{
 		cfg:    cfg.WithDefaults(),
-		byID:   make(map[string]int32),
 		terms:  make(map[string]*postings),
 		agents: make(map[string]uint32),
 		convs:  make(map[string]uint32),
@@ -119,7 +136,7 @@ func (p *Partition) Stats() PartitionStats {
 	defer p.mu.RUnlock()
 	return PartitionStats{
 		Entries:   p.live,
-		Vectors:   len(p.rowSlot),
+		Vectors:   p.rows,
 		Dim:       p.dim,
 		Terms:     len(p.terms),
 		Groups:    len(p.groups),
@@ -200,10 +217,10 @@ func (p *Partition) Remove(id string) bool {
 // upsert runs under the write lock; it returns the change in bytes.
 func (p *Partition) upsert(e *Entry, norm float64) (int64, error) {
 	before := p.bytes
-	old, exists := p.byID[e.ID]
+	old, exists := p.findID(e.ID)
 	if e.Vector != nil {
-		rows := len(p.rowSlot)
-		if exists && p.slots[old].row >= 0 {
+		rows := p.rows
+		if exists && p.sl(old).row >= 0 {
 			rows--
 		}
 		if rows > 0 && len(e.Vector) != p.dim {
@@ -212,7 +229,7 @@ func (p *Partition) upsert(e *Entry, norm float64) (int64, error) {
 	}
 	pl := place{after: -1}
 	if exists {
-		if s := &p.slots[old]; s.groupName() == e.Group {
+		if s := p.sl(old); s.groupName() == e.Group {
 			pl = place{seq: s.seq, after: s.prev, keep: true}
 		}
 		p.removeSlot(old)
@@ -241,18 +258,18 @@ func (s *slot) groupName() string {
 // link inserts slot sl into group g after slot after, or at the head when
 // after is -1.
 func (p *Partition) link(g *group, sl, after int32) {
-	s := &p.slots[sl]
+	s := p.sl(sl)
 	s.group, s.prev = g, after
 	if after < 0 {
 		s.next = g.head
 		g.head = sl
 	} else {
-		a := &p.slots[after]
+		a := p.sl(after)
 		s.next = a.next
 		a.next = sl
 	}
 	if s.next >= 0 {
-		p.slots[s.next].prev = sl
+		p.sl(s.next).prev = sl
 	} else {
 		g.tail = sl
 	}
@@ -262,30 +279,30 @@ func (p *Partition) link(g *group, sl, after int32) {
 // unlink removes slot sl from its group, and an emptied group from the
 // partition.
 func (p *Partition) unlink(sl int32) {
-	s := &p.slots[sl]
+	s := p.sl(sl)
 	g := s.group
 	if g == nil {
 		return
 	}
 	if s.prev >= 0 {
-		p.slots[s.prev].next = s.next
+		p.sl(s.prev).next = s.next
 	} else {
 		g.head = s.next
 	}
 	if s.next >= 0 {
-		p.slots[s.next].prev = s.prev
+		p.sl(s.next).prev = s.prev
 	} else {
 		g.tail = s.prev
 	}
 	s.group, s.prev, s.next = nil, -1, -1
 	if g.n--; g.n == 0 {
 		delete(p.groups, g.name)
-		p.bytes -= groupBytes + int64(len(g.name))
+		p.bytes -= groupBytes + allocSize(len(g.name))
 	}
 }
 
 func (p *Partition) remove(id string) (int64, bool) {
-	sl, ok := p.byID[id]
+	sl, ok := p.findID(id)
 	if !ok {
 		return 0, false
 	}
@@ -302,7 +319,7 @@ func (p *Partition) intern(m map[string]uint32, s string) uint32 {
 	if !ok {
 		id = uint32(len(m) + 1)
 		m[strings.Clone(s)] = id
-		p.bytes += internBytes + int64(len(s))
+		p.bytes += internBytes + allocSize(len(s))
 	}
 	return id
 }
@@ -344,13 +361,14 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 	if n := len(p.free); n > 0 {
 		sl = p.free[n-1]
 		p.free = p.free[:n-1]
+		p.bytes -= freeBytes
 	} else {
-		sl = int32(len(p.slots))
-		p.slots = append(p.slots, slot{})
-		p.docLen = append(p.docLen, 0)
+		var grown int
+		sl, grown = p.newSlot()
+		p.bytes += int64(grown) * slotSize
 	}
 	id := strings.Clone(e.ID)
-	s := &p.slots[sl]
+	s := p.sl(sl)
 	*s = slot{id: id, m: p.metaOf(e), row: -1, prev: -1, next: -1, seq: pl.seq}
 	if !pl.keep {
 		p.seq++
@@ -361,7 +379,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		if g == nil {
 			g = &group{name: strings.Clone(e.Group), head: -1, tail: -1}
 			p.groups[g.name] = g
-			p.bytes += groupBytes + int64(len(g.name))
+			p.bytes += groupBytes + allocSize(len(g.name))
 		}
 		after := g.tail
 		if pl.keep {
@@ -369,28 +387,16 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		}
 		p.link(g, sl, after)
 	}
-	p.byID[id] = sl
+	p.bytes += p.insertID(id, sl)
 	p.live++
-	p.bytes += slotBytes + scratchBytes + int64(len(id))
+	p.bytes += scratchBytes + allocSize(len(id))
 
 	if e.Vector != nil {
-		if len(p.rowSlot) == 0 {
-			p.dim, p.stride = len(e.Vector), alignStride(len(e.Vector))
-		}
-		row := len(p.rowSlot)
-		p.vecs = append(p.vecs, e.Vector...)
-		p.codes = slices.Grow(p.codes, p.stride)[:len(p.codes)+p.stride]
-		scale, resid := quantize(e.Vector, norm, p.codes[row*p.stride:(row+1)*p.stride])
-		p.norms = append(p.norms, norm)
-		p.scales = append(p.scales, scale)
-		p.resid = append(p.resid, resid)
-		p.rowSlot = append(p.rowSlot, sl)
-		s.row = int32(row)
-		p.bytes += p.rowSize()
+		p.addRow(sl, e.Vector, norm)
 	}
 
 	if len(e.Terms) > 0 {
-		refs := make([]termRef, 0, min(len(e.Terms), 64))
+		refs := p.refs[:0]
 		for _, t := range e.Terms {
 			if i := p.tmp[t]; i > 0 {
 				refs[i-1].tf++
@@ -400,65 +406,60 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 			if pl == nil {
 				pl = &postings{term: strings.Clone(t)}
 				p.terms[pl.term] = pl
-				p.bytes += termBytes + int64(len(t))
+				p.bytes += termBytes + allocSize(len(t))
 			}
 			refs = append(refs, termRef{p: pl, tf: 1})
 			p.tmp[t] = len(refs)
 		}
 		clear(p.tmp)
+		p.refs = refs[:0]
 		for i := range refs {
 			r := &refs[i]
 			r.pos = int32(len(r.p.list))
+			c := cap(r.p.list)
 			r.p.list = append(r.p.list, posting{slot: sl, tf: r.tf})
+			p.bytes += int64(cap(r.p.list)-c) * postingSize
 		}
-		s.terms = slices.Clip(refs)
-		p.bytes += refBytes * int64(len(refs))
+		s.terms = slices.Clone(refs)
+		p.bytes += allocSize(refSize * len(refs))
 	}
 	p.docLen[sl] = int32(len(e.Terms))
 	p.totalLen += int64(len(e.Terms))
 }
 
-// reserve sizes an empty partition's slabs for entries, before a bulk
-// load: no growth copies, and no spare capacity left in a partition that
-// may live long.
-func (p *Partition) reserve(entries []Entry) {
-	rows, dim := 0, 0
-	for i := range entries {
-		if v := entries[i].Vector; len(v) > 0 {
-			if dim == 0 {
-				dim = len(v)
-			}
-			if len(v) == dim {
-				rows++
-			}
-		}
+// addRow appends the vector v (of norm norm) of the entry at slot sl as the
+// last row.
+func (p *Partition) addRow(sl int32, v []float32, norm float64) {
+	if p.rows == 0 {
+		p.dim, p.stride = len(v), alignStride(len(v))
 	}
-	n := len(entries)
-	p.slots = make([]slot, 0, n)
-	p.docLen = make([]int32, 0, n)
-	if rows > 0 {
-		p.vecs = make([]float32, 0, rows*dim)
-		p.codes = make([]int8, 0, rows*alignStride(dim))
-		p.norms = make([]float64, 0, rows)
-		p.scales = make([]float32, 0, rows)
-		p.resid = make([]float32, 0, rows)
-		p.rowSlot = make([]int32, 0, rows)
+	r := p.rows
+	if r%chunkRows == 0 && r/chunkRows == len(p.chunks) {
+		p.chunks = append(p.chunks, rowChunk{})
 	}
-}
-
-func (p *Partition) rowSize() int64 {
-	return int64(4*p.dim+p.stride) + rowBytes
+	c := &p.chunks[r/chunkRows]
+	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride)) * rowBytesOf(p.dim, p.stride)
+	i := c.rows()
+	c.vecs = append(c.vecs, v...)
+	c.codes = c.codes[:(i+1)*p.stride]
+	scale, resid := quantize(v, norm, c.codes[i*p.stride:(i+1)*p.stride])
+	c.norms = append(c.norms, norm)
+	c.scales = append(c.scales, scale)
+	c.resid = append(c.resid, resid)
+	c.rowSlot = append(c.rowSlot, sl)
+	p.sl(sl).row = int32(r)
+	p.rows++
 }
 
 func (p *Partition) removeSlot(sl int32) {
-	s := &p.slots[sl]
+	s := p.sl(sl)
 	for _, ref := range s.terms {
 		pl := ref.p
 		last := int32(len(pl.list) - 1)
 		if ref.pos != last {
 			moved := pl.list[last]
 			pl.list[ref.pos] = moved
-			ms := p.slots[moved.slot].terms
+			ms := p.sl(moved.slot).terms
 			for i := range ms {
 				if ms[i].p == pl {
 					ms[i].pos = ref.pos
@@ -469,48 +470,59 @@ func (p *Partition) removeSlot(sl int32) {
 		pl.list = pl.list[:last]
 		if last == 0 {
 			delete(p.terms, pl.term)
-			p.bytes -= termBytes + int64(len(pl.term))
+			p.bytes -= termBytes + allocSize(len(pl.term)) + int64(cap(pl.list))*postingSize
 		} else if cap(pl.list) > 64 && cap(pl.list) > 4*len(pl.list) {
+			c := cap(pl.list)
 			pl.list = slices.Clone(pl.list)
+			p.bytes -= int64(c-cap(pl.list)) * postingSize
 		}
-		p.bytes -= refBytes
 	}
+	p.bytes -= allocSize(refSize * len(s.terms))
 	if s.row >= 0 {
 		p.removeRow(int(s.row))
 	}
 	p.unlink(sl)
 	p.totalLen -= int64(p.docLen[sl])
 	p.docLen[sl] = 0
-	delete(p.byID, s.id)
-	p.bytes -= slotBytes + scratchBytes + int64(len(s.id))
+	p.deleteID(s.id, sl)
+	p.bytes -= scratchBytes + allocSize(len(s.id))
 	*s = slot{row: -1, prev: -1, next: -1}
 	p.free = append(p.free, sl)
+	p.bytes += freeBytes
 	p.live--
 }
 
+// removeRow removes row r, moving the last row into its place.
 func (p *Partition) removeRow(r int) {
-	p.bytes -= p.rowSize()
-	last := len(p.rowSlot) - 1
+	last := p.rows - 1
 	d, st := p.dim, p.stride
+	lc, li := p.row(last)
 	if r != last {
-		copy(p.vecs[r*d:(r+1)*d], p.vecs[last*d:])
-		copy(p.codes[r*st:(r+1)*st], p.codes[last*st:])
-		p.norms[r] = p.norms[last]
-		p.scales[r] = p.scales[last]
-		p.resid[r] = p.resid[last]
-		p.rowSlot[r] = p.rowSlot[last]
-		p.slots[p.rowSlot[r]].row = int32(r)
+		c, i := p.row(r)
+		copy(c.vecs[i*d:(i+1)*d], lc.vecs[li*d:])
+		copy(c.codes[i*st:(i+1)*st], lc.codes[li*st:])
+		c.norms[i] = lc.norms[li]
+		c.scales[i] = lc.scales[li]
+		c.resid[i] = lc.resid[li]
+		c.rowSlot[i] = lc.rowSlot[li]
+		p.sl(c.rowSlot[i]).row = int32(r)
 	}
-	p.vecs = p.vecs[:last*d]
-	p.codes = p.codes[:last*st]
-	p.norms = p.norms[:last]
-	p.scales = p.scales[:last]
-	p.resid = p.resid[:last]
-	p.rowSlot = p.rowSlot[:last]
-	if last == 0 {
-		// No vectors left: the next one may have another dimension.
-		p.dim, p.stride = 0, 0
-		p.vecs, p.codes, p.norms, p.scales, p.resid, p.rowSlot = nil, nil, nil, nil, nil, nil
+	lc.vecs = lc.vecs[:li*d]
+	lc.codes = lc.codes[:li*st]
+	lc.norms = lc.norms[:li]
+	lc.scales = lc.scales[:li]
+	lc.resid = lc.resid[:li]
+	lc.rowSlot = lc.rowSlot[:li]
+	p.rows--
+	if li == 0 {
+		// The last chunk is empty: give it back. With no vectors left, the
+		// next one may have another dimension.
+		p.bytes -= int64(cap(lc.rowSlot)) * rowBytesOf(d, st)
+		p.chunks[len(p.chunks)-1] = rowChunk{}
+		p.chunks = p.chunks[:len(p.chunks)-1]
+		if p.rows == 0 {
+			p.dim, p.stride, p.chunks = 0, 0, nil
+		}
 	}
 }
 
@@ -610,13 +622,13 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	sc.qts = qts
 	haveText := len(qts) > 0
 	if haveText {
-		sc.grow(len(p.slots))
+		sc.grow(p.nslots)
 		defer sc.resetText()
 		res.Postings = p.accumulate(qts, &f, q.K, res.AvgDocLen, sc)
 	}
 
 	var vtop []hit
-	if q.Vector != nil && len(p.rowSlot) > 0 {
+	if q.Vector != nil && p.rows > 0 {
 		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
 		sc.qcodes = qv.codes
 		vtop, res.Rescored = p.vectorTopK(&qv, &f, q.K, sc)
@@ -708,8 +720,8 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 			}
 		}
 		if cv != nil && c.HasVector {
-			r := int(p.slots[c.slot].row)
-			c.ContentCosine = float32(dot32(cv, p.vecs[r*p.dim:(r+1)*p.dim]) / (cnorm * p.norms[r]))
+			r := int(p.sl(c.slot).row)
+			c.ContentCosine = float32(dot32(cv, p.vec(r)) / (cnorm * p.normOf(r)))
 		}
 		c.slot = 0 // meaningless once the search lets go of the partition
 	}
@@ -717,7 +729,7 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 
 // candidate returns the Candidate of the entry at slot sl, without scores.
 func (p *Partition) candidate(sl int32) Candidate {
-	s := &p.slots[sl]
+	s := p.sl(sl)
 	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq, slot: sl}
 }
 
@@ -725,11 +737,11 @@ func (p *Partition) candidate(sl int32) Candidate {
 // and the entry at slot sl, and whether there is one: both must have a
 // vector.
 func (p *Partition) cosineOf(sl int32, qv []float32, qnorm float64) (float32, bool) {
-	r := int(p.slots[sl].row)
+	r := int(p.sl(sl).row)
 	if qv == nil || r < 0 {
 		return 0, false
 	}
-	return cosineWithNorms(qv, p.vecs[r*p.dim:(r+1)*p.dim], qnorm, p.norms[r]), true
+	return cosineWithNorms(qv, p.vec(r), qnorm, p.normOf(r)), true
 }
 
 // neighbors returns the slots of the group neighbours (see Neighbors) of
@@ -742,7 +754,7 @@ func (p *Partition) neighbors(cands []int32, nb Neighbors, f *compiled, sc *scra
 	steps := nb.steps()
 	found := sc.found[:0]
 	for _, sl := range cands {
-		s := &p.slots[sl]
+		s := p.sl(sl)
 		if s.group == nil {
 			continue
 		}
@@ -789,7 +801,7 @@ func (p *Partition) neighbors(cands []int32, nb Neighbors, f *compiled, sc *scra
 // out the first want of them that pass f.
 func (p *Partition) walk(out []int32, sl int32, want, steps int, f *compiled, back bool) []int32 {
 	for ; want > 0 && steps > 0 && sl >= 0; steps-- {
-		s := &p.slots[sl]
+		s := p.sl(sl)
 		if f.pass(&s.m, s.id) {
 			out = append(out, sl)
 			want--
@@ -816,7 +828,7 @@ func (p *Partition) better(a, b hit) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return p.slots[a.slot].id < p.slots[b.slot].id
+	return p.sl(a.slot).id < p.sl(b.slot).id
 }
 
 func (p *Partition) cmpHits(a, b hit) int {
@@ -826,7 +838,7 @@ func (p *Partition) cmpHits(a, b hit) int {
 	case a.score < b.score:
 		return 1
 	}
-	return strings.Compare(p.slots[a.slot].id, p.slots[b.slot].id)
+	return strings.Compare(p.sl(a.slot).id, p.sl(b.slot).id)
 }
 
 // textTopK selects the top k touched entries by BM25 with a bounded heap;
@@ -847,7 +859,7 @@ func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
 		if len(h) == k && !p.better(c, h[0]) {
 			continue
 		}
-		s := &p.slots[sl]
+		s := p.sl(sl)
 		if !f.pass(&s.m, s.id) {
 			continue
 		}
@@ -965,9 +977,13 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 	for r0 := from; r0 < to; r0 += blockRows {
 		nb := min(blockRows, to-r0)
 		buf := w.buf[:nb]
-		dots(qv.codes, p.codes[r0*stride:(r0+nb)*stride], stride, buf)
-		scales := p.scales[r0 : r0+nb]
-		resid := p.resid[r0 : r0+nb]
+		// A block lies in one chunk (chunkRows is a multiple of
+		// blockRows, and so is every part's start).
+		c, i0 := p.row(r0)
+		dots(qv.codes, c.codes[i0*stride:(i0+nb)*stride], stride, buf)
+		scales := c.scales[i0 : i0+nb]
+		resid := c.resid[i0 : i0+nb]
+		rowSlot := c.rowSlot[i0 : i0+nb]
 		t, rho := qv.t, qv.rho
 		for i, d := range buf {
 			a := float64(scales[i]) * t * float64(d)
@@ -977,7 +993,7 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 				continue
 			}
 			row := r0 + i
-			s := &p.slots[p.rowSlot[row]]
+			s := p.sl(rowSlot[i])
 			if !f.pass(&s.m, s.id) {
 				continue
 			}
@@ -994,7 +1010,7 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 // vectorTopK returns the exact top k rows by cosine (see the comment on
 // exactness in vector.go) and how many rows were re-scored.
 func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
-	n := len(p.rowSlot)
+	n := p.rows
 	parts := 1
 	if minRows := p.cfg.ParallelMinRows; n >= 2*minRows {
 		maxp := p.cfg.MaxParallel
@@ -1039,8 +1055,8 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit
 				continue
 			}
 			r := int(c.row)
-			cos := cosineWithNorms(qv.vec, p.vecs[r*p.dim:(r+1)*p.dim], qv.norm, p.norms[r])
-			hits = append(hits, hit{p.rowSlot[r], float64(cos)})
+			cos := cosineWithNorms(qv.vec, p.vec(r), qv.norm, p.normOf(r))
+			hits = append(hits, hit{p.slotOfRow(r), float64(cos)})
 		}
 	}
 	sc.hits = hits
