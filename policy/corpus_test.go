@@ -92,6 +92,7 @@ func expandSecrets(s string) string {
 		awsKey  = "AKIA" + "Z7QX3M4RK3R0PLQ2"
 		hexDigs = "0123456789abcdef"
 		b64Digs = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+		b64url  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	)
 	mgkKey := "mgk_" + body(43)
 	return secretTemplate.ReplaceAllStringFunc(s, func(m string) string {
@@ -146,6 +147,32 @@ func expandSecrets(s string) string {
 			tok = "glpat-" + body(20)
 		case "npm":
 			tok = "npm_" + body(36)
+		// Kinds added with the held-out set heldout26b.
+		case "google":
+			tok = "AIza" + random(35, b64url)
+		case "sendgrid":
+			tok = "SG." + random(22, b64url) + "." + random(43, b64url)
+		case "hf":
+			tok = "hf_" + random(30, b64Digs[:52]) + "Qz9x"
+		case "pypi":
+			tok = "pypi-AgEIcHlwaS5vcmc" + random(60, b64url)
+		case "jwt":
+			tok = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." +
+				base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"4412","name":"held out"}`)) + "." + random(43, b64url)
+		case "pem":
+			tok = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + random(64, b64Digs) + "\n" + random(64, b64Digs) + "\n-----END OPENSSH PRIVATE KEY-----"
+		case "bearer":
+			tok = random(40, b64url)
+		case "azure":
+			tok = random(86, b64Digs) + "=="
+		case "shopify":
+			tok = "shpat_" + random(32, hexDigs)
+		case "digitalocean":
+			tok = "dop_v1_" + random(64, hexDigs)
+		case "telegram":
+			tok = "5123456789:AA" + random(33, b64url)
+		case "mailgun":
+			tok = "key-" + random(32, hexDigs)
 		default:
 			return m
 		}
