@@ -374,37 +374,22 @@ func TestCorpusHoldout(t *testing.T) {
 }
 
 // The figures of issue 26, reported in RELIABILITY.md (write gate
-// detectors): the tuning corpus exactly, the held-out set of issue 26
-// (heldout26_*.jsonl, written after the rules were final and never used to
-// change them) at least at the targets.
+// detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
+// first held-out set of the issue, seen since and moved into tuning
+// (tuning26_*.jsonl); its figures are guarded exactly. The held-out set is
+// heldout26b_*.jsonl, written before the second round of rule changes and
+// not run through the gate until they were final; it is guarded at the
+// issue's targets.
 const (
-	tuningDetected, tuningAttacks = 444, 446
-	tuningFlagged, tuningBenign   = 1, 541
-	// The target for instruction-like strings is 90 %; the held-out set
-	// measured 114/128 = 89.1 %, and the rules were not changed after it
-	// (see RELIABILITY.md), so the guard holds the measured floor.
-	minHeldoutInstruction        = 0.89
-	minHeldoutSecret             = 0.90
-	maxHeldoutFalsePositiveRatio = 0.01
+	tuningDetected, tuningAttacks = 446 + 180, 446 + 180
+	tuningFlagged, tuningBenign   = 1, 541 + 214
+	minHeldoutInstruction         = 0.90
+	minHeldoutSecret              = 0.90
+	maxHeldoutFalsePositiveRatio  = 0.01
 )
 
-// TestCorpusFigures guards the figures RELIABILITY.md quotes: the tuning
-// corpus (attacks.jsonl, benign.jsonl) exactly, so that any change of the
-// detectors that moves them must update the documentation too; and the
-// held-out corpus of issue 26 at or above its targets: 90 % of
-// instruction-like strings held, 90 % of secrets refused, at most 1 % of
-// ordinary memories flagged.
-func TestCorpusFigures(t *testing.T) {
-	t.Parallel()
-	r := measureCorpus(t, loadCorpus(t, "attacks.jsonl"), loadCorpus(t, "benign.jsonl"))
-	if r.all.hit != tuningDetected || r.all.total != tuningAttacks || r.fp.hit != tuningFlagged || r.fp.total != tuningBenign {
-		t.Errorf("tuning corpus: %d/%d detected, %d/%d benign flagged; RELIABILITY.md says %d/%d and %d/%d",
-			r.all.hit, r.all.total, r.fp.hit, r.fp.total, tuningDetected, tuningAttacks, tuningFlagged, tuningBenign)
-	}
-	attacks := loadCorpus(t, "heldout26_attacks.jsonl")
-	h := measureCorpus(t, attacks, loadCorpus(t, "heldout26_benign.jsonl"))
-	h.log(t)
-	var instr, secret tally
+// splitRates measures instruction-like strings and secrets apart.
+func splitRates(attacks []corpusEntry) (instr, secret tally) {
 	for _, e := range attacks {
 		var fs []Finding
 		switch {
@@ -424,6 +409,29 @@ func TestCorpusFigures(t *testing.T) {
 			tl.hit++
 		}
 	}
+	return instr, secret
+}
+
+// TestCorpusFigures guards the figures RELIABILITY.md quotes: the tuning
+// corpus exactly, so that any change of the detectors that moves them must
+// update the documentation too; and the held-out corpus heldout26b at or
+// above the targets of issue 26: 90 % of instruction-like strings held,
+// 90 % of secrets refused, at most 1 % of ordinary memories flagged.
+func TestCorpusFigures(t *testing.T) {
+	t.Parallel()
+	attacks := append(loadCorpus(t, "attacks.jsonl"), loadCorpus(t, "tuning26_attacks.jsonl")...)
+	benign := append(loadCorpus(t, "benign.jsonl"), loadCorpus(t, "tuning26_benign.jsonl")...)
+	r := measureCorpus(t, attacks, benign)
+	ti, ts := splitRates(attacks)
+	t.Logf("tuning: instruction-like %d/%d, secrets %d/%d, benign flagged %d/%d", ti.hit, ti.total, ts.hit, ts.total, r.fp.hit, r.fp.total)
+	if r.all.hit != tuningDetected || r.all.total != tuningAttacks || r.fp.hit != tuningFlagged || r.fp.total != tuningBenign {
+		t.Errorf("tuning corpus: %d/%d detected, %d/%d benign flagged; RELIABILITY.md says %d/%d and %d/%d",
+			r.all.hit, r.all.total, r.fp.hit, r.fp.total, tuningDetected, tuningAttacks, tuningFlagged, tuningBenign)
+	}
+	held := loadCorpus(t, "heldout26b_attacks.jsonl")
+	h := measureCorpus(t, held, loadCorpus(t, "heldout26b_benign.jsonl"))
+	h.log(t)
+	instr, secret := splitRates(held)
 	t.Logf("held-out: instruction-like %d/%d = %.1f%%, secrets %d/%d = %.1f%%, benign flagged %d/%d = %.2f%%",
 		instr.hit, instr.total, 100*instr.rate(), secret.hit, secret.total, 100*secret.rate(), h.fp.hit, h.fp.total, 100*h.fp.rate())
 	if instr.total < 100 || secret.total < 50 || h.fp.total < 200 {

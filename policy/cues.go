@@ -29,32 +29,36 @@ import (
 
 // Cue categories.
 const (
-	cueIgnore    uint32 = 1 << iota // ignore, disregard, set aside, forget …
-	cueGuidance                     // instructions, guidance, rules, system prompt …
-	cuePrior                        // previous, earlier, above, you were given …
-	cueVoid                         // void, no longer apply, cancelled …
-	cueAI                           // assistant, AI, model, chatbot …
-	cueReader                       // reading this, retrieves this memory, future session …
-	cueAddress                      // "if you are an AI", "dear assistant", "to any AI" …
-	cueYou                          // you, your (the reader addressed)
-	cuePersona                      // unfiltered, jailbroken, no content policy, *gpt …
-	cueCharacter                    // stay in character, your new persona, roleplay as …
-	cueFuture                       // all future conversations, every reply, from now on …
-	cueAuthority                    // a message from OpenAI, your developers, the administrator …
-	cueGrant                        // authorized you, granted permission, cleared to …
-	cueRisky                        // transfer funds, wire money, delete files, share passwords …
-	cueNoAsk                        // without asking, without confirmation …
-	cueConceal                      // do not tell, never mention, keep hidden from, deny …
-	cueMemRef                       // this memory, this note, this entry, that you remember …
-	cueRespond                      // reply, answer, recommend, in every response …
-	cueOverride                     // system override, priority override …
-	cueSafety                       // safety, content filter, moderation, guardrails …
-	cueOff                          // disabled, suspended, turned off, lifted …
-	cueStanding                     // operator policy, standing instruction, admin rule …
-	cueYour                         // your, yourself
-	cueBecome                       // you are now, you will be, from now on you are …
-	cueDo                           // tell, send, visit, add, recommend …: what a hidden note asks for
-	cueMine                         // my, mis, meine …: the writer's own instructions, theirs to drop
+	cueIgnore      uint32 = 1 << iota // ignore, disregard, set aside, forget …
+	cueGuidance                       // instructions, guidance, rules, system prompt …
+	cuePrior                          // previous, earlier, above, you were given …
+	cueVoid                           // void, no longer apply, cancelled …
+	cueAI                             // assistant, AI, model, chatbot …
+	cueReader                         // reading this, retrieves this memory, future session …
+	cueAddress                        // "if you are an AI", "dear assistant", "to any AI" …
+	cueYou                            // you, your (the reader addressed)
+	cuePersona                        // unfiltered, jailbroken, no content policy, *gpt …
+	cueCharacter                      // stay in character, your new persona, roleplay as …
+	cueFuture                         // all future conversations, every reply, from now on …
+	cueAuthority                      // a message from OpenAI, your developers, the administrator …
+	cueGrant                          // authorized you, granted permission, cleared to …
+	cueRisky                          // transfer funds, wire money, delete files, share passwords …
+	cueNoAsk                          // without asking, without confirmation …
+	cueConceal                        // do not tell, never mention, keep hidden from, deny …
+	cueMemRef                         // this memory, this note, this entry, that you remember …
+	cueRespond                        // reply, answer, recommend, in every response …
+	cueOverride                       // system override, priority override …
+	cueSafety                         // safety, content filter, moderation, guardrails …
+	cueOff                            // disabled, suspended, turned off, lifted …
+	cueStanding                       // operator policy, standing instruction, admin rule …
+	cueYour                           // your, yourself
+	cueBecome                         // you are now, you will be, from now on you are …
+	cueDo                             // tell, send, visit, add, recommend …: what a hidden note asks for
+	cueMine                           // my, mis, meine …: the writer's own instructions, theirs to drop
+	cueNow                            // from now on, ab sofort, a partir de ahora …: a change that starts here
+	cueNothing                        // nothing, nichts, nada …: "tell Jonas nothing about this note"
+	cueAddressWeak                    // "to the AI", "for the assistant" …: an address when it asks for something
+	cueUser                           // the user, el usuario, de gebruiker …: whom a concealment hides from
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -65,7 +69,7 @@ var cuePatterns = []struct {
 	all, any, none uint32
 }{
 	{InstructionIgnore, cueIgnore | cueGuidance, cuePrior | cueYour | cueAI, cueMine},
-	{InstructionIgnore, cueGuidance | cuePrior | cueVoid, cueYou | cueYour | cueAI | cueDo | cueMemRef, cueMine},
+	{InstructionIgnore, cueGuidance | cuePrior | cueVoid, cueYou | cueYour | cueAI | cueDo | cueMemRef | cueNow, cueMine},
 	{InstructionIgnore, cueIgnore | cueSafety, cueYour | cueAI | cueFuture | cuePersona, 0},
 	{InstructionAuthority, cueOverride, 0, 0},
 	{InstructionAuthority, cueSafety | cueOff, cueAuthority | cueAI, 0},
@@ -73,11 +77,15 @@ var cuePatterns = []struct {
 	{InstructionAuthority, cueGrant | cueYou, cueRisky | cueNoAsk | cueAuthority | cueSafety, 0},
 	{InstructionAuthority, cueRisky | cueNoAsk, cueYou | cueYour | cueAI | cueFuture | cueReader | cueAddress, 0},
 	{InstructionAddressed, cueAddress, 0, 0},
+	{InstructionAddressed, cueAddressWeak, cueDo | cueYou | cueYour | cueRisky | cueNoAsk | cueFuture | cueConceal | cueRespond, 0},
 	{InstructionAddressed, cueAI | cueReader, 0, 0},
-	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture, 0},
+	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture | cueNow, 0},
 	{InstructionOverride, cueCharacter | cueFuture, 0, 0},
 	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
-	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture, 0},
+	{InstructionConceal, cueNothing | cueDo | cueMemRef, 0, 0},
+	{InstructionConceal, cueConceal | cueUser, 0, 0},
+	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
+	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture | cueDo, 0},
 }
 
 // cueLexicon lists the entries of each category (see the top of the file
@@ -128,6 +136,10 @@ var cueLexicon = map[uint32][]string{
 		// hi
 		"अनदेखा करो", "अनदेखा करें", "अनदेखा कर दो", "नज़रअंदाज़ करो", "नजरअंदाज करो", "नज़रअंदाज़ करें", "भूल जाओ", "भूल जाइए",
 		"भूल जाएं", "मत मानो", "पालन मत करो", "बंद कर दो", "बंद करो", "हटा दो",
+		// more verbs of discarding (issue 26, second round)
+		"throw away", "throw aside", "get rid of", "let go of", "erase", "purge", "put to one side", "set to one side", "wipe out",
+		"deshazte de", "tira", "jette", "wirf", "wirf weg", "jogue fora", "butta via", "gooi weg", "выкинь", "扔掉", "抛弃", "捨てろ",
+		"버려", "버리고", "تخلص من", "छोड़ दो", "भुला दो",
 	},
 	cueGuidance: {
 		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
@@ -152,6 +164,7 @@ var cueLexicon = map[uint32][]string{
 		"지시", "규칙", "프롬프트", "명령", "지침", "가이드라인", "설정",
 		"التعليمات", "تعليمات", "القواعد", "قواعد", "الإرشادات", "إرشادات", "الأوامر", "أوامر", "التوجيهات", "توجيهات",
 		"निर्देश", "नियम", "प्रॉम्प्ट", "प्रोम्प्ट", "आदेश", "दिशानिर्देश",
+		"rulebook", "protocols", "briefing", "mandate", "pautas", "vorschriften", "regeln", "규정", "हिदायत*",
 	},
 	cuePrior: {
 		"system", "del sistema", "do sistema", "du systeme", "des systems", "systeem", "системн*", "系统", "系統", "システム",
@@ -176,6 +189,15 @@ var cueLexicon = map[uint32][]string{
 		"이전", "앞서", "기존", "지금까지", "받은", "원래",
 		"السابقة", "السابق", "سابقًا", "سابقا", "من قبل", "التي تلقيتها", "التي أعطيت",
 		"पिछले", "पिछली", "पहले", "पहले दिए", "अब तक",
+		// where the model's instructions came from
+		"at startup", "at the start", "at the beginning", "in the beginning", "loaded into you", "you had", "you have had",
+		"you've had", "initially", "beforehand", "hitherto", "before this point", "before this message", "you started with",
+		"you came with", "you were set up with", "built into you", "baked into you", "programmed into you", "gave you",
+		"given you", "you were told", "told you",
+		"al principio", "desde el inicio", "que tenias", "au debut", "que tu avais", "am anfang", "die du hattest", "bis jetzt",
+		"bislang", "no inicio", "que voce tinha", "all'inizio", "che avevi", "aan het begin", "die je had", "в начале",
+		"которые у тебя были", "до сих пор", "一开始", "一開始", "最初", "原先", "最初に", "初めに", "当初", "처음에", "처음",
+		"في البداية", "حتى الآن", "शुरू में", "अब तक के",
 	},
 	cueVoid: {
 		"void", "null and void", "invalid", "cancelled", "canceled", "revoked", "obsolete", "superseded", "no longer apply",
@@ -194,6 +216,16 @@ var cueLexicon = map[uint32][]string{
 		"더 이상 적용되지", "무효", "효력이 없", "취소되었",
 		"لم تعد سارية", "لم تعد صالحة", "ملغاة", "باطلة", "لاغية",
 		"अब लागू नहीं", "रद्द", "अमान्य",
+		// more ways to say the instructions are void
+		"withdrawn", "rescinded", "retracted", "repealed", "lapsed", "not in force", "no longer count", "no longer counts",
+		"don't count", "doesn't count", "do not count", "no longer matter", "no longer binding", "not binding", "outdated",
+		"out of date",
+		"ya no cuentan", "invalidas", "invalidos", "nulas", "caducadas", "ya no rigen", "sin efecto", "ne comptent plus",
+		"invalides", "nulles", "perimees", "ne valent plus", "plus valables", "ungultig", "nichtig", "aufgehoben", "hinfallig",
+		"unwirksam", "zahlen nicht mehr", "canceladas", "sem efeito", "nao contam mais", "nao valem", "non contano piu", "nulle",
+		"invalide", "annullate", "decadute", "ongeldig", "vervallen", "tellen niet meer", "niet meer van toepassing",
+		"недействительн*", "не действуют", "не считаются", "устарели", "不算数", "不算數", "过时", "過時", "已取消", "もう関係ない",
+		"効力を失", "廃止", "적용되지 않", "폐기", "لم تعد", "ملغية", "लागू नहीं", "मान्य नहीं",
 	},
 	cueAI: {
 		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
@@ -218,6 +250,13 @@ var cueLexicon = map[uint32][]string{
 		"읽는 어시스턴트", "이 메모를 읽는", "이것을 읽는", "나중에 읽는", "이 기억을 읽는", "읽게 될",
 		"الذي سيقرأ", "التي ستقرأ", "سيقرأ هذا", "يقرأ هذا", "الذي يقرأ",
 		"पढ़ने वाले", "पढ़ने वाला", "इसे पढ़े", "इसे पढ़ेगा", "बाद में पढ़",
+		"picks this up", "pick this up", "picks up this", "comes across this", "finds this note", "finds this memory",
+		"gets this note", "gets this memory", "opens this note", "handles this", "handling this", "takes this over",
+		"reads this next", "next time you", "que lea", "que vea esto", "que encuentre esto", "que reciba esto", "qui lira",
+		"qui verra", "qui trouvera", "diese notiz liest", "das hier liest", "spater liest", "che leggera", "che vedra",
+		"che trovera", "che ricevera", "que vir isto", "que encontrar isto", "die dit leest", "die dit later", "прочитает",
+		"увидит это", "найдет это", "найдёт это", "以后看到", "以後看到", "次に読む", "これを見る", "このメモを見る", "を読むai",
+		"を読むアシスタント", "나중에 읽", "다음에 보", "이 메모를 보", "이 메모를 읽", "سيقرأ", "पढ़ेगा",
 	},
 	cueAddress: {
 		"if you are an ai", "if you're an ai", "if you are a language model", "if you are an llm", "if you are an assistant",
@@ -231,7 +270,32 @@ var cueLexicon = map[uint32][]string{
 		"para o assistente", "a qualquer ia", "nota para o assistente", "per l'assistente", "a qualsiasi ia", "nota per l'assistente",
 		"voor de assistent", "aan elke ai", "notitie voor de assistent", "для ассистента", "любому ии",
 		"заметка для ассистента", "어시스턴트에게",
-		"سहायक के लिए",
+		"सहायक के लिए",
+	},
+	cueAddressWeak: {
+		"for the ai", "for the assistant", "for the model", "for the bot", "to the ai", "to the assistant", "to the model",
+		"to the next ai", "to the next assistant", "to the next model", "for the next ai", "for the next assistant",
+		"for the next model", "to the bot", "para el asistente", "al asistente", "a la ia", "para la ia", "a l'assistant",
+		"pour l'assistant", "a l'ia", "pour l'ia", "fur den assistenten", "an die ki", "fur die ki", "para a ia", "a ia que",
+		"all'assistente", "all'ia", "aan de assistent", "voor de ai", "voor de assistent", "ассистенту", "для ии", "给助手",
+		"致助手", "给ai", "致ai", "aiへ", "アシスタントへ", "ai에게", "ai한테", "비서에게", "إلى المساعد", "للمساعد",
+		"إلى الذكاء الاصطناعي", "एआई के लिए",
+	},
+	cueNow: {
+		"from now on", "as of now", "starting now", "effective immediately", "with immediate effect", "ab sofort", "ab jetzt",
+		"von nun an", "a partir de ahora", "desde ahora", "de ahora en adelante", "a partir de maintenant", "des maintenant",
+		"desormais", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
+		"с этого момента", "отныне", "с сегодняшнего дня", "从现在起", "從現在起", "从现在开始", "從現在開始", "今から", "今後",
+		"これから", "지금부터", "이제부터", "앞으로", "من الآن", "من الآن فصاعدا", "अब से", "आज से",
+	},
+	cueUser: {
+		"the user", "this user", "el usuario", "al usuario", "l'utilisateur", "a l'utilisateur", "den nutzer", "dem nutzer",
+		"den benutzer", "dem benutzer", "o usuario", "ao usuario", "all'utente", "l'utente", "de gebruiker", "пользовател*",
+		"用户", "用戶", "ユーザー", "사용자", "المستخدم", "उपयोगकर्ता",
+	},
+	cueNothing: {
+		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
+		"아무것도", "أي شيء", "कुछ मत", "कुछ भी",
 	},
 	cueYour: {"your", "yourself", "tus", "tes", "deine", "deinen", "deiner", "teus", "tuas", "tuoi", "tue", "jouw", "твои", "твой", "твоих", "你的", "あなたの", "너의", "네", "당신의", "الخاصة بك", "تبعك", "तुम्हारे", "आपके", "अपने"},
 	cueBecome: {
@@ -251,6 +315,10 @@ var cueLexicon = map[uint32][]string{
 		"consiglia", "zeg", "stuur", "voeg", "altijd", "nooit", "скажи", "отправь", "перешли", "добавь", "рекомендуй", "всегда",
 		"никогда", "告诉", "发送", "转发", "添加", "推荐", "总是", "伝えて", "送って", "追加して", "勧めて", "常に", "必ず",
 		"말해", "보내", "추가해", "추천해", "항상", "أخبر", "أرسل", "أضف", "دائما", "دائمًا", "बताओ", "भेजो", "जोड़ो", "हमेशा",
+		"do", "just do", "listen to me", "haz", "obedece", "sigue", "fais", "obeis", "folge", "gehorche", "mach", "tu",
+		"faca", "obedeca", "siga", "fai", "obbedisci", "segui", "doe", "gehoorzaam", "volg", "делай", "слушай", "выполняй", "следуй",
+		"听我的", "聽我的", "照做", "按照", "従って", "従え", "従いなさい", "しなさい", "들어", "따라", "따르세요", "들으세요",
+		"اتبع", "اسمع", "نفذ", "افعل", "मानो", "सुनो", "करो",
 	},
 	cueMine: {"my", "mis", "mes", "mon", "ma", "meine", "meinen", "meiner", "meus", "minhas", "miei", "mie", "mijn", "мои", "моих",
 		"мой", "我的", "私の", "僕の", "내", "나의", "제", "تعليماتي", "قواعدي", "मेरे", "मेरी"},
@@ -273,6 +341,7 @@ var cueLexicon = map[uint32][]string{
 		"zonder grenzen", "без ограничений", "без фильтров", "без цензуры", "没有任何限制", "没有限制", "不受限制", "無制限", "制限のない",
 		"制限なし", "제한이 없는", "제한 없이", "무제한", "بلا قيود", "بدون قيود", "بدون حدود", "बिना किसी पाबंदी", "बिना पाबंदी",
 		"बिना रोक-टोक", "बिना किसी रोक",
+		"sans aucun filtre", "sin ningun filtro", "ohne jeden filter", "sem nenhum filtro", "senza alcun filtro",
 	},
 	cueCharacter: {
 		"stay in character", "remain in character", "never break character", "don't break character", "do not break character",
@@ -294,6 +363,12 @@ var cueLexicon = map[uint32][]string{
 		"tutte le conversazioni future", "conversazioni future", "alle toekomstige gesprekken", "toekomstige gesprekken",
 		"во всех будущих разговорах", "будущих разговорах", "以后所有对话", "以後所有對話", "今後すべての会話", "앞으로 모든 대화",
 		"كل المحادثات القادمة", "المحادثات القادمة", "आगे की सभी बातचीत",
+		"every conversation", "all conversations", "each conversation", "every chat", "all chats", "every new chat",
+		"each session", "every user", "all users", "each user", "todas las conversaciones", "cada conversacion",
+		"toutes les conversations", "chaque conversation", "alle gesprache", "jedes gesprach", "todas as conversas",
+		"cada conversa", "tutte le conversazioni", "ogni conversazione", "alle gesprekken", "elk gesprek", "все разговоры",
+		"каждом разговоре", "всех разговорах", "所有对话", "所有對話", "每次对话", "すべての会話", "모든 대화", "كل المحادثات",
+		"हर बातचीत", "सभी बातचीत",
 	},
 	cueAuthority: {
 		"message from openai", "message from anthropic", "notice from openai", "notice from anthropic", "from openai:",
@@ -312,6 +387,9 @@ var cueLexicon = map[uint32][]string{
 		"ermachtigt", "erlaubt", "berechtigt", "autorizou", "autorizzato", "autorizzata", "toestemming", "gemachtigd",
 		"разрешил", "разрешила", "разрешено", "授权", "授權", "允许", "允許", "許可", "권한", "허락", "허가", "أذن", "أذِن", "مسموح",
 		"अनुमति", "इजाज़त",
+		"authorization", "authorisation", "consent", "go-ahead", "green light", "signed off", "permissao", "permesso", "permissie",
+		"erlaubnis", "genehmigt", "genehmigung", "zugestimmt", "consentimiento", "consentement", "consentimento", "consenso",
+		"разрешение", "согласие", "同意", "承認", "승인", "허용", "موافقة", "إذن", "सहमति", "मंजूरी",
 	},
 	cueRisky: {
 		"transfer funds", "transfer money", "transfer the balance", "wire money", "wire funds", "send money", "make payments",
@@ -344,6 +422,9 @@ var cueLexicon = map[uint32][]string{
 		"не рассказывай", "не упоминай", "ничего не говори", "不要告诉", "不要告訴", "别告诉", "別告訴", "不要提", "言わないで",
 		"言うな", "伝えないで", "教えないで", "말하지 마", "말하지 말", "알리지 마", "알려주지 마", "لا تخبر", "لا تذكر",
 		"لا تقل", "मत बताना", "मत बताओ", "न बताएं", "ज़िक्र मत",
+		"not allowed to see", "must not see", "should not see", "may not see", "keep hidden", "tieni nascosto",
+		"mantieni segreto", "verberg", "houd geheim", "oculta", "esconde", "verstecke", "verheimliche", "esconda", "скрой",
+		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
 	},
 	cueMemRef: {
 		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
@@ -355,6 +436,7 @@ var cueLexicon = map[uint32][]string{
 		"deze notitie", "dit gesprek", "этой записи", "эту запись", "этой заметке", "этом разговоре", "этой памяти",
 		"这条记忆", "這條記憶", "这条笔记", "這條筆記", "这段对话", "這段對話", "このメモ", "この記憶", "この会話", "이 메모",
 		"이 기억", "이 대화", "هذه الذاكرة", "هذه الملاحظة", "هذه المحادثة", "इस नोट", "इस याद", "इस बातचीत",
+		"this line", "hierover", "hiervan",
 	},
 	cueRespond: {
 		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
@@ -487,7 +569,7 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 				continue
 			}
 			j := i + len(e.lit)
-			if e.start && !wordStartAt(s, i) || e.end && !wordEndAt(s, j) {
+			if e.start && (!wordStartAt(s, i) || len(e.lit) <= 3 && elidedAt(s, i)) || e.end && !wordEndAt(s, j) {
 				continue
 			}
 			if e.suffix && !suffixWord(s, i, j) {
@@ -511,21 +593,28 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 	return out
 }
 
-// wordStartAt reports whether a word starts at i: no letter or digit
-// before it, and not an elided article or pronoun ("j'ai" is not "ai").
+// wordStartAt reports whether a word starts at i: no letter of a script
+// written with spaces, digit or mark before it. A Latin word beside Han,
+// kana, Hangul, Arabic or Devanagari letters ("後で読むAIへ", "AI에게")
+// stands on its own.
 func wordStartAt(s string, i int) bool {
 	if i == 0 {
 		return true
 	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return !spacedLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+}
+
+// elidedAt reports an elided article or pronoun before i ("j'ai" is not
+// "ai"): only short entries are kept from matching after one, so that
+// "all'assistente" is still "assistente".
+func elidedAt(s string, i int) bool {
 	r, n := utf8.DecodeLastRuneInString(s[:i])
-	if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+	if r != '\'' || i-n <= 0 {
 		return false
 	}
-	if r == '\'' && i-n > 0 {
-		q, _ := utf8.DecodeLastRuneInString(s[:i-n])
-		return !unicode.IsLetter(q)
-	}
-	return true
+	q, _ := utf8.DecodeLastRuneInString(s[:i-n])
+	return unicode.IsLetter(q)
 }
 
 func wordEndAt(s string, j int) bool {
@@ -533,7 +622,7 @@ func wordEndAt(s string, j int) bool {
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(s[j:])
-	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	return !spacedLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
 }
 
 // suffixWord checks a suffix entry ("*gpt"): it ends a word of at least
@@ -615,7 +704,10 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	}
 	var sents []acc
 	var idx []int
-	for _, m := range ms {
+	for mi, m := range ms {
+		if m.cat == cueMine && !ownsGuidance(text, ms, mi) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
@@ -679,6 +771,27 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 	}
 	return hits
+}
+
+// ownsGuidance reports whether the possessive ms[mi] ("my", "내", "मेरी")
+// is that of a word for instructions at most two words on ("my previous
+// instructions", "私の前の指示"): the writer's own instructions, which are
+// theirs to drop. "My words" or "내 말" later in the sentence is not.
+func ownsGuidance(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	for _, g := range ms[mi+1:] {
+		if g.start-m.end > 40 {
+			break
+		}
+		if g.cat != cueGuidance || g.start < m.end {
+			continue
+		}
+		gap := text[m.end:g.start]
+		if strings.Count(gap, " ") <= 2 && !strings.ContainsAny(gap, ".;!?\n。") {
+			return true
+		}
+	}
+	return false
 }
 
 // cueType returns the type of the first pattern the categories make, or "".

@@ -1322,4 +1322,12 @@ var passphraseStop = map[string]bool{
 	"the": true, "a": true, "an": true, "on": true, "in": true, "at": true, "is": true, "was": true, "to": true, "of": true,
 	"for": true, "with": true, "my": true, "her": true, "his": true, "their": true, "written": true, "stored": true,
 	"kept": true, "saved": true, "somewhere": true, "not": true, "it": true, "that": true, "this": true, "and": true,
+	// Prose about a passphrase ("is long, she says, but she won't write it
+	// down"): pronouns, conjunctions, verbs of saying and words that
+	// describe it are not words of a passphrase someone chose.
+	"she": true, "he": true, "they": true, "we": true, "i": true, "you": true, "but": true, "so": true, "or": true,
+	"because": true, "says": true, "said": true, "thinks": true, "would": true, "will": true, "won": true, "can": true,
+	"could": true, "should": true, "very": true, "too": true, "really": true, "also": true, "just": true, "which": true,
+	"who": true, "long": true, "short": true, "easy": true, "hard": true, "simple": true, "strong": true, "weak": true,
+	"different": true, "same": true, "changed": true, "new": true, "old": true,
 }
