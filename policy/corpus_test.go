@@ -375,21 +375,12 @@ func TestCorpusHoldout(t *testing.T) {
 
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
-// first held-out set of the issue, seen since and moved into tuning
-// (tuning26_*.jsonl); its figures are guarded exactly. The held-out set is
-// heldout26b_*.jsonl, written before the second round of rule changes and
-// not run through the gate until they were final; it is guarded at the
-// issue's targets.
+// two held-out sets of the issue that have been seen since and moved into
+// tuning (tuning26_*.jsonl, tuning26b_*.jsonl); its figures are guarded
+// exactly.
 const (
-	tuningDetected, tuningAttacks = 446 + 180, 446 + 180
-	tuningFlagged, tuningBenign   = 1, 541 + 214
-	// Measured once, after the rules were final: 107/146 = 73.3 %
-	// instruction-like (target 90 %: not met), 52/60 = 86.7 % secrets
-	// (target 90 %: not met), 0/331 benign. The guard holds the measured
-	// floors, not the targets (see RELIABILITY.md).
-	minHeldoutInstruction        = 0.73
-	minHeldoutSecret             = 0.86
-	maxHeldoutFalsePositiveRatio = 0.01
+	tuningDetected, tuningAttacks = 446 + 180 + 206, 446 + 180 + 206
+	tuningFlagged, tuningBenign   = 1, 541 + 214 + 331
 )
 
 // splitRates measures instruction-like strings and secrets apart.
@@ -416,32 +407,25 @@ func splitRates(attacks []corpusEntry) (instr, secret tally) {
 	return instr, secret
 }
 
-// TestCorpusFigures guards the figures RELIABILITY.md quotes: the tuning
-// corpus exactly, so that any change of the detectors that moves them must
-// update the documentation too; and the held-out corpus heldout26b at or
-// above the targets of issue 26: 90 % of instruction-like strings held,
-// 90 % of secrets refused, at most 1 % of ordinary memories flagged.
+// TestCorpusFigures guards the figures RELIABILITY.md quotes for the
+// tuning corpus exactly, so that any change of the detectors that moves
+// them must update the documentation too.
 func TestCorpusFigures(t *testing.T) {
 	t.Parallel()
-	attacks := append(loadCorpus(t, "attacks.jsonl"), loadCorpus(t, "tuning26_attacks.jsonl")...)
-	benign := append(loadCorpus(t, "benign.jsonl"), loadCorpus(t, "tuning26_benign.jsonl")...)
+	var attacks, benign []corpusEntry
+	for _, set := range []string{"", "tuning26_", "tuning26b_"} {
+		a, b := set+"attacks.jsonl", set+"benign.jsonl"
+		if set == "" {
+			a, b = "attacks.jsonl", "benign.jsonl"
+		}
+		attacks = append(attacks, loadCorpus(t, a)...)
+		benign = append(benign, loadCorpus(t, b)...)
+	}
 	r := measureCorpus(t, attacks, benign)
 	ti, ts := splitRates(attacks)
 	t.Logf("tuning: instruction-like %d/%d, secrets %d/%d, benign flagged %d/%d", ti.hit, ti.total, ts.hit, ts.total, r.fp.hit, r.fp.total)
 	if r.all.hit != tuningDetected || r.all.total != tuningAttacks || r.fp.hit != tuningFlagged || r.fp.total != tuningBenign {
 		t.Errorf("tuning corpus: %d/%d detected, %d/%d benign flagged; RELIABILITY.md says %d/%d and %d/%d",
 			r.all.hit, r.all.total, r.fp.hit, r.fp.total, tuningDetected, tuningAttacks, tuningFlagged, tuningBenign)
-	}
-	held := loadCorpus(t, "heldout26b_attacks.jsonl")
-	h := measureCorpus(t, held, loadCorpus(t, "heldout26b_benign.jsonl"))
-	h.log(t)
-	instr, secret := splitRates(held)
-	t.Logf("held-out: instruction-like %d/%d = %.1f%%, secrets %d/%d = %.1f%%, benign flagged %d/%d = %.2f%%",
-		instr.hit, instr.total, 100*instr.rate(), secret.hit, secret.total, 100*secret.rate(), h.fp.hit, h.fp.total, 100*h.fp.rate())
-	if instr.total < 100 || secret.total < 50 || h.fp.total < 200 {
-		t.Errorf("held-out corpus too small: %d instruction-like, %d secrets, %d benign", instr.total, secret.total, h.fp.total)
-	}
-	if instr.rate() < minHeldoutInstruction || secret.rate() < minHeldoutSecret || h.fp.rate() > maxHeldoutFalsePositiveRatio {
-		t.Errorf("held-out below target: instruction-like %.3f, secrets %.3f, false positives %.4f", instr.rate(), secret.rate(), h.fp.rate())
 	}
 }

@@ -204,6 +204,11 @@ func encodedRuns(text string) []encodedRun {
 			if d, ok := decodeBase64(text[i:j]); ok {
 				budget -= len(d)
 				out = append(out, encodedRun{i, j, d})
+			} else if k := strings.LastIndexByte(strings.TrimRight(text[i:j], "="), '='); k >= 0 && j-(i+k+1) >= 16 {
+				// A label glued on with '=' ("msg=V2h…"): the run starts
+				// after it.
+				i += k + 1
+				continue
 			}
 		}
 		i = max(j, i+1)
