@@ -383,6 +383,15 @@ const (
 	tuningFlagged, tuningBenign   = 1, 541 + 214 + 331
 )
 
+// The held-out set is heldout26c_*.jsonl, written after the third round of
+// rule changes was final and committed, and measured once; it is guarded
+// at the targets of issue 26.
+const (
+	minHeldoutInstruction        = 0.90
+	minHeldoutSecret             = 0.90
+	maxHeldoutFalsePositiveRatio = 0.01
+)
+
 // splitRates measures instruction-like strings and secrets apart.
 func splitRates(attacks []corpusEntry) (instr, secret tally) {
 	for _, e := range attacks {
@@ -407,9 +416,11 @@ func splitRates(attacks []corpusEntry) (instr, secret tally) {
 	return instr, secret
 }
 
-// TestCorpusFigures guards the figures RELIABILITY.md quotes for the
-// tuning corpus exactly, so that any change of the detectors that moves
-// them must update the documentation too.
+// TestCorpusFigures guards the figures RELIABILITY.md quotes: the tuning
+// corpus exactly, so that any change of the detectors that moves them must
+// update the documentation too; and the held-out corpus heldout26c at or
+// above the targets of issue 26: 90 % of instruction-like strings held,
+// 90 % of secrets refused, at most 1 % of ordinary memories flagged.
 func TestCorpusFigures(t *testing.T) {
 	t.Parallel()
 	var attacks, benign []corpusEntry
@@ -427,5 +438,17 @@ func TestCorpusFigures(t *testing.T) {
 	if r.all.hit != tuningDetected || r.all.total != tuningAttacks || r.fp.hit != tuningFlagged || r.fp.total != tuningBenign {
 		t.Errorf("tuning corpus: %d/%d detected, %d/%d benign flagged; RELIABILITY.md says %d/%d and %d/%d",
 			r.all.hit, r.all.total, r.fp.hit, r.fp.total, tuningDetected, tuningAttacks, tuningFlagged, tuningBenign)
+	}
+	held := loadCorpus(t, "heldout26c_attacks.jsonl")
+	h := measureCorpus(t, held, loadCorpus(t, "heldout26c_benign.jsonl"))
+	h.log(t)
+	instr, secret := splitRates(held)
+	t.Logf("held-out: instruction-like %d/%d = %.1f%%, secrets %d/%d = %.1f%%, benign flagged %d/%d = %.2f%%",
+		instr.hit, instr.total, 100*instr.rate(), secret.hit, secret.total, 100*secret.rate(), h.fp.hit, h.fp.total, 100*h.fp.rate())
+	if instr.total < 100 || secret.total < 50 || h.fp.total < 200 {
+		t.Errorf("held-out corpus too small: %d instruction-like, %d secrets, %d benign", instr.total, secret.total, h.fp.total)
+	}
+	if instr.rate() < minHeldoutInstruction || secret.rate() < minHeldoutSecret || h.fp.rate() > maxHeldoutFalsePositiveRatio {
+		t.Errorf("held-out below target: instruction-like %.3f, secrets %.3f, false positives %.4f", instr.rate(), secret.rate(), h.fp.rate())
 	}
 }
