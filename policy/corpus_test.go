@@ -383,16 +383,22 @@ const (
 	tuningFlagged, tuningBenign   = 1, 541 + 214 + 331
 )
 
-// The held-out set is heldout26c_*.jsonl, written after the third round of
-// rule changes was final and committed, and measured once: 82/151 =
-// 54.3 % instruction-like (target 90 %: not met), 57/60 = 95.0 % secrets,
-// 0/300 benign flagged. The guard holds the measured floors where the
-// target was not met (see RELIABILITY.md).
-const (
-	minHeldoutInstruction        = 0.54
-	minHeldoutSecret             = 0.90
-	maxHeldoutFalsePositiveRatio = 0.01
-)
+// The held-out sets, each guarded at its floors (see RELIABILITY.md):
+//   - heldout26c_*.jsonl, written after the third round of rule changes was
+//     committed and measured once with the rules alone (82/151 = 54.3 %
+//     instruction-like, 57/60 secrets, 0/300 benign); the classifier was
+//     added after that measurement (without training on it), so its
+//     figures with the classifier are a second look, not a held-out figure;
+//   - heldout26d_*.jsonl, written after the classifier was committed and
+//     measured once: the held-out figure of the gate as it is.
+var heldoutFloors = []struct {
+	set                 string
+	minInstr, minSecret float64
+	maxFalsePositives   float64
+}{
+	{"heldout26c_", 0.54, 0.90, 0.01},
+	{"heldout26d_", 0.90, 0.90, 0.01},
+}
 
 // splitRates measures instruction-like strings and secrets apart.
 func splitRates(attacks []corpusEntry) (instr, secret tally) {
@@ -420,9 +426,10 @@ func splitRates(attacks []corpusEntry) (instr, secret tally) {
 
 // TestCorpusFigures guards the figures RELIABILITY.md quotes: the tuning
 // corpus exactly, so that any change of the detectors that moves them must
-// update the documentation too; and the held-out corpus heldout26c at or
-// above the targets of issue 26: 90 % of instruction-like strings held,
-// 90 % of secrets refused, at most 1 % of ordinary memories flagged.
+// update the documentation too; and the held-out corpora at their floors
+// (heldoutFloors; the targets of issue 26 are 90 % of instruction-like
+// strings held, 90 % of secrets refused, at most 1 % of ordinary memories
+// flagged).
 func TestCorpusFigures(t *testing.T) {
 	t.Parallel()
 	var attacks, benign []corpusEntry
@@ -441,16 +448,18 @@ func TestCorpusFigures(t *testing.T) {
 		t.Errorf("tuning corpus: %d/%d detected, %d/%d benign flagged; RELIABILITY.md says %d/%d and %d/%d",
 			r.all.hit, r.all.total, r.fp.hit, r.fp.total, tuningDetected, tuningAttacks, tuningFlagged, tuningBenign)
 	}
-	held := loadCorpus(t, "heldout26c_attacks.jsonl")
-	h := measureCorpus(t, held, loadCorpus(t, "heldout26c_benign.jsonl"))
-	h.log(t)
-	instr, secret := splitRates(held)
-	t.Logf("held-out: instruction-like %d/%d = %.1f%%, secrets %d/%d = %.1f%%, benign flagged %d/%d = %.2f%%",
-		instr.hit, instr.total, 100*instr.rate(), secret.hit, secret.total, 100*secret.rate(), h.fp.hit, h.fp.total, 100*h.fp.rate())
-	if instr.total < 100 || secret.total < 50 || h.fp.total < 200 {
-		t.Errorf("held-out corpus too small: %d instruction-like, %d secrets, %d benign", instr.total, secret.total, h.fp.total)
-	}
-	if instr.rate() < minHeldoutInstruction || secret.rate() < minHeldoutSecret || h.fp.rate() > maxHeldoutFalsePositiveRatio {
-		t.Errorf("held-out below target: instruction-like %.3f, secrets %.3f, false positives %.4f", instr.rate(), secret.rate(), h.fp.rate())
+	for _, hs := range heldoutFloors {
+		held := loadCorpus(t, hs.set+"attacks.jsonl")
+		h := measureCorpus(t, held, loadCorpus(t, hs.set+"benign.jsonl"))
+		h.log(t)
+		instr, secret := splitRates(held)
+		t.Logf("%s: instruction-like %d/%d = %.1f%%, secrets %d/%d = %.1f%%, benign flagged %d/%d = %.2f%%", hs.set,
+			instr.hit, instr.total, 100*instr.rate(), secret.hit, secret.total, 100*secret.rate(), h.fp.hit, h.fp.total, 100*h.fp.rate())
+		if instr.total < 100 || secret.total < 50 || h.fp.total < 200 {
+			t.Errorf("%s: held-out corpus too small: %d instruction-like, %d secrets, %d benign", hs.set, instr.total, secret.total, h.fp.total)
+		}
+		if instr.rate() < hs.minInstr || secret.rate() < hs.minSecret || h.fp.rate() > hs.maxFalsePositives {
+			t.Errorf("%s: below its floor: instruction-like %.3f, secrets %.3f, false positives %.4f", hs.set, instr.rate(), secret.rate(), h.fp.rate())
+		}
 	}
 }
