@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,32 +30,40 @@ import (
 
 // Cue categories.
 const (
-	cueIgnore    uint32 = 1 << iota // ignore, disregard, set aside, forget …
-	cueGuidance                     // instructions, guidance, rules, system prompt …
-	cuePrior                        // previous, earlier, above, you were given …
-	cueVoid                         // void, no longer apply, cancelled …
-	cueAI                           // assistant, AI, model, chatbot …
-	cueReader                       // reading this, retrieves this memory, future session …
-	cueAddress                      // "if you are an AI", "dear assistant", "to any AI" …
-	cueYou                          // you, your (the reader addressed)
-	cuePersona                      // unfiltered, jailbroken, no content policy, *gpt …
-	cueCharacter                    // stay in character, your new persona, roleplay as …
-	cueFuture                       // all future conversations, every reply, from now on …
-	cueAuthority                    // a message from OpenAI, your developers, the administrator …
-	cueGrant                        // authorized you, granted permission, cleared to …
-	cueRisky                        // transfer funds, wire money, delete files, share passwords …
-	cueNoAsk                        // without asking, without confirmation …
-	cueConceal                      // do not tell, never mention, keep hidden from, deny …
-	cueMemRef                       // this memory, this note, this entry, that you remember …
-	cueRespond                      // reply, answer, recommend, in every response …
-	cueOverride                     // system override, priority override …
-	cueSafety                       // safety, content filter, moderation, guardrails …
-	cueOff                          // disabled, suspended, turned off, lifted …
-	cueStanding                     // operator policy, standing instruction, admin rule …
-	cueYour                         // your, yourself
-	cueBecome                       // you are now, you will be, from now on you are …
-	cueDo                           // tell, send, visit, add, recommend …: what a hidden note asks for
-	cueMine                         // my, mis, meine …: the writer's own instructions, theirs to drop
+	cueIgnore      uint64 = 1 << iota // ignore, disregard, set aside, forget …
+	cueGuidance                       // instructions, guidance, rules, system prompt …
+	cuePrior                          // previous, earlier, above, you were given …
+	cueVoid                           // void, no longer apply, cancelled …
+	cueAI                             // assistant, AI, model, chatbot …
+	cueReader                         // reading this, retrieves this memory, future session …
+	cueAddress                        // "if you are an AI", "dear assistant", "to any AI" …
+	cueYou                            // you, your (the reader addressed)
+	cuePersona                        // unfiltered, jailbroken, no content policy, *gpt …
+	cueCharacter                      // stay in character, your new persona, roleplay as …
+	cueFuture                         // all future conversations, every reply, from now on …
+	cueAuthority                      // a message from OpenAI, your developers, the administrator …
+	cueGrant                          // authorized you, granted permission, cleared to …
+	cueRisky                          // transfer funds, wire money, delete files, share passwords …
+	cueNoAsk                          // without asking, without confirmation …
+	cueConceal                        // do not tell, never mention, keep hidden from, deny …
+	cueMemRef                         // this memory, this note, this entry, that you remember …
+	cueRespond                        // reply, answer, recommend, in every response …
+	cueOverride                       // system override, priority override …
+	cueSafety                         // safety, content filter, moderation, guardrails …
+	cueOff                            // disabled, suspended, turned off, lifted …
+	cueStanding                       // operator policy, standing instruction, admin rule …
+	cueYour                           // your, yourself
+	cueBecome                         // you are now, you will be, from now on you are …
+	cueDo                             // tell, send, visit, add, recommend …: what a hidden note asks for
+	cueMine                           // my, mis, meine …: the writer's own instructions, theirs to drop
+	cueNow                            // from now on, ab sofort, a partir de ahora …: a change that starts here
+	cueNothing                        // nothing, nichts, nada …: "tell Jonas nothing about this note"
+	cueAddressWeak                    // "to the AI", "for the assistant" …: an address when it asks for something
+	cueUser                           // the user, el usuario, de gebruiker …: whom a concealment hides from
+	cueSend                           // send, upload, forward, transmit …: what moves data out
+	cueDest                           // a URL or an e-mail address in the sentence (found by scanCues, not the lexicon)
+	cueData                           // passwords, card numbers, chats, contacts …: what an exfiltration takes
+	cueOperator                       // operator, Betreiber, operador …: who sets a standing rule
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -62,28 +71,34 @@ const (
 // is set. The first that matches names the finding.
 var cuePatterns = []struct {
 	typ            string
-	all, any, none uint32
+	all, any, none uint64
 }{
 	{InstructionIgnore, cueIgnore | cueGuidance, cuePrior | cueYour | cueAI, cueMine},
-	{InstructionIgnore, cueGuidance | cuePrior | cueVoid, cueYou | cueYour | cueAI | cueDo | cueMemRef, cueMine},
+	{InstructionIgnore, cueGuidance | cuePrior | cueVoid, cueYou | cueYour | cueAI | cueDo | cueMemRef | cueNow, cueMine},
 	{InstructionIgnore, cueIgnore | cueSafety, cueYour | cueAI | cueFuture | cuePersona, 0},
 	{InstructionAuthority, cueOverride, 0, 0},
 	{InstructionAuthority, cueSafety | cueOff, cueAuthority | cueAI, 0},
-	{InstructionAuthority, cueAuthority, cueOff | cueGrant | cueIgnore | cueVoid | cueRisky, 0},
+	{InstructionAuthority, cueAuthority, cueOff | cueGrant | cueIgnore | cueVoid | cueRisky | cuePersona | cueNoAsk, 0},
 	{InstructionAuthority, cueGrant | cueYou, cueRisky | cueNoAsk | cueAuthority | cueSafety, 0},
 	{InstructionAuthority, cueRisky | cueNoAsk, cueYou | cueYour | cueAI | cueFuture | cueReader | cueAddress, 0},
 	{InstructionAddressed, cueAddress, 0, 0},
+	{InstructionAddressed, cueAddressWeak, cueDo | cueYou | cueYour | cueRisky | cueNoAsk | cueFuture | cueConceal | cueRespond, 0},
 	{InstructionAddressed, cueAI | cueReader, 0, 0},
-	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture, 0},
-	{InstructionOverride, cueCharacter | cueFuture, 0, 0},
+	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture | cueNow, 0},
+	{InstructionOverride, cueCharacter, cueFuture | cueNow, 0},
 	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
-	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture, 0},
+	{InstructionConceal, cueNothing | cueDo | cueMemRef, 0, 0},
+	{InstructionConceal, cueConceal | cueUser, 0, 0},
+	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
+	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture | cueDo, 0},
+	{InstructionStanding, cueOperator | cueGuidance, cueFuture | cueDo | cueRespond | cueYou | cueYour, 0},
+	{InstructionExfil, cueSend | cueDest | cueData, 0, 0},
 }
 
 // cueLexicon lists the entries of each category (see the top of the file
 // for the '*' conventions). Latin entries are written without accents, as
 // the phrase view reads them.
-var cueLexicon = map[uint32][]string{
+var cueLexicon = map[uint64][]string{
 	cueIgnore: {
 		// en
 		"ignore", "disregard", "set aside", "put aside", "cast aside", "brush aside", "forget", "discard", "override", "bypass",
@@ -128,6 +143,11 @@ var cueLexicon = map[uint32][]string{
 		// hi
 		"अनदेखा करो", "अनदेखा करें", "अनदेखा कर दो", "नज़रअंदाज़ करो", "नजरअंदाज करो", "नज़रअंदाज़ करें", "भूल जाओ", "भूल जाइए",
 		"भूल जाएं", "मत मानो", "पालन मत करो", "बंद कर दो", "बंद करो", "हटा दो",
+		// more verbs of discarding (issue 26, second round)
+		"throw away", "throw aside", "get rid of", "let go of", "erase", "purge", "put to one side", "set to one side", "wipe out",
+		"deshazte de", "tira", "jette", "wirf", "wirf weg", "jogue fora", "butta via", "gooi weg", "выкинь", "扔掉", "抛弃", "捨てろ",
+		"버려", "버리고", "تخلص من", "छोड़ दो", "भुला दो",
+		"aside", "to one side", "wipe",
 	},
 	cueGuidance: {
 		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
@@ -152,6 +172,8 @@ var cueLexicon = map[uint32][]string{
 		"지시", "규칙", "프롬프트", "명령", "지침", "가이드라인", "설정",
 		"التعليمات", "تعليمات", "القواعد", "قواعد", "الإرشادات", "إرشادات", "الأوامر", "أوامر", "التوجيهات", "توجيهات",
 		"निर्देश", "नियम", "प्रॉम्प्ट", "प्रोम्प्ट", "आदेश", "दिशानिर्देश",
+		"rulebook", "protocols", "briefing", "mandate", "pautas", "vorschriften", "regeln", "규정", "हिदायत*",
+		"instructed", "configuration", "config", "setup", "programming",
 	},
 	cuePrior: {
 		"system", "del sistema", "do sistema", "du systeme", "des systems", "systeem", "системн*", "系统", "系統", "システム",
@@ -176,6 +198,15 @@ var cueLexicon = map[uint32][]string{
 		"이전", "앞서", "기존", "지금까지", "받은", "원래",
 		"السابقة", "السابق", "سابقًا", "سابقا", "من قبل", "التي تلقيتها", "التي أعطيت",
 		"पिछले", "पिछली", "पहले", "पहले दिए", "अब तक",
+		// where the model's instructions came from
+		"at startup", "at the start", "at the beginning", "in the beginning", "loaded into you", "you had", "you have had",
+		"you've had", "initially", "beforehand", "hitherto", "before this point", "before this message", "you started with",
+		"you came with", "you were set up with", "built into you", "baked into you", "programmed into you", "gave you",
+		"given you", "you were told", "told you",
+		"al principio", "desde el inicio", "que tenias", "au debut", "que tu avais", "am anfang", "die du hattest", "bis jetzt",
+		"bislang", "no inicio", "que voce tinha", "all'inizio", "che avevi", "aan het begin", "die je had", "в начале",
+		"которые у тебя были", "до сих пор", "一开始", "一開始", "最初", "原先", "最初に", "初めに", "当初", "처음에", "처음",
+		"في البداية", "حتى الآن", "शुरू में", "अब तक के",
 	},
 	cueVoid: {
 		"void", "null and void", "invalid", "cancelled", "canceled", "revoked", "obsolete", "superseded", "no longer apply",
@@ -194,6 +225,17 @@ var cueLexicon = map[uint32][]string{
 		"더 이상 적용되지", "무효", "효력이 없", "취소되었",
 		"لم تعد سارية", "لم تعد صالحة", "ملغاة", "باطلة", "لاغية",
 		"अब लागू नहीं", "रद्द", "अमान्य",
+		// more ways to say the instructions are void
+		"withdrawn", "rescinded", "retracted", "repealed", "lapsed", "not in force", "no longer count", "no longer counts",
+		"don't count", "doesn't count", "do not count", "no longer matter", "no longer binding", "not binding", "outdated",
+		"out of date",
+		"ya no cuentan", "invalidas", "invalidos", "nulas", "caducadas", "ya no rigen", "sin efecto", "ne comptent plus",
+		"invalides", "nulles", "perimees", "ne valent plus", "plus valables", "ungultig", "nichtig", "aufgehoben", "hinfallig",
+		"unwirksam", "zahlen nicht mehr", "canceladas", "sem efeito", "nao contam mais", "nao valem", "non contano piu", "nulle",
+		"invalide", "annullate", "decadute", "ongeldig", "vervallen", "tellen niet meer", "niet meer van toepassing",
+		"недействительн*", "не действуют", "не считаются", "устарели", "不算数", "不算數", "过时", "過時", "已取消", "もう関係ない",
+		"効力を失", "廃止", "적용되지 않", "폐기", "لم تعد", "ملغية", "लागू नहीं", "मान्य नहीं",
+		"counts anymore", "count anymore", "counts any more", "count any more", "matters anymore",
 	},
 	cueAI: {
 		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
@@ -218,6 +260,13 @@ var cueLexicon = map[uint32][]string{
 		"읽는 어시스턴트", "이 메모를 읽는", "이것을 읽는", "나중에 읽는", "이 기억을 읽는", "읽게 될",
 		"الذي سيقرأ", "التي ستقرأ", "سيقرأ هذا", "يقرأ هذا", "الذي يقرأ",
 		"पढ़ने वाले", "पढ़ने वाला", "इसे पढ़े", "इसे पढ़ेगा", "बाद में पढ़",
+		"picks this up", "pick this up", "picks up this", "comes across this", "finds this note", "finds this memory",
+		"gets this note", "gets this memory", "opens this note", "handles this", "handling this", "takes this over",
+		"reads this next", "next time you", "que lea", "que vea esto", "que encuentre esto", "que reciba esto", "qui lira",
+		"qui verra", "qui trouvera", "diese notiz liest", "das hier liest", "spater liest", "che leggera", "che vedra",
+		"che trovera", "che ricevera", "que vir isto", "que encontrar isto", "die dit leest", "die dit later", "прочитает",
+		"увидит это", "найдет это", "найдёт это", "以后看到", "以後看到", "次に読む", "これを見る", "このメモを見る", "を読むai",
+		"を読むアシスタント", "나중에 읽", "다음에 보", "이 메모를 보", "이 메모를 읽", "سيقرأ", "पढ़ेगा",
 	},
 	cueAddress: {
 		"if you are an ai", "if you're an ai", "if you are a language model", "if you are an llm", "if you are an assistant",
@@ -231,7 +280,53 @@ var cueLexicon = map[uint32][]string{
 		"para o assistente", "a qualquer ia", "nota para o assistente", "per l'assistente", "a qualsiasi ia", "nota per l'assistente",
 		"voor de assistent", "aan elke ai", "notitie voor de assistent", "для ассистента", "любому ии",
 		"заметка для ассистента", "어시스턴트에게",
-		"سहायक के लिए",
+		"सहायक के लिए",
+	},
+	cueAddressWeak: {
+		"for the ai", "for the assistant", "for the model", "for the bot", "to the ai", "to the assistant", "to the model",
+		"to the next ai", "to the next assistant", "to the next model", "for the next ai", "for the next assistant",
+		"for the next model", "to the bot", "para el asistente", "al asistente", "a la ia", "para la ia", "a l'assistant",
+		"pour l'assistant", "a l'ia", "pour l'ia", "fur den assistenten", "an die ki", "fur die ki", "para a ia", "a ia que",
+		"all'assistente", "all'ia", "aan de assistent", "voor de ai", "voor de assistent", "ассистенту", "для ии", "给助手",
+		"致助手", "给ai", "致ai", "aiへ", "アシスタントへ", "ai에게", "ai한테", "비서에게", "إلى المساعد", "للمساعد",
+		"إلى الذكاء الاصطناعي", "एआई के लिए",
+	},
+	cueNow: {
+		"from now on", "as of now", "starting now", "effective immediately", "with immediate effect", "ab sofort", "ab jetzt",
+		"von nun an", "a partir de ahora", "desde ahora", "de ahora en adelante", "a partir de maintenant", "des maintenant",
+		"desormais", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
+		"с этого момента", "отныне", "с сегодняшнего дня", "从现在起", "從現在起", "从现在开始", "從現在開始", "今から", "今後",
+		"これから", "지금부터", "이제부터", "앞으로", "من الآن", "من الآن فصاعدا", "अब से", "आज से",
+	},
+	cueUser: {
+		"the user", "this user", "el usuario", "al usuario", "l'utilisateur", "a l'utilisateur", "den nutzer", "dem nutzer",
+		"den benutzer", "dem benutzer", "o usuario", "ao usuario", "all'utente", "l'utente", "de gebruiker", "пользовател*",
+		"用户", "用戶", "ユーザー", "사용자", "المستخدم", "उपयोगकर्ता",
+	},
+	cueSend: {
+		"send", "upload", "forward", "post", "transmit", "exfiltrate", "email them", "email it", "email all", "leak", "envia",
+		"envie", "reenvia", "sube", "manda", "envoie", "transmets", "transfere", "televerse", "schick", "sende", "leite",
+		"lade", "invia", "inoltra", "carica", "stuur", "upload", "отправь", "отправляй", "перешли", "пересылай", "загрузи",
+		"发送", "發送", "转发", "轉發", "上传", "上傳", "送信", "送って", "転送", "アップロード", "보내", "전송", "업로드",
+		"أرسل", "ارسل", "حمّل", "भेज", "अपलोड",
+	},
+	cueData: {
+		"password*", "passwords", "credential*", "card number*", "card details", "bank details", "banking details",
+		"chat history", "chats", "conversation*", "messages", "memories", "contacts", "address book", "emails", "documents",
+		"a copy", "copies", "photos", "files", "personal data", "private notes", "calendar", "the user's",
+		"contrasena*", "tarjeta", "conversaciones", "historial", "mots de passe", "coordonnees", "conversations",
+		"passworter", "passwort", "zugangsdaten", "gesprache", "senhas", "cartao", "conversas", "password", "conversazioni",
+		"wachtwoorden", "gesprekken", "пароли", "пароль", "переписк*", "разговор*", "密码", "密碼", "对话", "對話", "聊天记录",
+		"パスワード", "会話", "履歴", "비밀번호", "카드", "대화", "كلمات المرور", "كلمة المرور", "محادثات", "بطاقة",
+		"पासवर्ड", "बातचीत", "कार्ड",
+	},
+	cueOperator: {
+		"operator", "platform operator", "betreiber", "operador", "operateur", "operatore", "beheerder", "оператор*",
+		"运营方", "運營方", "运营者", "運営者", "운영자", "المشغل", "ऑपरेटर",
+	},
+	cueNothing: {
+		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
+		"아무것도", "أي شيء", "कुछ मत", "कुछ भी",
 	},
 	cueYour: {"your", "yourself", "tus", "tes", "deine", "deinen", "deiner", "teus", "tuas", "tuoi", "tue", "jouw", "твои", "твой", "твоих", "你的", "あなたの", "너의", "네", "당신의", "الخاصة بك", "تبعك", "तुम्हारे", "आपके", "अपने"},
 	cueBecome: {
@@ -240,6 +335,7 @@ var cueLexicon = map[uint32][]string{
 		"du bist ab sofort", "du bist jetzt", "du bist", "voce e o", "voce e a", "voce e", "sei", "ora sei", "jij bent",
 		"je bent nu", "ты —", "ты теперь", "теперь ты", "ты", "你是", "你现在是", "你現在是", "あなたは", "君は", "너는 이제", "너는",
 		"넌 이제", "أنت الآن", "أنت", "तुम अब", "तुम", "आप अब",
+		"pretend you are", "pretend you're", "imagine you are", "finge que eres", "fais comme si tu etais", "tu bist jetzt",
 	},
 	cueDo: {
 		"tell", "say", "send", "listen", "obey", "follow", "forward", "add", "include", "visit", "click", "recommend", "ask", "enter", "share", "write",
@@ -251,6 +347,10 @@ var cueLexicon = map[uint32][]string{
 		"consiglia", "zeg", "stuur", "voeg", "altijd", "nooit", "скажи", "отправь", "перешли", "добавь", "рекомендуй", "всегда",
 		"никогда", "告诉", "发送", "转发", "添加", "推荐", "总是", "伝えて", "送って", "追加して", "勧めて", "常に", "必ず",
 		"말해", "보내", "추가해", "추천해", "항상", "أخبر", "أرسل", "أضف", "دائما", "دائمًا", "बताओ", "भेजो", "जोड़ो", "हमेशा",
+		"do", "just do", "listen to me", "haz", "obedece", "sigue", "fais", "obeis", "folge", "gehorche", "mach", "tu",
+		"faca", "obedeca", "siga", "fai", "obbedisci", "segui", "doe", "gehoorzaam", "volg", "делай", "слушай", "выполняй", "следуй",
+		"听我的", "聽我的", "照做", "按照", "従って", "従え", "従いなさい", "しなさい", "들어", "따라", "따르세요", "들으세요",
+		"اتبع", "اسمع", "نفذ", "افعل", "मानो", "सुनो", "करो",
 	},
 	cueMine: {"my", "mis", "mes", "mon", "ma", "meine", "meinen", "meiner", "meus", "minhas", "miei", "mie", "mijn", "мои", "моих",
 		"мой", "我的", "私の", "僕の", "내", "나의", "제", "تعليماتي", "قواعدي", "मेरे", "मेरी"},
@@ -273,6 +373,11 @@ var cueLexicon = map[uint32][]string{
 		"zonder grenzen", "без ограничений", "без фильтров", "без цензуры", "没有任何限制", "没有限制", "不受限制", "無制限", "制限のない",
 		"制限なし", "제한이 없는", "제한 없이", "무제한", "بلا قيود", "بدون قيود", "بدون حدود", "बिना किसी पाबंदी", "बिना पाबंदी",
 		"बिना रोक-टोक", "बिना किसी रोक",
+		"sans aucun filtre", "sin ningun filtro", "ohne jeden filter", "sem nenhum filtro", "senza alcun filtro",
+		"late grandmother", "late grandfather", "deceased grandmother", "deceased grandfather", "dead grandmother",
+		"dead grandma", "late grandma", "late grandpa", "no ethical", "without ethics", "no guidelines", "sin reglas",
+		"nunca se niega", "sin etica", "sans regles", "ohne regeln", "sem regras", "senza regole", "zonder regels",
+		"без правил", "没有规则", "ルールのない", "규칙 없는", "بلا قواعد", "बिना नियमों", "बिना नियम",
 	},
 	cueCharacter: {
 		"stay in character", "remain in character", "never break character", "don't break character", "do not break character",
@@ -284,6 +389,8 @@ var cueLexicon = map[uint32][]string{
 		"blijf in je rol", "оставайся в этой роли", "оставайся в роли",
 		"保持这个角色", "保持這個角色", "この役を演じ", "캐릭터를 유지",
 		"ابقَ في هذه الشخصية", "ابق في هذه الشخصية", "इसी किरदार में",
+		"your new identity", "new identity is", "this persona", "remember this persona", "your new name is", "yahi kirdar",
+		"यही किरदार", "किरदार निभाओ", "mantener el personaje", "garde ce role", "behalte diese rolle",
 	},
 	cueFuture: {
 		"all future conversations", "every future conversation", "all future sessions", "every future session",
@@ -294,6 +401,13 @@ var cueLexicon = map[uint32][]string{
 		"tutte le conversazioni future", "conversazioni future", "alle toekomstige gesprekken", "toekomstige gesprekken",
 		"во всех будущих разговорах", "будущих разговорах", "以后所有对话", "以後所有對話", "今後すべての会話", "앞으로 모든 대화",
 		"كل المحادثات القادمة", "المحادثات القادمة", "आगे की सभी बातचीत",
+		"every conversation", "all conversations", "each conversation", "every chat", "all chats", "every new chat",
+		"each session", "every user", "all users", "each user", "todas las conversaciones", "cada conversacion",
+		"toutes les conversations", "chaque conversation", "alle gesprache", "jedes gesprach", "todas as conversas",
+		"cada conversa", "tutte le conversazioni", "ogni conversazione", "alle gesprekken", "elk gesprek", "все разговоры",
+		"каждом разговоре", "всех разговорах", "所有对话", "所有對話", "每次对话", "すべての会話", "모든 대화", "كل المحادثات",
+		"हर बातचीत", "सभी बातचीत",
+		"kunftigen sitzungen", "alle sitzungen", "allen sitzungen", "हर आने वाली बातचीत", "आने वाली बातचीत",
 	},
 	cueAuthority: {
 		"message from openai", "message from anthropic", "notice from openai", "notice from anthropic", "from openai:",
@@ -304,6 +418,18 @@ var cueLexicon = map[uint32][]string{
 		"mensaje de openai", "message d'openai", "nachricht von openai", "mensagem da openai", "messaggio da openai",
 		"tus desarrolladores", "tes developpeurs", "deine entwickler", "seus desenvolvedores", "i tuoi sviluppatori",
 		"je ontwikkelaars", "твои разработчики", "你的开发者", "開発者より", "개발자가", "مطوروك", "तुम्हारे डेवलपर",
+		"administrator message", "admin message", "admin notice", "administrator notice", "message from the admin",
+		"message from the administrator", "system notice", "system message", "system alert", "security team", "compliance department",
+		"compliance team", "legal department", "from the developers", "the developers", "official update", "developer message",
+		"openai staff", "anthropic staff", "openai employee", "anthropic employee", "<<override", "aviso del sistema",
+		"del administrador", "mensaje del sistema", "los desarrolladores", "message du developpeur", "message du systeme",
+		"de l'administrateur", "les developpeurs", "systemmeldung", "systemhinweis", "vom administrator", "die entwickler",
+		"aviso do administrador", "do administrador", "aviso do sistema", "os desenvolvedores", "dall'amministratore",
+		"messaggio di sistema", "gli sviluppatori", "van de beheerder", "systeembericht", "de ontwikkelaars",
+		"сообщение от разработчиков", "от разработчиков", "от администратора", "системное сообщение", "разработчики",
+		"系统通知", "系統通知", "管理员通知", "开发者通知", "システム管理者", "管理者より", "開発者から", "관리자 공지",
+		"관리자 메시지", "시스템 관리자", "개발자 공지", "تنبيه من المطورين", "من المطورين", "رسالة من الإدارة", "إشعار النظام",
+		"सिस्टम सूचना", "डेवलपर्स ने", "एडमिन की ओर से",
 	},
 	cueGrant: {
 		"authorized", "authorised", "authorize", "permission", "permitted", "allowed to", "approved", "cleared to",
@@ -312,6 +438,10 @@ var cueLexicon = map[uint32][]string{
 		"ermachtigt", "erlaubt", "berechtigt", "autorizou", "autorizzato", "autorizzata", "toestemming", "gemachtigd",
 		"разрешил", "разрешила", "разрешено", "授权", "授權", "允许", "允許", "許可", "권한", "허락", "허가", "أذن", "أذِن", "مسموح",
 		"अनुमति", "इजाज़त",
+		"authorization", "authorisation", "consent", "go-ahead", "green light", "signed off", "permissao", "permesso", "permissie",
+		"erlaubnis", "genehmigt", "genehmigung", "zugestimmt", "consentimiento", "consentement", "consentimento", "consenso",
+		"разрешение", "согласие", "同意", "承認", "승인", "허용", "موافقة", "إذن", "सहमति", "मंजूरी",
+		"clearance", "verified as", "autorizacion", "autorizacao", "autorizzazione", "machtiging",
 	},
 	cueRisky: {
 		"transfer funds", "transfer money", "transfer the balance", "wire money", "wire funds", "send money", "make payments",
@@ -322,6 +452,10 @@ var cueLexicon = map[uint32][]string{
 		"geld uberweisen", "transferir fundos", "trasferire fondi", "bonifici", "geld over te maken", "overmaken", "переводить деньги",
 		"перевести деньги", "转账", "轉賬", "付款", "支付", "送金", "支払い", "송금", "결제", "이체", "تحويل الأموال",
 		"पैसे ट्रांसफर", "भुगतान", "ट्रांसफर",
+		"reset passwords", "reset the password", "two-factor", "two-step", "2-step", "verificacao em duas etapas",
+		"verificacion en dos pasos", "zwei-faktor", "double authentification", "partager les donnees", "personal data",
+		"share other users", "read and forward",
+		"transferencia", "transferencias", "transfert", "transferts",
 	},
 	cueNoAsk: {
 		"without asking", "without confirmation", "without confirming", "without checking", "without verification",
@@ -332,6 +466,11 @@ var cueLexicon = map[uint32][]string{
 		"zonder te vragen", "zonder bevestiging", "без вопросов", "без подтверждения", "无需确认", "無需確認", "不用确认",
 		"不要确认", "確認なし", "確認せず", "確認なしで", "확인 없이", "묻지 않고", "دون أن تسأل", "دون تأكيد", "بدون تأكيد",
 		"بدون سؤال", "बिना पूछे", "पुष्टि किए बिना", "बिना पुष्टि",
+		"without telling", "without informing", "without letting them know", "without mentioning", "sin pedir confirmacion",
+		"sin avisar", "sin decirle", "sans le prevenir", "sans prevenir", "ohne zu fragen", "ohne bescheid", "sem avisar",
+		"senza avvisare", "zonder te melden", "не спрашивая", "без ведома", "不告诉", "不要通知", "知らせずに", "알리지 않고",
+		"دون علمه", "دون علمها", "دون إخبار", "बिना बताए",
+		"sem confirmar", "sin confirmar", "sans confirmer", "ohne zu bestatigen", "senza confermare", "zonder te bevestigen",
 	},
 	cueConceal: {
 		"do not tell", "don't tell", "dont tell", "never tell", "never mention", "do not mention", "don't mention",
@@ -344,6 +483,11 @@ var cueLexicon = map[uint32][]string{
 		"не рассказывай", "не упоминай", "ничего не говори", "不要告诉", "不要告訴", "别告诉", "別告訴", "不要提", "言わないで",
 		"言うな", "伝えないで", "教えないで", "말하지 마", "말하지 말", "알리지 마", "알려주지 마", "لا تخبر", "لا تذكر",
 		"لا تقل", "मत बताना", "मत बताओ", "न बताएं", "ज़िक्र मत",
+		"not allowed to see", "must not see", "should not see", "may not see", "keep hidden", "tieni nascosto",
+		"mantieni segreto", "verberg", "houd geheim", "oculta", "esconde", "verstecke", "verheimliche", "esconda", "скрой",
+		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
+		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
+		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
 	},
 	cueMemRef: {
 		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
@@ -355,6 +499,10 @@ var cueLexicon = map[uint32][]string{
 		"deze notitie", "dit gesprek", "этой записи", "эту запись", "этой заметке", "этом разговоре", "этой памяти",
 		"这条记忆", "這條記憶", "这条笔记", "這條筆記", "这段对话", "這段對話", "このメモ", "この記憶", "この会話", "이 메모",
 		"이 기억", "이 대화", "هذه الذاكرة", "هذه الملاحظة", "هذه المحادثة", "इस नोट", "इस याद", "इस बातचीत",
+		"this line", "hierover", "hiervan",
+		"이 기록", "이 노트", "この記録", "このノート", "这条记录", "這條記錄", "هذا السجل", "इस रिकॉर्ड", "este registro",
+		"cet enregistrement", "diesem eintrag", "dieser eintrag", "diesen eintrag", "questo appunto", "este registo",
+		"esta entrada", "cette entree", "deze notitie", "this record", "this reminder",
 	},
 	cueRespond: {
 		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
@@ -390,6 +538,8 @@ var cueLexicon = map[uint32][]string{
 		"regola dell'operatore", "politica dell'operatore", "regel van de beheerder", "regel van de operator",
 		"правило оператора", "политика оператора", "运营方规定", "運營方規定", "运营者规定", "運営者からの指示", "運営者の指示",
 		"운영자 규칙", "운영자 정책", "سياسة المشغل", "قاعدة المشغل", "ऑपरेटर का नियम", "ऑपरेटर की नीति",
+		"betreiberregel*", "betreiberrichtlinie*", "betreibervorgabe*", "instrucao permanente", "instruccion permanente",
+		"常設ルール", "常設の指示",
 	},
 }
 
@@ -397,7 +547,7 @@ var cueLexicon = map[uint32][]string{
 // word boundary must stand before and after it.
 type cueEntry struct {
 	lit        string
-	cat        uint32
+	cat        uint64
 	start, end bool
 	suffix     bool // matched at the end of a longer word ("*gpt")
 }
@@ -412,11 +562,11 @@ type cueIndex struct {
 
 var cues = newCueIndex(cueLexicon)
 
-func newCueIndex(lex map[uint32][]string) *cueIndex {
+func newCueIndex(lex map[uint64][]string) *cueIndex {
 	ix := &cueIndex{}
 	seen := map[string]bool{}
 	// Iterate categories in bit order so the index is deterministic.
-	for bit := uint32(1); bit != 0; bit <<= 1 {
+	for bit := uint64(1); bit != 0; bit <<= 1 {
 		for _, w := range lex[bit] {
 			e := cueEntry{cat: bit}
 			if strings.HasPrefix(w, "*") {
@@ -450,7 +600,7 @@ func newCueIndex(lex map[uint32][]string) *cueIndex {
 	return ix
 }
 
-func bitIndex(b uint32) int {
+func bitIndex(b uint64) int {
 	n := 0
 	for b > 1 {
 		b >>= 1
@@ -467,7 +617,7 @@ func spacedLetter(r rune) bool {
 
 // cueMatch is one entry found in a text.
 type cueMatch struct {
-	cat        uint32
+	cat        uint64
 	start, end int
 }
 
@@ -487,7 +637,7 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 				continue
 			}
 			j := i + len(e.lit)
-			if e.start && !wordStartAt(s, i) || e.end && !wordEndAt(s, j) {
+			if e.start && (!wordStartAt(s, i) || len(e.lit) <= 3 && elidedAt(s, i)) || e.end && !wordEndAt(s, j) {
 				continue
 			}
 			if e.suffix && !suffixWord(s, i, j) {
@@ -511,21 +661,28 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 	return out
 }
 
-// wordStartAt reports whether a word starts at i: no letter or digit
-// before it, and not an elided article or pronoun ("j'ai" is not "ai").
+// wordStartAt reports whether a word starts at i: no letter of a script
+// written with spaces, digit or mark before it. A Latin word beside Han,
+// kana, Hangul, Arabic or Devanagari letters ("後で読むAIへ", "AI에게")
+// stands on its own.
 func wordStartAt(s string, i int) bool {
 	if i == 0 {
 		return true
 	}
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return !spacedLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+}
+
+// elidedAt reports an elided article or pronoun before i ("j'ai" is not
+// "ai"): only short entries are kept from matching after one, so that
+// "all'assistente" is still "assistente".
+func elidedAt(s string, i int) bool {
 	r, n := utf8.DecodeLastRuneInString(s[:i])
-	if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+	if r != '\'' || i-n <= 0 {
 		return false
 	}
-	if r == '\'' && i-n > 0 {
-		q, _ := utf8.DecodeLastRuneInString(s[:i-n])
-		return !unicode.IsLetter(q)
-	}
-	return true
+	q, _ := utf8.DecodeLastRuneInString(s[:i-n])
+	return unicode.IsLetter(q)
 }
 
 func wordEndAt(s string, j int) bool {
@@ -533,7 +690,7 @@ func wordEndAt(s string, j int) bool {
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(s[j:])
-	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	return !spacedLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
 }
 
 // suffixWord checks a suffix entry ("*gpt"): it ends a word of at least
@@ -588,6 +745,7 @@ func sentenceEnd(s string, i int, r rune, n int) bool {
 func scanCues(text string, prio int, hits []hit, from int) []hit {
 	var buf [32]cueMatch
 	ms := cues.find(text, buf[:0])
+	ms = findDests(text, ms)
 	if len(ms) == 0 {
 		return hits
 	}
@@ -610,12 +768,15 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	// Accumulate the categories of each sentence, then judge it and the
 	// pair it makes with the next one.
 	type acc struct {
-		mask       uint32
+		mask       uint64
 		start, end int
 	}
 	var sents []acc
 	var idx []int
-	for _, m := range ms {
+	for mi, m := range ms {
+		if m.cat == cueMine && !ownsGuidance(text, ms, mi) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
@@ -663,7 +824,7 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if e >= 0 {
 			end = s + 4 + e + 3
 		}
-		var mask uint32
+		var mask uint64
 		for _, m := range ms {
 			if m.start >= s && m.end <= end {
 				mask |= m.cat
@@ -681,8 +842,55 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	return hits
 }
 
+// findDests adds a cueDest match for every URL ("http://", "https://")
+// and e-mail address (a word, '@', a word with a dot) in text, keeping ms
+// in order of offset.
+func findDests(text string, ms []cueMatch) []cueMatch {
+	n := len(ms)
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case 'h':
+			if strings.HasPrefix(text[i:], "http://") || strings.HasPrefix(text[i:], "https://") {
+				ms = append(ms, cueMatch{cueDest, i, i + 7})
+				i += 7
+			}
+		case '@':
+			if i > 0 && isWordByte(text[i-1]) && i+1 < len(text) && isWordByte(text[i+1]) {
+				if dot := strings.IndexByte(text[i:min(len(text), i+64)], '.'); dot > 1 {
+					ms = append(ms, cueMatch{cueDest, i, i + 1})
+				}
+			}
+		}
+	}
+	if len(ms) > n {
+		slices.SortStableFunc(ms, func(a, b cueMatch) int { return a.start - b.start })
+	}
+	return ms
+}
+
+// ownsGuidance reports whether the possessive ms[mi] ("my", "내", "मेरी")
+// is that of a word for instructions at most two words on ("my previous
+// instructions", "私の前の指示"): the writer's own instructions, which are
+// theirs to drop. "My words" or "내 말" later in the sentence is not.
+func ownsGuidance(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	for _, g := range ms[mi+1:] {
+		if g.start-m.end > 40 {
+			break
+		}
+		if g.cat != cueGuidance || g.start < m.end {
+			continue
+		}
+		gap := text[m.end:g.start]
+		if strings.Count(gap, " ") <= 2 && !strings.ContainsAny(gap, ".;!?\n。") {
+			return true
+		}
+	}
+	return false
+}
+
 // cueType returns the type of the first pattern the categories make, or "".
-func cueType(mask uint32) string {
+func cueType(mask uint64) string {
 	for _, p := range cuePatterns {
 		if mask&p.all == p.all && (p.any == 0 || mask&p.any != 0) && mask&p.none == 0 {
 			return p.typ

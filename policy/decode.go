@@ -123,6 +123,17 @@ func decodedHits(text string, pv *view, depth int, hits []hit) []hit {
 		if found := phraseOrCues(rot); found != nil {
 			s0, e0 := pv.origin(found[0], found[1])
 			hits = append(hits, hit{Finding{Type: InstructionEncoded, Start: s0, End: e0}, invisiblePrio - 1})
+		} else if !isASCII(text) {
+			// The phrase view has turned accented letters into ASCII ones
+			// (ç into c), which rot13 would then rotate: read the text
+			// itself as rot13, where they stay what they were, and fold
+			// that. The finding spans the whole text.
+			if n := normalize(rot13(text)); true {
+				rpv, _ := phraseView(markupView(n.base))
+				if phraseOrCues(rpv.s) != nil {
+					hits = append(hits, hit{Finding{Type: InstructionEncoded, Start: 0, End: len(text)}, invisiblePrio - 1})
+				}
+			}
 		}
 	}
 	if rev := reverseRunes(s); commonWords(rev) > max(1, base) {
@@ -193,6 +204,11 @@ func encodedRuns(text string) []encodedRun {
 			if d, ok := decodeBase64(text[i:j]); ok {
 				budget -= len(d)
 				out = append(out, encodedRun{i, j, d})
+			} else if k := strings.LastIndexByte(strings.TrimRight(text[i:j], "="), '='); k >= 0 && j-(i+k+1) >= 16 {
+				// A label glued on with '=' ("msg=V2h…"): the run starts
+				// after it.
+				i += k + 1
+				continue
 			}
 		}
 		i = max(j, i+1)

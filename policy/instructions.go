@@ -25,6 +25,7 @@ const (
 	InstructionScriptLink = "script_link"         // [x](javascript:…), href="javascript:…": a link that runs code
 	InstructionHidden     = "hidden_comment"      // <!-- assistant: … -->: a request to the model in an HTML comment
 	InstructionEncoded    = "encoded_instruction" // any of the above inside base64, hex, rot13 or reversed text
+	InstructionLearned    = "learned_instruction" // what the classifier trained on the corpus scores as instruction-like (classifier.go)
 )
 
 // InstructionTypes lists every type DetectInstructions reports.
@@ -32,6 +33,7 @@ var InstructionTypes = []string{
 	InstructionIgnore, InstructionOverride, InstructionConceal, InstructionExfil, InstructionRoleTag,
 	InstructionPromptTag, InstructionInvisible, InstructionExfilImage, InstructionAddressed, InstructionAuthority,
 	InstructionStanding, InstructionToolCall, InstructionScriptLink, InstructionHidden, InstructionEncoded,
+	InstructionLearned,
 }
 
 // InstructionLanguages lists the languages, as ISO 639-1 codes, whose
@@ -105,6 +107,10 @@ var InstructionLanguages = []string{"en", "es", "fr", "de", "pt", "it", "nl", "r
 //     carries such data (an ordinary ?utm_source=… link does not).
 //     An image loads without a click, so its URL is how an injected prompt
 //     sends data out.
+//   - learned_instruction: a sentence window of prose the rules did not
+//     catch that the classifier trained on the corpus scores over its
+//     threshold and that holds a cue about the model, its instructions, a
+//     grant, hiding or sending (classifier.go).
 //
 // Ordinary text stays clean: "I ignored the previous email", "Alice forgot
 // her umbrella", "the system was down", "please remember my instructions
@@ -142,6 +148,9 @@ func detectInstructionsDepth(n normalized, depth int) []Finding {
 	hits = wordsViewHits(pv, cuePrio, hits)
 	if depth < maxDecodeDepth {
 		hits = decodedHits(n.orig.s, pv, depth, hits)
+	}
+	if depth == 0 && useClassifier {
+		hits = classifierHits(pv, cuePrio+1, hits)
 	}
 	return resolve(hits, true)
 }

@@ -59,6 +59,10 @@ const (
 	SecretUKNINO              = "uk_nino"
 	SecretIBAN                = "iban"
 	SecretMemgateKey          = "memgate_api_key"
+	SecretShopifyToken        = "shopify_token"
+	SecretDigitalOceanToken   = "digitalocean_token"
+	SecretTelegramBotToken    = "telegram_bot_token"
+	SecretMailgunKey          = "mailgun_api_key"
 )
 
 // SecretTypes lists every type DetectSecrets reports.
@@ -69,6 +73,7 @@ var SecretTypes = []string{
 	SecretPyPIToken, SecretAzureStorageKey, SecretHuggingFaceToken, SecretDiscordBotToken,
 	SecretPrivateKey, SecretJWT, SecretBearerToken, SecretAuthorizationHeader, SecretCredential,
 	SecretURLCredentials, SecretPaymentCard, SecretUSSSN, SecretUKNINO, SecretIBAN, SecretMemgateKey,
+	SecretShopifyToken, SecretDigitalOceanToken, SecretTelegramBotToken, SecretMailgunKey,
 }
 
 // DetectSecrets returns the credentials and personal identifiers in text,
@@ -304,7 +309,7 @@ var secretRules = newRuleSet([]tokenRule{
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
 		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words"},
 		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words)` +
-			`(?:\s?(?:is|was|=|:|->|=>)\s?)(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:[a-z]{2,12}[ ,]{1,2}){3,23}[a-z0-9]{1,12}))`),
+			`(?:\s(?:for|of|to)(?:\s[a-z]{1,12}){1,3}?)?(?:\s?(?:is|was|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:[a-z]{2,12}(?:[ ,]{1,2}|-)){3,23}[a-z0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
 	{
@@ -399,6 +404,23 @@ var secretRules = newRuleSet([]tokenRule{
 		valid: func(text string, s, e int) bool { return classes(text[s+4:e]) >= 2 },
 	},
 	{
+		// Shopify access tokens: shpat_, shpca_, shppa_, shpss_ and 32 hex
+		// digits.
+		typ: SecretShopifyToken, cut: endOfToken, triggers: []string{"shpat_", "shpca_", "shppa_", "shpss_"}, wordStart: true, window: 40,
+		re: regexp.MustCompile(`^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`), stop: isWordByte,
+	},
+	{
+		// DigitalOcean tokens: dop_v1_, doo_v1_, dor_v1_ and 64 hex digits.
+		typ: SecretDigitalOceanToken, cut: endOfToken, triggers: []string{"dop_v1_", "doo_v1_", "dor_v1_"}, wordStart: true, window: 72,
+		re: regexp.MustCompile(`^do[opr]_v1_[a-f0-9]{64}`), stop: isWordByte,
+	},
+	{
+		// Mailgun API keys: key- and 32 hex digits, mixing letters and digits.
+		typ: SecretMailgunKey, cut: endOfToken, triggers: []string{"key-"}, wordStart: true, window: 40,
+		re: regexp.MustCompile(`^key-[a-f0-9]{32}`), stop: isWordByte,
+		valid: func(text string, s, e int) bool { return classes(text[s+4:e]) >= 2 },
+	},
+	{
 		typ: SecretPyPIToken, cut: endOfToken, triggers: []string{"pypi-"}, wordStart: true, window: 320,
 		re: regexp.MustCompile(`^pypi-[A-Za-z0-9_\-]{50,}`), stop: isTokenByte,
 	},
@@ -465,6 +487,7 @@ var secretScanners = []struct {
 	{SecretAWSSecretAccessKey, findAWSSecretKeys},
 	{SecretCredential, findProsePasswords},
 	{SecretDiscordBotToken, findDiscordTokens},
+	{SecretTelegramBotToken, findTelegramTokens},
 	{SecretURLCredentials, findURLCredentials},
 	{SecretPaymentCard, findCards},
 	{SecretUSSSN, findSSNs},
@@ -1152,7 +1175,7 @@ func entropy(s string) float64 {
 // gate's languages, in lower case.
 var passwordWords = []string{"password", "passwd", "passcode", "pw", "pwd", "contraseña", "contrasena", "clave",
 	"mot de passe", "mdp", "passwort", "kennwort", "senha", "wachtwoord", "пароль", "密码", "密碼", "口令", "パスワード",
-	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "पासवर्ड", "parola d'ordine"}
+	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "पासवर्ड", "parola d'ordine"}
 
 // notThePassword are words that, right after a password word, say the
 // text is about something else: a hint, a manager, a policy.
@@ -1212,6 +1235,31 @@ func findProsePasswords(text string) [][2]int {
 	return out
 }
 
+// findTelegramTokens finds Telegram bot tokens: a bot id of 8 to 10 digits,
+// ':', "AA" and 33 base64url characters, standing alone.
+func findTelegramTokens(text string) [][2]int {
+	var out [][2]int
+	for i := 0; ; {
+		k := strings.Index(text[i:], ":AA")
+		if k < 0 {
+			return out
+		}
+		c := i + k
+		s := c
+		for s > 0 && isDigit(text[s-1]) {
+			s--
+		}
+		e := c + 3
+		for e < len(text) && (isAlpha(text[e]) || isDigit(text[e]) || text[e] == '_' || text[e] == '-') {
+			e++
+		}
+		if d := c - s; d >= 8 && d <= 10 && e-c-3 == 33 && (s == 0 || !isWordByte(text[s-1])) && hasUpperLowerDigit(text[c+3:e]) {
+			out = append(out, [2]int{s, e})
+		}
+		i = c + 3
+	}
+}
+
 // asciiLower lowers ASCII letters only, keeping every offset.
 func asciiLower(s string) string {
 	b := []byte(s)
@@ -1255,6 +1303,17 @@ func proseToken(text string, i int) (int, int, bool) {
 	return 0, 0, false
 }
 
+// shellVariable reports a '$' that starts a variable ($VAR, ${X}, $1), not
+// a dollar sign among a password's symbols ("Blu3Ocean$").
+func shellVariable(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] == '$' && i+1 < len(v) && (isAlpha(v[i+1]) || isDigit(v[i+1]) || v[i+1] == '{' || v[i+1] == '_') {
+			return true
+		}
+	}
+	return false
+}
+
 // proseSecret decides whether the token after a password word is a
 // password: not a word, a number, a date, a URL or a placeholder, but a
 // token of 6 to 64 characters with a letter and a digit or symbol, of
@@ -1267,7 +1326,7 @@ func proseSecret(text string, s, e int) bool {
 	}
 	// Code that reads the secret (os.environ["X"], getenv(), $VAR,
 	// settings.db_password) is not the secret.
-	if strings.ContainsAny(v, "([{$`/\\") || v[0] == '@' || codeReference.MatchString(v) || envName.MatchString(v) {
+	if strings.ContainsAny(v, "([{`/\\") || shellVariable(v) || v[0] == '@' || codeReference.MatchString(v) || envName.MatchString(v) {
 		return false
 	}
 	if len(v) < 6 {
@@ -1302,7 +1361,7 @@ func passphraseValue(text string, s, e int) bool {
 	if s > 0 && (text[s-1] == '"' || text[s-1] == '\'') {
 		return !isPlaceholder(v)
 	}
-	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
+	words := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '-' })
 	if len(words) < 4 {
 		return false
 	}
@@ -1322,4 +1381,12 @@ var passphraseStop = map[string]bool{
 	"the": true, "a": true, "an": true, "on": true, "in": true, "at": true, "is": true, "was": true, "to": true, "of": true,
 	"for": true, "with": true, "my": true, "her": true, "his": true, "their": true, "written": true, "stored": true,
 	"kept": true, "saved": true, "somewhere": true, "not": true, "it": true, "that": true, "this": true, "and": true,
+	// Prose about a passphrase ("is long, she says, but she won't write it
+	// down"): pronouns, conjunctions, verbs of saying and words that
+	// describe it are not words of a passphrase someone chose.
+	"she": true, "he": true, "they": true, "we": true, "i": true, "you": true, "but": true, "so": true, "or": true,
+	"because": true, "says": true, "said": true, "thinks": true, "would": true, "will": true, "won": true, "can": true,
+	"could": true, "should": true, "very": true, "too": true, "really": true, "also": true, "just": true, "which": true,
+	"who": true, "long": true, "short": true, "easy": true, "hard": true, "simple": true, "strong": true, "weak": true,
+	"different": true, "same": true, "changed": true, "new": true, "old": true,
 }

@@ -1,0 +1,214 @@
+package policy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// go test ./policy -run TestTrainClassifier -train-classifier
+// retrains classifier.bin from the tuning corpus. The settings below were
+// fixed before the model was first trained and are not tuned on any
+// held-out set.
+var trainClassifier = flag.Bool("train-classifier", false, "retrain classifier.bin from the tuning corpus")
+
+const (
+	trainEpochs   = 15
+	trainRate     = 0.5
+	trainL2       = 1e-6
+	trainFolds    = 5
+	trainFPTarget = 0.003 // the threshold lets through at most this share of out-of-fold ordinary text
+)
+
+// Techniques whose text the rules and the decoding layers, not the
+// classifier, are for: markup and encodings.
+var notForClassifier = map[string]bool{"markup": true, "base64": true, "hex": true, "rot13": true, "reversed": true, "emoji": true,
+	"secret_plain": true, "secret_obfuscated": true}
+
+type trainExample struct {
+	feats []uint32
+	y     float64
+	group int // 0 corpus benign, 1 LoCoMo, 2 instruction-like
+}
+
+func phraseOf(text string) string {
+	n := normalize(text)
+	pv, _ := phraseView(markupView(n.base))
+	return pv.s
+}
+
+func featuresOf(text string) []uint32 {
+	var fs []uint32
+	classifierFeatures(phraseOf(text), func(h uint32) { fs = append(fs, h&(classifierBuckets-1)) })
+	return fs
+}
+
+// trainingSet is the tuning corpus: instruction-like attacks (not markup,
+// not encoded) against the benign memories and LoCoMo's dev facts and
+// turns. No held-out file is read.
+func trainingSet(t *testing.T) []trainExample {
+	var out []trainExample
+	for _, set := range []string{"", "tuning26_", "tuning26b_"} {
+		for _, e := range loadCorpus(t, set+"attacks.jsonl") {
+			if e.Expect == "instruction" && !notForClassifier[e.Technique] {
+				out = append(out, trainExample{featuresOf(e.Text), 1, 2})
+			}
+		}
+		for _, e := range loadCorpus(t, set+"benign.jsonl") {
+			out = append(out, trainExample{featuresOf(e.Text), 0, 0})
+		}
+	}
+	for _, name := range []string{"facts.jsonl", "memories.jsonl"} {
+		f, err := os.Open(filepath.Join("..", "bench", "locomo", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var rec struct {
+				Content string `json:"content"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, trainExample{featuresOf(rec.Content), 0, 1})
+		}
+		f.Close()
+	}
+	return out
+}
+
+type lrModel struct {
+	w    []float64
+	bias float64
+}
+
+func (m *lrModel) z(fs []uint32) float64 {
+	if len(fs) == 0 {
+		return math.Inf(-1)
+	}
+	var s float64
+	for _, h := range fs {
+		s += m.w[h]
+	}
+	return m.bias + s/math.Sqrt(float64(len(fs)))
+}
+
+func trainLR(xs []trainExample, seed int64) *lrModel {
+	m := &lrModel{w: make([]float64, classifierBuckets)}
+	g2 := make([]float64, classifierBuckets)
+	var gb2 float64
+	var npos, nneg float64
+	for _, x := range xs {
+		if x.y == 1 {
+			npos++
+		} else {
+			nneg++
+		}
+	}
+	posWeight := nneg / max(npos, 1)
+	rng := rand.New(rand.NewSource(seed))
+	order := rng.Perm(len(xs))
+	for ep := 0; ep < trainEpochs; ep++ {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
+			x := xs[i]
+			p := 1 / (1 + math.Exp(-m.z(x.feats)))
+			g := p - x.y
+			if x.y == 1 {
+				g *= posWeight
+			}
+			norm := 1 / math.Sqrt(float64(max(len(x.feats), 1)))
+			for _, h := range x.feats {
+				gh := g*norm + trainL2*m.w[h]
+				g2[h] += gh * gh
+				m.w[h] -= trainRate * gh / (math.Sqrt(g2[h]) + 1e-8)
+			}
+			gb2 += g * g
+			m.bias -= trainRate * g / (math.Sqrt(gb2) + 1e-8)
+		}
+	}
+	return m
+}
+
+// quantile returns the q-quantile of v (sorted in place).
+func quantile(v []float64, q float64) float64 {
+	sort.Float64s(v)
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[max(0, min(len(v)-1, i))]
+}
+
+func TestTrainClassifier(t *testing.T) {
+	if !*trainClassifier {
+		t.Skip("run with -train-classifier to retrain classifier.bin")
+	}
+	xs := trainingSet(t)
+	// Out-of-fold scores choose the threshold: the (1-trainFPTarget)
+	// quantile of ordinary text, corpus and LoCoMo apart, the higher.
+	oof := make([]float64, len(xs))
+	for k := 0; k < trainFolds; k++ {
+		var tr []trainExample
+		for i, x := range xs {
+			if i%trainFolds != k {
+				tr = append(tr, x)
+			}
+		}
+		m := trainLR(tr, int64(k+1))
+		for i, x := range xs {
+			if i%trainFolds == k {
+				oof[i] = m.z(x.feats)
+			}
+		}
+	}
+	var benign, locomo []float64
+	for i, x := range xs {
+		switch x.group {
+		case 0:
+			benign = append(benign, oof[i])
+		case 1:
+			locomo = append(locomo, oof[i])
+		}
+	}
+	threshold := max(quantile(benign, 1-trainFPTarget), quantile(locomo, 1-trainFPTarget))
+	var tp, pos, fpB, fpL int
+	for i, x := range xs {
+		switch {
+		case x.group == 2:
+			pos++
+			if oof[i] > threshold {
+				tp++
+			}
+		case x.group == 0 && oof[i] > threshold:
+			fpB++
+		case x.group == 1 && oof[i] > threshold:
+			fpL++
+		}
+	}
+	t.Logf("%d examples; out-of-fold at threshold %.3f: instruction-like %d/%d = %.1f%%, benign %d/%d, LoCoMo %d/%d",
+		len(xs), threshold, tp, pos, 100*float64(tp)/float64(pos), fpB, len(benign), fpL, len(locomo))
+	m := trainLR(xs, 99)
+	maxAbs := 0.0
+	for _, w := range m.w {
+		maxAbs = max(maxAbs, math.Abs(w))
+	}
+	scale := maxAbs / 127
+	b := make([]byte, 12+classifierBuckets)
+	binary.LittleEndian.PutUint32(b[0:], math.Float32bits(float32(m.bias)))
+	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(float32(scale)))
+	// A hair above the out-of-fold threshold: scores are compared with >=.
+	binary.LittleEndian.PutUint32(b[8:], math.Float32bits(float32(threshold+1e-6)))
+	for i, w := range m.w {
+		b[12+i] = byte(int8(math.Round(w / scale)))
+	}
+	if err := os.WriteFile("classifier.bin", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
