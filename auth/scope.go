@@ -137,7 +137,8 @@ func MayClaim(k *memgate.Key, src memgate.Source) bool {
 // ErrSource is the error for a source the key may not claim: forbidden,
 // naming field (source, or an item's), the same for every such source.
 func ErrSource(field string) *memgate.Error {
-	return &memgate.Error{Code: memgate.EFORBIDDEN, Field: field, Message: "is not a source this API key may claim (whoami lists its sources)"}
+	return &memgate.Error{Code: memgate.EFORBIDDEN, Field: field, Message: "is not a source this API key may claim (GET /v1/whoami lists the ones it may); " +
+		"an admin grants sources to a new key with memgate keys create --role ROLE --sources SOURCE,SOURCE"}
 }
 
 // MayLowerSensitivity reports whether role may make a restricted memory
@@ -178,7 +179,33 @@ func TenantWide(op Op) bool { return tenantWide[op] }
 // ErrForbidden is the error for a key whose role may not perform an
 // operation.
 func ErrForbidden(op Op) *memgate.Error {
-	return &memgate.Error{Code: memgate.EFORBIDDEN, Message: "this API key may not " + string(op)}
+	what, ok := opWords[op]
+	if !ok {
+		what = "perform " + string(op)
+	}
+	return &memgate.Error{Code: memgate.EFORBIDDEN, Message: "this API key's role may not " + what + " (operation " + string(op) + ")"}
+}
+
+// opWords says what each operation does, for ErrForbidden's message.
+var opWords = map[Op]string{
+	OpRemember: "remember memories",
+	OpRecall:   "recall memories",
+	OpList:     "list memories",
+	OpGet:      "read memories",
+	OpUpdate:   "update memories",
+	OpRevoke:   "revoke memories",
+	OpApprove:  "approve memories",
+	OpReject:   "reject memories",
+	OpFeedback: "give recall feedback",
+	OpDelete:   "delete memories",
+	OpForget:   "forget a principal",
+	OpAudit:    "read the audit log",
+	OpStats:    "read the statistics",
+	OpImport:   "import memories",
+	OpExport:   "export memories",
+	OpKeys:     "manage API keys",
+	OpWhoami:   "describe its own key",
+	OpChat:     "chat",
 }
 
 // errOutsideKey is the error for a request field that names something

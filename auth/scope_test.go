@@ -379,3 +379,28 @@ func TestScopeNarrowsAgents(t *testing.T) {
 		t.Fatalf("ScopeFor(admin, list, narrowed) = %+v, %v; want the narrowing kept", s, err)
 	}
 }
+
+// TestErrorsSayWhatAndHow: the refusal of an operation says in words what
+// the role may not do ("may not read the statistics", never "may not
+// stats"), for every operation, and the refusal of a source says how an
+// admin grants one.
+func TestErrorsSayWhatAndHow(t *testing.T) {
+	if got, want := auth.ErrForbidden(auth.OpStats).Message, "this API key's role may not read the statistics (operation stats)"; got != want {
+		t.Errorf("auth.ErrForbidden(stats): %q, want %q", got, want)
+	}
+	for _, op := range auth.Ops {
+		msg := auth.ErrForbidden(op).Message
+		if !strings.HasSuffix(msg, " (operation "+string(op)+")") || strings.Contains(msg, "may not perform") {
+			t.Errorf("ErrForbidden(%s): %q", op, msg)
+		}
+	}
+	e := auth.ErrSource("source")
+	if e.Code != memgate.EFORBIDDEN || e.Field != "source" {
+		t.Errorf("ErrSource: %+v", e)
+	}
+	for _, want := range []string{"may claim", "/v1/whoami", "memgate keys create", "--sources"} {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("ErrSource's message %q lacks %q", e.Message, want)
+		}
+	}
+}

@@ -15,9 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +33,7 @@ import (
 	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/logfmt"
 	"github.com/memgate/memgate/internal/serveout"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/memgate/memgate/policy"
@@ -213,7 +218,31 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := logfmt.New(stderr, cfg.LogLevel)
+
+	// Bind first (and read the certificate): a busy port or a bad
+	// certificate fails the start before a database is created or an
+	// admin key printed that nothing serves.
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS certificate %s and key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // until Serve owns it; closing it again is harmless
+	var mln net.Listener
+	if cfg.MetricsAddr != "" {
+		if mln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
+		}
+		defer mln.Close()
+	}
 
 	emb, err := startEmbedder(ctx, cfg.Embedder, log)
 	if err != nil {
@@ -227,9 +256,20 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		}
 		pol = p
 	}
+	created := false
+	if cfg.Postgres == "" {
+		existed, err := databaseExists(cfg.DB)
+		if err != nil {
+			return err
+		}
+		created = !existed
+	}
 	db, where, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if created {
+		log.Info("created a new database", "db", cfg.DB)
 	}
 	defer func() {
 		if cerr := db.Close(); cerr != nil && err == nil {
@@ -249,7 +289,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return fmt.Errorf("embedder: %w", err)
 	}
 
-	if err := bootstrap(ctx, db, cfg.BootstrapTenant, stdout, log); err != nil {
+	if err := bootstrap(ctx, db, cfg.BootstrapTenant, newKeyCommand(cfg), stdout, log); err != nil {
 		return err
 	}
 
@@ -258,14 +298,6 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		if chat, err = agent.New(agent.Config{Engine: eng, Model: cfg.LLM, Extract: cfg.Extract, Logger: log}); err != nil {
 			return err
 		}
-	}
-	var tlsConfig *tls.Config
-	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("TLS certificate %s and key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	// One guard below every surface: authentication, the rate limiter,
 	// the request deadline and every authorization decision.
@@ -301,25 +333,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	srv.TLSConfig = tlsConfig
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	addr := ln.Addr().String()
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
-		ln = tls.NewListener(ln, tlsConfig)
+		ln = tls.NewListener(ln, tlsConfig) // closing it closes the TCP listener
 	} else if !loopback(ln.Addr()) {
 		log.Warn("serving cleartext HTTP beyond loopback: API keys and memories cross the network unencrypted; "+
 			"use --tls-cert and --tls-key, or a TLS proxy in front", "addr", addr)
 	}
-	if cfg.MetricsAddr != "" {
-		mln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.MetricsAddr)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
-		}
+	if mln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", httpapi.MetricsHandler(handler))
 		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout, WriteTimeout: cfg.WriteTimeout,
@@ -376,6 +399,46 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	return nil
 }
 
+// newKeyCommand is the command that makes a new admin key of the
+// bootstrap tenant in cfg's database (the PostgreSQL URL as its variable,
+// never the URL itself: it may hold a password).
+func newKeyCommand(cfg Config) string {
+	where := "--db " + shellQuote(cfg.DB)
+	if cfg.Postgres != "" {
+		where = "--postgres \"$MEMGATE_POSTGRES_URL\""
+	}
+	return "memgate keys create " + where + " --tenant " + cfg.BootstrapTenant + " --role admin"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:@+=,.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// databaseExists reports whether something is at path. A missing parent
+// directory is an error saying so (SQLite creates the file, not its
+// directory); another error than the file's absence is returned as is.
+func databaseExists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("database %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return false, fmt.Errorf("database %s: the directory %s does not exist: create it (mkdir -p %s) or name another path with --db", path, dir, shellQuote(dir))
+	}
+	return false, nil
+}
+
 // loopback reports whether a is a loopback address (127.0.0.0/8, ::1): a
 // server listening on any other, or on every address, is reachable from
 // the network.
@@ -422,7 +485,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, string, error) {
 // at all, and writes its secret to stdout once, with a hint. A database
 // with keys, revoked ones included, is left alone: from then on keys are
 // managed with "memgate keys".
-func bootstrap(ctx context.Context, db store.Store, tenant string, stdout io.Writer, log *slog.Logger) error {
+func bootstrap(ctx context.Context, db store.Store, tenant, newKey string, stdout io.Writer, log *slog.Logger) error {
 	secret, rec, err := auth.NewKey(memgate.Key{Tenant: tenant, Role: memgate.RoleAdmin, Name: "created by the first serve"})
 	if err != nil {
 		return err
@@ -432,7 +495,10 @@ func bootstrap(ctx context.Context, db store.Store, tenant string, stdout io.Wri
 		return fmt.Errorf("create the first admin key: %w", err)
 	}
 	if !created {
-		return nil // the database has keys: another start, or "memgate keys", made them
+		// The database has keys: another start, or "memgate keys", made
+		// them. Say how to make an admin key, should the first be lost.
+		serveout.PrintKeysExist(stdout, newKey)
+		return nil
 	}
 	log.Info("created the first admin key", "key_id", rec.ID, "tenant", rec.Tenant)
 	serveout.PrintAdminKey(stdout, tenant, secret)

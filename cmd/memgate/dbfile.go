@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/memgate/memgate/sqlite"
 )
@@ -29,17 +30,23 @@ func (e noDatabaseError) Error() string {
 }
 
 // databaseExists reports whether a file (or anything else) is at path.
-// An error other than its absence (a permission, a path through a file)
-// is returned as is: the open that follows would fail on it anyway.
+// A missing parent directory is an error saying so (SQLite creates the
+// file, never its directory). An error other than its absence (a
+// permission, a path through a file) is returned as is: the open that
+// follows would fail on it anyway.
 func databaseExists(path string) (bool, error) {
 	_, err := os.Stat(path)
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("database %s: %w", path, err)
 	}
-	return false, fmt.Errorf("database %s: %w", path, err)
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return false, fmt.Errorf("database %s: the directory %s does not exist: create it (mkdir -p %s) or name another path with --db", path, dir, dir)
+	}
+	return false, nil
 }
 
 // needDatabase returns a noDatabaseError when nothing is at path.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/logfmt"
 	"github.com/memgate/memgate/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,7 +86,7 @@ func cmdMCP(e env, args []string) error {
 // the client closes standard input or the process is told to stop.
 func serveMCP(e env, cfg mcpserver.Config, src memgate.Source) error {
 	cfg.Source = src
-	cfg.Logger = slog.New(slog.NewJSONHandler(e.stderr, nil))
+	cfg.Logger = logfmt.New(e.stderr, nil)
 	cfg.Version = buildinfo.Get().Version
 	srv, err := mcpserver.New(cfg)
 	if err != nil {

@@ -58,14 +58,16 @@ func cmdReembed(e env, args []string) error {
 }
 
 // reembed re-embeds the memories of s in batches, with progress on
-// standard error at most once a second and after the last batch.
+// standard error at most once a second and after the last batch, each
+// line once.
 func reembed(e env, eng *engine.Engine, s memgate.Scope, batch int) (*engine.ReembedResult, error) {
 	var last time.Time
+	var shown *engine.ReembedProgress
 	report := func(p engine.ReembedProgress, final bool) {
-		if !final && time.Since(last) < time.Second {
-			return
+		if !final && time.Since(last) < time.Second || shown != nil && *shown == p {
+			return // too soon, or said already (the last batch's line is the final one)
 		}
-		last = time.Now()
+		last, shown = time.Now(), &p
 		fmt.Fprintf(e.stderr, "reembed: %d/%d examined, %d re-embedded, %d already current, %d changed meanwhile\n",
 			p.Examined, p.Total, p.Reembedded, p.Current, p.Changed)
 	}

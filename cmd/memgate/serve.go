@@ -1,7 +1,6 @@
 package main
 
 import (
-	"log/slog"
 	"os"
 	"time"
 
@@ -69,21 +68,6 @@ func cmdServe(e env, args []string) error {
 			return err
 		}
 		cfg.Extract = llm.extract
-		if cfg.DB != "" {
-			// serve creates a missing database, as it always has: it is how
-			// a deployment starts. The log says so once, when it is there.
-			existed, err := databaseExists(cfg.DB)
-			if err != nil {
-				return err
-			}
-			if !existed {
-				cfg.Ready = func(string) {
-					if ok, _ := databaseExists(cfg.DB); ok {
-						slog.New(slog.NewJSONHandler(e.stderr, nil)).Info("created a new database", "db", cfg.DB)
-					}
-				}
-			}
-		}
 		return nil
 	}
 	return runCommand(args, e, command[any, struct{}]{fs: fs, check: check,

@@ -15,6 +15,8 @@ import (
 const (
 	bannerServing = "memgate: serving on "
 	bannerKey     = "memgate: created the admin key"
+	// bannerKeysExist starts the line of a start over a database with keys.
+	bannerKeysExist = "memgate: the database has API keys already (the admin key was shown once, at its first start)"
 )
 
 // Banner is what a starting `memgate serve` prints on stdout: the URL it
@@ -29,6 +31,13 @@ type Banner struct {
 func PrintAdminKey(w io.Writer, tenant, secret string) {
 	fmt.Fprintf(w, "%s of tenant %q, shown only this once (only its hash is stored); "+
 		"send it as \"Authorization: Bearer <key>\" and make more with \"memgate keys create\":\n%s\n", bannerKey, tenant, secret)
+}
+
+// PrintKeysExist says, on a start over a database that has keys already
+// (so no key is printed), how to make a new admin key should the first be
+// lost: newKey is the command.
+func PrintKeysExist(w io.Writer, newKey string) {
+	fmt.Fprintf(w, "%s; if its admin key is lost, make a new one (while it serves, too) with:\n  %s\n", bannerKeysExist, newKey)
 }
 
 // PrintServing prints the line that says the server is listening.
