@@ -11,8 +11,9 @@
 //
 // It must never trust a tenant named by a request, answer a foreign id
 // differently from a missing one, echo an internal error to a caller, or log
-// a request body, memory content or query text: its log line per request
-// carries ids, the route, the status and timings only.
+// a request body, memory content, query text or an identifier a caller
+// chose (a principal, agent or conversation): its log line per request
+// carries memgate's own ids, the route, the status and timings only.
 package httpapi
 
 import (
@@ -330,7 +331,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Duration("took", took),
 			slog.Int64("bytes", rec.bytes),
 		}
-		if id := r.PathValue("id"); id != "" && memgate.ValidIdent(id) {
+		if id := r.PathValue("id"); id != "" && memgate.ValidIdent(id) && loggedID(info.route) {
 			attrs = append(attrs, slog.String("id", id))
 		}
 		if info.keyID != "" {
@@ -350,6 +351,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	}()
 	s.mux.ServeHTTP(rec, r)
+}
+
+// loggedID reports whether the {id} of route is one memgate made (a
+// memory's or a key's id), which the log line may carry. A caller's own
+// identifier in a route (the conversation of
+// /v1/conversations/{id}/messages) is never logged: it would outlive the
+// person's forget in the logs.
+func loggedID(route string) bool {
+	return strings.HasPrefix(route, "/v1/memories/") || strings.HasPrefix(route, "/v1/keys/")
 }
 
 // recorder remembers the status and size of a response.
