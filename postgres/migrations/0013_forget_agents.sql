@@ -1,4 +1,4 @@
--- 0013: forget leaves no agent id in the audit log.
+-- 0013: forget and delete leave no identifier behind.
 --
 -- The audit log stays append-only with one exception, for Forget. An event
 -- of a forgotten person takes the person's pseudonym in place of the
@@ -25,3 +25,7 @@ BEGIN
     RAISE EXCEPTION 'audit log is append-only' USING ERRCODE = 'restrict_violation';
 END;
 $$;
+
+-- Deleting a memory deletes the idempotency records that name it (their
+-- key and request hash would outlive it): found by memory id.
+CREATE INDEX idempotency_keys_memory ON idempotency_keys (tenant, memory_id);

@@ -1,4 +1,4 @@
--- 0014: forget leaves no agent id in the audit log.
+-- 0014: forget and delete leave no identifier behind.
 --
 -- The audit log stays append-only with one exception, for Forget. An event
 -- of a forgotten person takes the person's pseudonym in place of the
@@ -18,3 +18,7 @@ WHEN NOT (NEW.principal LIKE 'forgotten:%'
 BEGIN
     SELECT RAISE(ABORT, 'audit log is append-only');
 END;
+
+-- Deleting a memory deletes the idempotency records that name it (their
+-- key and request hash would outlive it): found by memory id.
+CREATE INDEX idempotency_keys_memory ON idempotency_keys (tenant, memory_id);

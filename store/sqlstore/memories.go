@@ -401,14 +401,35 @@ func (s *Store) Delete(ctx context.Context, sc memgate.Scope, id string) error {
 // dropIdempotency deletes the idempotency records that name the deleted
 // memories: a record keeps the caller's key, the partition's agent and
 // conversation and the SHA-256 of the request (which would confirm a
-// guessed content), none of which may outlive the memory.
+// guessed content), none of which may outlive the memory. One statement
+// per tenant and chunk of ids, over the index on (tenant, memory_id).
 func dropIdempotency(ctx context.Context, q Querier, gone []store.Ref) error {
+	const chunk = 500
+	byTenant := map[string][]any{}
 	for _, r := range gone {
-		if _, err := q.Exec(ctx, "DELETE FROM idempotency_keys WHERE tenant = ? AND principal = ? AND memory_id = ?", r.Tenant, r.Principal, r.ID); err != nil {
-			return err
+		byTenant[r.Tenant] = append(byTenant[r.Tenant], r.ID)
+	}
+	for tenant, ids := range byTenant {
+		for len(ids) > 0 {
+			n := min(len(ids), chunk)
+			args := append([]any{tenant}, ids[:n]...)
+			if _, err := q.Exec(ctx, dropIdempotencySQL(n), args...); err != nil {
+				return err
+			}
+			ids = ids[n:]
 		}
 	}
 	return nil
+}
+
+// dropIdempotencySQL deletes the records of a tenant naming any of n
+// memory ids. The records are found in a subquery, where SQLite reads the
+// (tenant, memory_id) index (for the DELETE itself it would walk the
+// tenant's primary key range).
+func dropIdempotencySQL(n int) string {
+	return `DELETE FROM idempotency_keys WHERE (tenant, principal, agent, conversation, key) IN (
+		SELECT tenant, principal, agent, conversation, key FROM idempotency_keys
+		WHERE tenant = ? AND memory_id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + "))"
 }
 
 // forgetSQL deletes, in one transaction, every row that names a principal
