@@ -86,6 +86,11 @@ type Config struct {
 	Agent *agent.Agent
 	// ChatTimeout bounds one POST /v1/chat (default DefaultChatTimeout).
 	ChatTimeout time.Duration
+	// PublicURL is the URL clients reach the API at, named in the servers
+	// of /openapi.json (CheckPublicURL; empty: the document's
+	// {scheme}://{host} template). package server sets it from --public-url
+	// or the listen address.
+	PublicURL string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -124,6 +129,15 @@ func (c Config) Validate() error {
 		return errors.New("httpapi: chat timeout must not be negative")
 	case c.Metrics != MetricsPublic && c.Metrics != MetricsKey && c.Metrics != MetricsOff:
 		return fmt.Errorf("httpapi: metrics must be %s, %s or %s", MetricsPublic, MetricsKey, MetricsOff)
+	}
+	if c.PublicURL != "" {
+		u, err := CheckPublicURL(c.PublicURL)
+		if err != nil {
+			return fmt.Errorf("httpapi: %w", err)
+		}
+		if u != c.PublicURL {
+			return fmt.Errorf("httpapi: public URL %q: want %q", c.PublicURL, u)
+		}
 	}
 	return nil
 }
@@ -208,14 +222,40 @@ func (s *server) routes() []route {
 	return rs
 }
 
+// clientOf is the client address of r (guard.Guard.ClientAddr).
+func (s *server) clientOf(r *http.Request) string {
+	return s.guard.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+}
+
+// anonymous takes a call from the client address's anonymous rate
+// (guard.Guard.AllowAnonymous) before h, which needs no key: over it, 429
+// with Retry-After. /healthz is not limited (a liveness probe must never
+// restart a server for another client's flood; it costs nothing).
+func (s *server) anonymous(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.guard.AllowAnonymous(s.clientOf(r)); err != nil {
+			var rl *guard.RateLimitError
+			if errors.As(err, &rl) {
+				w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(rl.RetryAfter.Seconds()))))
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (s *server) register() {
 	methods := map[string][]string{}
 	var paths []string
 	for _, rt := range s.routes() {
 		var h http.Handler
-		if rt.public != nil {
+		switch {
+		case rt.public != nil && rt.path == "/healthz":
 			h = rt.public
-		} else {
+		case rt.public != nil:
+			h = s.anonymous(rt.public)
+		default:
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveAPI(w, r, rt) })
 		}
 		pattern := rt.method + " " + rt.path
@@ -234,10 +274,10 @@ func (s *server) register() {
 		}
 		sort.Strings(allow)
 		allowed := strings.Join(allow, ", ")
-		notAllowed := s.named(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := s.named(p, s.anonymous(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
 			s.writeError(w, r, &memgate.Error{Code: wire.CodeMethodNotAllowed, Message: "method not allowed on this path (allowed: " + allowed + ")"})
-		}))
+		})))
 		if p != byKeyPath {
 			s.mux.Handle(p, notAllowed)
 			continue
@@ -249,9 +289,9 @@ func (s *server) register() {
 			s.mux.Handle(m+" "+p, notAllowed)
 		}
 	}
-	s.mux.Handle("/", s.named("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.Handle("/", s.named("unmatched", s.anonymous(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &memgate.Error{Code: memgate.ENOTFOUND, Message: "no such route"})
-	})))
+	}))))
 }
 
 // named records the route of a request for its log line and metrics.
@@ -427,7 +467,7 @@ func (s *server) serveAPI(w http.ResponseWriter, r *http.Request, rt route) {
 // learns nothing about which keys exist; a key over its rate is answered
 // 429 with Retry-After.
 func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (*guard.Session, error) {
-	sess, err := s.guard.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	sess, err := s.guard.AuthenticateFrom(r.Context(), r.Header.Get("Authorization"), s.clientOf(r))
 	var rl *guard.RateLimitError
 	switch {
 	case errors.As(err, &rl):
@@ -494,11 +534,11 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, out)
 }
 
-// openapi serves the document with its servers naming the origin the
-// request came to (scheme and Host), so a client generated from it calls
-// this server, wherever it runs.
+// openapi serves the document with its servers naming the configured
+// public URL (Config.PublicURL), so a client generated from it calls this
+// server; never the request's Host, which the client chose.
 func (s *server) openapi(w http.ResponseWriter, r *http.Request) {
-	doc, err := documentFor(originOf(r))
+	doc, err := documentFor(s.cfg.PublicURL)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
