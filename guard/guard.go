@@ -18,7 +18,8 @@
 // Key administration (create, list, revoke) goes through it too.
 //
 // The Guard also holds what every surface shares: authentication, one rate
-// limiter per key for every surface, and the request deadline.
+// limiter per key for every surface, one per client address for the
+// requests that present no valid key, and the request deadline.
 //
 // It must never widen what a key grants, answer a memory outside the
 // key's reach differently from a missing one, or log content, queries or
