@@ -18,7 +18,8 @@
 // Key administration (create, list, revoke) goes through it too.
 //
 // The Guard also holds what every surface shares: authentication, one rate
-// limiter per key for every surface, and the request deadline.
+// limiter per key for every surface, one per client address for the
+// requests that present no valid key, and the request deadline.
 //
 // It must never widen what a key grants, answer a memory outside the
 // key's reach differently from a missing one, or log content, queries or
@@ -31,6 +32,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -46,6 +49,15 @@ const (
 	// once after a quiet period.
 	DefaultRatePerSecond = 200
 	DefaultRateBurst     = 400
+	// DefaultAnonRatePerSecond and DefaultAnonRateBurst are the token
+	// bucket of each client address for the requests that present no
+	// valid key (AuthenticateFrom, AllowAnonymous): far above what a
+	// health probe or a person typing a key needs, far below a flood.
+	DefaultAnonRatePerSecond = 20
+	DefaultAnonRateBurst     = 100
+	// DefaultAnonClients bounds the anonymous limiter's table: past it,
+	// the addresses it has no room for share one bucket.
+	DefaultAnonClients = 4096
 	// DefaultRequestTimeout bounds one call (Deadline): far above any
 	// call's normal time (milliseconds), below a server's write timeout.
 	DefaultRequestTimeout = 60 * time.Second
@@ -75,6 +87,17 @@ type Config struct {
 	// engine's store).
 	Keys      KeyStore
 	RateLimit RateLimit
+	// AnonRateLimit is the token bucket of each client address for the
+	// requests without a valid key (AuthenticateFrom, AllowAnonymous;
+	// zero: DefaultAnonRatePerSecond and DefaultAnonRateBurst, a negative
+	// PerSecond: no limit). The table holds DefaultAnonClients addresses
+	// (an IPv6 address counts by its /64).
+	AnonRateLimit RateLimit
+	// TrustedProxies are the proxies in front of the server whose
+	// X-Forwarded-For header names the client (ClientAddr). None by
+	// default: the connection's address is the client, and the header,
+	// which any client can send, is ignored.
+	TrustedProxies []netip.Prefix
 	// RequestTimeout bounds every call but chat, import and export
 	// (Deadline; default DefaultRequestTimeout, negative: no bound).
 	RequestTimeout time.Duration
@@ -94,6 +117,7 @@ type Guard struct {
 	eng   *engine.Engine
 	auth  *auth.Authorizer
 	limit *limiter
+	anon  *limiter // per client address, for requests without a valid key
 }
 
 // New returns a Guard over cfg.Engine.
@@ -113,25 +137,42 @@ func New(cfg Config) (*Guard, error) {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	rl := cfg.RateLimit
-	if rl == (RateLimit{}) {
-		rl = RateLimit{PerSecond: DefaultRatePerSecond, Burst: DefaultRateBurst}
+	rl, err := rateLimit("rate limit", cfg.RateLimit, RateLimit{PerSecond: DefaultRatePerSecond, Burst: DefaultRateBurst})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case math.IsNaN(rl.PerSecond) || math.IsInf(rl.PerSecond, 0):
-		return nil, errors.New("guard: rate limit per second must be a finite number")
-	case rl.Burst < 0:
-		return nil, errors.New("guard: rate limit burst must not be negative")
+	anon, err := rateLimit("anonymous rate limit", cfg.AnonRateLimit, RateLimit{PerSecond: DefaultAnonRatePerSecond, Burst: DefaultAnonRateBurst})
+	if err != nil {
+		return nil, err
 	}
-	if rl.PerSecond > 0 && rl.Burst == 0 {
-		rl.Burst = max(1, int(math.Ceil(2*rl.PerSecond)))
-	}
-	cfg.RateLimit = rl
+	cfg.RateLimit, cfg.AnonRateLimit = rl, anon
 	g := &Guard{cfg: cfg, log: cfg.Logger, eng: cfg.Engine, auth: auth.New(cfg.Keys)}
 	if rl.PerSecond > 0 {
 		g.limit = newLimiter(rl, cfg.Now)
 	}
+	if anon.PerSecond > 0 {
+		g.anon = newLimiter(anon, cfg.Now)
+		g.anon.max = DefaultAnonClients
+	}
 	return g, nil
+}
+
+// rateLimit is rl with its defaults (def when zero; a burst of twice the
+// rate when only the rate is set), or what is wrong with it.
+func rateLimit(what string, rl, def RateLimit) (RateLimit, error) {
+	if rl == (RateLimit{}) {
+		rl = def
+	}
+	switch {
+	case math.IsNaN(rl.PerSecond) || math.IsInf(rl.PerSecond, 0):
+		return rl, fmt.Errorf("guard: %s per second must be a finite number", what)
+	case rl.Burst < 0:
+		return rl, fmt.Errorf("guard: %s burst must not be negative", what)
+	}
+	if rl.PerSecond > 0 && rl.Burst == 0 {
+		rl.Burst = max(1, int(math.Ceil(2*rl.PerSecond)))
+	}
+	return rl, nil
 }
 
 // RateLimitError is the error of a key over its rate: ERATELIMITED (it
@@ -139,9 +180,17 @@ func New(cfg Config) (*Guard, error) {
 // pass.
 type RateLimitError struct {
 	RetryAfter time.Duration
+	// Anonymous: the limit is the client address's, for requests without
+	// a valid key (AuthenticateFrom, AllowAnonymous).
+	Anonymous bool
 }
 
-func (e *RateLimitError) Error() string { return "rate limit exceeded for this key; retry later" }
+func (e *RateLimitError) Error() string {
+	if e.Anonymous {
+		return "too many requests without a valid API key from this address; retry later"
+	}
+	return "rate limit exceeded for this key; retry later"
+}
 
 // Unwrap is the error as callers are shown it.
 func (e *RateLimitError) Unwrap() error {
@@ -168,6 +217,118 @@ func (g *Guard) Authenticate(ctx context.Context, bearer string) (*Session, erro
 		}
 	}
 	return &Session{g: g, key: *k}, nil
+}
+
+// anonLimited is the error of a client address over the rate of requests
+// without a valid key.
+func anonLimited(wait time.Duration) error {
+	return &RateLimitError{RetryAfter: wait, Anonymous: true}
+}
+
+// AuthenticateFrom is Authenticate for a request from client (ClientAddr):
+// a request that presents no valid key (missing, malformed, unknown or
+// revoked) takes one call from the client address's anonymous bucket, and
+// once that is empty is answered *RateLimitError (429 with Retry-After)
+// instead of unauthenticated, so guessing keys or flooding the server
+// without one is bounded per address. A valid key is never charged to its
+// address: clients behind one address each have their key's own rate.
+func (g *Guard) AuthenticateFrom(ctx context.Context, bearer, client string) (*Session, error) {
+	sess, err := g.Authenticate(ctx, bearer)
+	if err != nil && memgate.ErrorCode(err) == memgate.EUNAUTHORIZED {
+		if lerr := g.AllowAnonymous(client); lerr != nil {
+			return nil, lerr
+		}
+	}
+	return sess, err
+}
+
+// AllowAnonymous takes one call from the anonymous bucket of client (a
+// ClientAddr) for a request that needs no key (the public routes: the
+// OpenAPI document, readiness, public metrics, unknown paths): nil, or a
+// *RateLimitError once the bucket is empty. An empty client (unknown)
+// shares one bucket.
+func (g *Guard) AllowAnonymous(client string) error {
+	if g == nil || g.anon == nil {
+		return nil
+	}
+	if ok, wait := g.anon.allow("addr " + client); !ok {
+		return anonLimited(wait)
+	}
+	return nil
+}
+
+// ClientAddr is the client address of a request from remoteAddr (the
+// connection's "ip:port") with the X-Forwarded-For values forwardedFor:
+// the connection's IP, unless it is one of Config.TrustedProxies; then the
+// right-most address of X-Forwarded-For that is not a trusted proxy (the
+// first a trusted proxy saw; whatever a client wrote left of it is not
+// believed). An IPv6 address is its /64 (one host's addresses share a
+// bucket). "" when the address cannot be read.
+func (g *Guard) ClientAddr(remoteAddr string, forwardedFor []string) string {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	var ip netip.Addr
+	if err == nil {
+		ip = ap.Addr()
+	} else if ip, err = netip.ParseAddr(remoteAddr); err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	if g.trusted(ip) {
+		var hops []string
+		for _, v := range forwardedFor {
+			hops = append(hops, strings.Split(v, ",")...)
+		}
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break // a malformed hop: stop at the last address believed
+			}
+			ip = hop.Unmap()
+			if !g.trusted(ip) {
+				break
+			}
+		}
+	}
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+func (g *Guard) trusted(ip netip.Addr) bool {
+	if g == nil {
+		return false
+	}
+	for _, p := range g.cfg.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseTrustedProxies reads a comma-separated list of addresses and CIDR
+// prefixes (10.0.0.0/8, 127.0.0.1, fd00::/8) for Config.TrustedProxies.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: want an IP address or a CIDR prefix", f)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // Local returns the Session of a key that no request presented: the local

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -12,9 +13,15 @@ type limiter struct {
 	rate  float64 // tokens per second
 	burst float64
 	now   func() time.Time
+	// max, when positive, bounds the table: once it holds max buckets
+	// that are not full, every key not in it shares one overflow bucket,
+	// so a flood from many keys (client addresses) is bounded in memory
+	// and, together, in rate.
+	max int
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	pruned  time.Time // the last prune
 }
 
 type bucket struct {
@@ -38,9 +45,18 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	b := l.buckets[key]
 	if b == nil {
-		if len(l.buckets) >= pruneAbove {
+		// A table at its bound is pruned at most once a second: a flood of
+		// new keys must not cost a scan each.
+		if n := len(l.buckets); n >= min(pruneAbove, l.limit()) && (n < l.limit() || now.Sub(l.pruned) >= time.Second) {
 			l.prune(now)
+			l.pruned = now
 		}
+		if len(l.buckets) >= l.limit() {
+			key = overflowKey
+			b = l.buckets[key]
+		}
+	}
+	if b == nil {
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[key] = b
 	}
@@ -54,6 +70,26 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	}
 	wait := time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
 	return false, max(wait, time.Second)
+}
+
+// overflowKey is the bucket of the keys a full table has no room for
+// (not a key id or an address: neither has a space).
+const overflowKey = "overflow bucket"
+
+// limit is the most buckets the table holds before keys share the
+// overflow bucket.
+func (l *limiter) limit() int {
+	if l.max > 0 {
+		return l.max
+	}
+	return math.MaxInt
+}
+
+// size is the number of buckets held (for tests).
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
 }
 
 func (l *limiter) prune(now time.Time) {

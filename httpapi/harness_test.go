@@ -37,6 +37,7 @@ type harness struct {
 	t    *testing.T
 	url  string
 	db   *sqlite.DB
+	path string // the database file
 	eng  *engine.Engine
 	logs *lockedBuffer
 
@@ -71,7 +72,8 @@ func withAPI(f func(*httpapi.Config)) func(*setup) { return func(s *setup) { f(&
 func newHarness(t *testing.T, opts ...func(*setup)) *harness {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func newHarness(t *testing.T, opts ...func(*setup)) *harness {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	hs := &harness{t: t, url: srv.URL, db: db, eng: eng, logs: logs}
+	hs := &harness{t: t, url: srv.URL, db: db, path: path, eng: eng, logs: logs}
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Close()

@@ -11,8 +11,9 @@
 //
 // It must never trust a tenant named by a request, answer a foreign id
 // differently from a missing one, echo an internal error to a caller, or log
-// a request body, memory content or query text: its log line per request
-// carries ids, the route, the status and timings only.
+// a request body, memory content, query text or an identifier a caller
+// chose (a principal, agent or conversation): its log line per request
+// carries memgate's own ids, the route, the status and timings only.
 package httpapi
 
 import (
@@ -85,6 +86,11 @@ type Config struct {
 	Agent *agent.Agent
 	// ChatTimeout bounds one POST /v1/chat (default DefaultChatTimeout).
 	ChatTimeout time.Duration
+	// PublicURL is the URL clients reach the API at, named in the servers
+	// of /openapi.json (CheckPublicURL; empty: the document's
+	// {scheme}://{host} template). package server sets it from --public-url
+	// or the listen address.
+	PublicURL string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -123,6 +129,15 @@ func (c Config) Validate() error {
 		return errors.New("httpapi: chat timeout must not be negative")
 	case c.Metrics != MetricsPublic && c.Metrics != MetricsKey && c.Metrics != MetricsOff:
 		return fmt.Errorf("httpapi: metrics must be %s, %s or %s", MetricsPublic, MetricsKey, MetricsOff)
+	}
+	if c.PublicURL != "" {
+		u, err := CheckPublicURL(c.PublicURL)
+		if err != nil {
+			return fmt.Errorf("httpapi: %w", err)
+		}
+		if u != c.PublicURL {
+			return fmt.Errorf("httpapi: public URL %q: want %q", c.PublicURL, u)
+		}
 	}
 	return nil
 }
@@ -207,14 +222,40 @@ func (s *server) routes() []route {
 	return rs
 }
 
+// clientOf is the client address of r (guard.Guard.ClientAddr).
+func (s *server) clientOf(r *http.Request) string {
+	return s.guard.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+}
+
+// anonymous takes a call from the client address's anonymous rate
+// (guard.Guard.AllowAnonymous) before h, which needs no key: over it, 429
+// with Retry-After. /healthz is not limited (a liveness probe must never
+// restart a server for another client's flood; it costs nothing).
+func (s *server) anonymous(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.guard.AllowAnonymous(s.clientOf(r)); err != nil {
+			var rl *guard.RateLimitError
+			if errors.As(err, &rl) {
+				w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(rl.RetryAfter.Seconds()))))
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (s *server) register() {
 	methods := map[string][]string{}
 	var paths []string
 	for _, rt := range s.routes() {
 		var h http.Handler
-		if rt.public != nil {
+		switch {
+		case rt.public != nil && rt.path == "/healthz":
 			h = rt.public
-		} else {
+		case rt.public != nil:
+			h = s.anonymous(rt.public)
+		default:
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveAPI(w, r, rt) })
 		}
 		pattern := rt.method + " " + rt.path
@@ -233,10 +274,10 @@ func (s *server) register() {
 		}
 		sort.Strings(allow)
 		allowed := strings.Join(allow, ", ")
-		notAllowed := s.named(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notAllowed := s.named(p, s.anonymous(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
 			s.writeError(w, r, &memgate.Error{Code: wire.CodeMethodNotAllowed, Message: "method not allowed on this path (allowed: " + allowed + ")"})
-		}))
+		})))
 		if p != byKeyPath {
 			s.mux.Handle(p, notAllowed)
 			continue
@@ -248,9 +289,9 @@ func (s *server) register() {
 			s.mux.Handle(m+" "+p, notAllowed)
 		}
 	}
-	s.mux.Handle("/", s.named("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.Handle("/", s.named("unmatched", s.anonymous(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &memgate.Error{Code: memgate.ENOTFOUND, Message: "no such route"})
-	})))
+	}))))
 }
 
 // named records the route of a request for its log line and metrics.
@@ -330,7 +371,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Duration("took", took),
 			slog.Int64("bytes", rec.bytes),
 		}
-		if id := r.PathValue("id"); id != "" && memgate.ValidIdent(id) {
+		if id := r.PathValue("id"); id != "" && memgate.ValidIdent(id) && loggedID(info.route) {
 			attrs = append(attrs, slog.String("id", id))
 		}
 		if info.keyID != "" {
@@ -350,6 +391,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	}()
 	s.mux.ServeHTTP(rec, r)
+}
+
+// loggedID reports whether the {id} of route is one memgate made (a
+// memory's or a key's id), which the log line may carry. A caller's own
+// identifier in a route (the conversation of
+// /v1/conversations/{id}/messages) is never logged: it would outlive the
+// person's forget in the logs.
+func loggedID(route string) bool {
+	return strings.HasPrefix(route, "/v1/memories/") || strings.HasPrefix(route, "/v1/keys/")
 }
 
 // recorder remembers the status and size of a response.
@@ -417,7 +467,7 @@ func (s *server) serveAPI(w http.ResponseWriter, r *http.Request, rt route) {
 // learns nothing about which keys exist; a key over its rate is answered
 // 429 with Retry-After.
 func (s *server) authenticate(w http.ResponseWriter, r *http.Request) (*guard.Session, error) {
-	sess, err := s.guard.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	sess, err := s.guard.AuthenticateFrom(r.Context(), r.Header.Get("Authorization"), s.clientOf(r))
 	var rl *guard.RateLimitError
 	switch {
 	case errors.As(err, &rl):
@@ -484,11 +534,11 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, out)
 }
 
-// openapi serves the document with its servers naming the origin the
-// request came to (scheme and Host), so a client generated from it calls
-// this server, wherever it runs.
+// openapi serves the document with its servers naming the configured
+// public URL (Config.PublicURL), so a client generated from it calls this
+// server; never the request's Host, which the client chose.
 func (s *server) openapi(w http.ResponseWriter, r *http.Request) {
-	doc, err := documentFor(originOf(r))
+	doc, err := documentFor(s.cfg.PublicURL)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,8 +3,9 @@ package httpapi
 import (
 	_ "embed"
 	"encoding/json"
-	"net/http"
-	"regexp"
+	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -23,26 +24,27 @@ var (
 	docErr  error
 )
 
-// hostRE is what a Host header may hold to be named in the document: a
-// host name or an IP literal, and a port.
-var hostRE = regexp.MustCompile(`^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$`)
-
-// originOf is the origin r was sent to: https when it came over TLS or
-// through a proxy that says so, and its Host ("" when the Host is not one
-// a document should name).
-func originOf(r *http.Request) string {
-	if !hostRE.MatchString(r.Host) {
-		return ""
+// CheckPublicURL checks a server's public URL (Config.PublicURL): an
+// absolute http or https URL with a host, and neither a query, a fragment,
+// user information nor a trailing slash. It returns the URL as it will be
+// named.
+func CheckPublicURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("public URL %q does not parse", raw)
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return "", fmt.Errorf("public URL %q: want http:// or https:// and a host", raw)
+	case u.User != nil, u.RawQuery != "", u.Fragment != "", u.Opaque != "":
+		return "", fmt.Errorf("public URL %q: want no user, query or fragment", raw)
 	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return strings.TrimRight(u.String(), "/"), nil
 }
 
-// documentFor returns the document with servers set to origin (as it is
-// embedded, with its {scheme}://{host} template, when origin is "").
+// documentFor returns the document with servers set to origin, the
+// configured public URL (as it is embedded, with its {scheme}://{host}
+// template, when origin is ""). A request's Host is never named: a
+// client could make the document point anywhere.
 func documentFor(origin string) ([]byte, error) {
 	if origin == "" {
 		return openAPIDocument, nil

@@ -182,20 +182,21 @@ func resolve(t *testing.T, doc map[string]any, ref string) any {
 	return cur
 }
 
-// TestOpenAPIServersFromRequest: the document served names the origin the
-// request came to; one with a Host no document should name keeps the
-// template.
-func TestOpenAPIServersFromRequest(t *testing.T) {
+// TestOpenAPIServersFromConfig: the document served names the configured
+// public URL, whatever Host or X-Forwarded-Proto the request claims (a
+// client must not make it point elsewhere); without one it keeps the
+// template. The control: the configured URL is named.
+func TestOpenAPIServersFromConfig(t *testing.T) {
 	t.Parallel()
-	s := testServer()
 	for _, tc := range []struct {
-		host, proto, want string
+		public, host, proto, want string
 	}{
-		{"memgate.internal:8443", "https", "https://memgate.internal:8443"},
-		{"10.0.0.7:7070", "", "http://10.0.0.7:7070"},
-		{"[::1]:7070", "", "http://[::1]:7070"},
-		{"evil\"host", "", "{scheme}://{host}"},
+		{"https://memgate.example.com", "evil.example:443", "https", "https://memgate.example.com"},
+		{"http://127.0.0.1:7070", "attacker.test", "", "http://127.0.0.1:7070"},
+		{"", "attacker.test:8080", "https", "{scheme}://{host}"},
 	} {
+		s := testServer()
+		s.cfg.PublicURL = tc.public
 		req := httptest.NewRequest("GET", "/openapi.json", nil)
 		req.Host = tc.host
 		if tc.proto != "" {
@@ -214,7 +215,29 @@ func TestOpenAPIServersFromRequest(t *testing.T) {
 			t.Fatalf("%s: %v", tc.host, err)
 		}
 		if len(d.Servers) != 1 || d.Servers[0].URL != tc.want || d.OpenAPI == "" || len(d.Paths) < 20 {
-			t.Errorf("host %q: servers %+v (paths %d), want %s", tc.host, d.Servers, len(d.Paths), tc.want)
+			t.Errorf("public %q, host %q: servers %+v (paths %d), want %s", tc.public, tc.host, d.Servers, len(d.Paths), tc.want)
+		}
+		if strings.Contains(w.Body.String(), strings.Split(tc.host, ":")[0]) {
+			t.Errorf("public %q: the document names the request's host %q", tc.public, tc.host)
+		}
+	}
+}
+
+// TestCheckPublicURL: what --public-url accepts, as it is named.
+func TestCheckPublicURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://memgate.example.com/":   "https://memgate.example.com",
+		"http://10.0.0.7:7070":           "http://10.0.0.7:7070",
+		"https://example.com/memgate///": "https://example.com/memgate",
+	} {
+		if got, err := CheckPublicURL(in); err != nil || got != want {
+			t.Errorf("CheckPublicURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "memgate.example.com", "ftp://example.com", "https://", "https://u:p@example.com", "https://example.com/?a=1", "https://example.com/#x", "https://exa mple.com"} {
+		if got, err := CheckPublicURL(bad); err == nil {
+			t.Errorf("CheckPublicURL(%q) = %q, want an error", bad, got)
 		}
 	}
 }

@@ -101,7 +101,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.cfg.Guard.Deadline(r.Context(), "")
 	defer cancel()
 	r = r.WithContext(ctx)
-	sess, err := h.cfg.Guard.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	client := h.cfg.Guard.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+	sess, err := h.cfg.Guard.AuthenticateFrom(r.Context(), r.Header.Get("Authorization"), client)
 	if err != nil {
 		var rl *guard.RateLimitError
 		switch {

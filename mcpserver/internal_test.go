@@ -173,3 +173,55 @@ func TestHTTPStoreFailureIsInternal(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body.String())
 	}
 }
+
+// TestHTTPAnonymousRateLimit: /mcp requests without a valid key are
+// limited per client address (the guard's anonymous bucket, as on the
+// REST API): past the burst, 429 with Retry-After. The controls: another
+// address still gets its 401, and a valid key from the limited address
+// reaches the MCP layer.
+func TestHTTPAnonymousRateLimit(t *testing.T) {
+	t.Parallel()
+	eng, db := testEngine(t)
+	secret, rec, err := auth.NewKey(memgate.Key{Tenant: "acme", Role: memgate.RoleUser, Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateKey(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: guard.RateLimit{PerSecond: -1}, AnonRateLimit: guard.RateLimit{PerSecond: 0.001, Burst: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHTTPHandler(HTTPConfig{Guard: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := false
+	h.(*httpHandler).streamable = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached = true })
+	send := func(remote, key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "/mcp", strings.NewReader("{}"))
+		req.RemoteAddr = remote
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	for i := range 2 {
+		if w := send("203.0.113.9:5000", "mgk_"+strings.Repeat("B", 43)); w.Code != http.StatusUnauthorized {
+			t.Fatalf("request %d within the burst: %d", i, w.Code)
+		}
+	}
+	if w := send("203.0.113.9:5001", ""); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Fatalf("past the burst: %d, Retry-After %q; want 429 with it", w.Code, w.Header().Get("Retry-After"))
+	}
+	if w := send("203.0.113.10:5000", ""); w.Code != http.StatusUnauthorized {
+		t.Fatalf("control: another address: %d, want 401", w.Code)
+	}
+	send("203.0.113.9:5002", secret)
+	if !reached {
+		t.Fatal("control: a valid key from the limited address did not reach the MCP layer")
+	}
+}

@@ -252,7 +252,7 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	t.Parallel()
 	db := openTest(t, freshSchema(t))
 	ctx := t.Context()
-	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}
+	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Agent: "coach", Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}
 	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
 		t.Fatal(err)
 	}
@@ -268,22 +268,31 @@ func TestAuditIsAppendOnly(t *testing.T) {
 		// once: nothing else rides along, and nothing else qualifies.
 		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', action = 'nothing'",
 		"UPDATE audit_events SET principal = 'bob'",
+		// Its agent may take a pseudonym with it, never alone, never a name.
+		"UPDATE audit_events SET agent = 'forgotten:0123456789abcdef0123456789abcdef'",
+		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = 'bot'",
+		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = ''",
 	} {
 		if _, err := db.pool.Exec(ctx, stmt); err == nil {
 			t.Errorf("%s: succeeded on the append-only log", stmt)
 		}
 	}
 	// The exception itself, then not again.
-	if _, err := db.pool.Exec(ctx, "UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef' WHERE principal = 'alice'"); err != nil {
+	if _, err := db.pool.Exec(ctx, "UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = 'forgotten:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' WHERE principal = 'alice'"); err != nil {
 		t.Fatalf("the pseudonym of a forget: %v", err)
 	}
 	if _, err := db.pool.Exec(ctx, "UPDATE audit_events SET principal = 'forgotten:ffffffffffffffffffffffffffffffff'"); err == nil {
 		t.Error("a pseudonym was replaced by another")
 	}
+	for _, stmt := range []string{"UPDATE audit_events SET agent = 'coach'", "UPDATE audit_events SET agent = 'forgotten:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'"} {
+		if _, err := db.pool.Exec(ctx, stmt); err == nil {
+			t.Errorf("%s: an agent's pseudonym was changed", stmt)
+		}
+	}
 	if _, err := db.pool.Exec(ctx, "UPDATE audit_events SET principal = 'alice'"); err == nil {
 		t.Error("a pseudonym was turned back into a name")
 	}
-	ev.Principal = "forgotten:0123456789abcdef0123456789abcdef"
+	ev.Principal, ev.Agent = "forgotten:0123456789abcdef0123456789abcdef", "forgotten:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	// Control: the event is still there, whole, and appending still works.
 	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
 		t.Fatal(err)
@@ -464,7 +473,18 @@ func TestForgetLeavesNoRow(t *testing.T) {
 	if err := db.Insert(ctx, append(ms, bob)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendAudit(ctx, []store.AuditEvent{{Tenant: "acme", Principal: name, Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}}); err != nil {
+	const agent, conv, idemKey = "zqxvbn-agent-aurelias-coach", "zqxvbn-conversation-aurelia", "zqxvbn-idem-key"
+	if err := db.AppendAudit(ctx, []store.AuditEvent{{Tenant: "acme", Principal: name, Agent: agent, Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := testMemory("m-010", "Aurelia's kept memory "+marker)
+	kept.Principal, kept.Agent, kept.Conversation = name, agent, conv
+	doomed := testMemory("m-011", "Aurelia's doomed memory zqxvbn-deleted")
+	doomed.Principal, doomed.Agent, doomed.Conversation = name, agent, conv
+	const doomedHash = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0"
+	if _, err := db.Remember(ctx, []*memgate.Memory{kept, doomed}, nil,
+		store.IdempotencyKey{Key: idemKey + "-kept", RequestSHA256: strings.Repeat("ab", 32)},
+		store.IdempotencyKey{Key: idemKey + "-doomed", RequestSHA256: doomedHash}); err != nil {
 		t.Fatal(err)
 	}
 	rows := func(needle string) map[string]int {
@@ -495,12 +515,30 @@ func TestForgetLeavesNoRow(t *testing.T) {
 		}
 		return found
 	}
-	if len(rows(marker)) == 0 || len(rows(name)) < 3 {
-		t.Fatalf("control: before forget, the markers are in %v and the name in %v", rows(marker), rows(name))
+	if len(rows(marker)) == 0 || len(rows(name)) < 3 || rows(agent)["audit_events"] != 1 || rows(conv)["idempotency_keys"] != 2 || rows(doomedHash)["idempotency_keys"] != 1 {
+		t.Fatalf("control: before forget, the markers are in %v, the name in %v, the agent in %v, the conversation in %v, the hash in %v",
+			rows(marker), rows(name), rows(agent), rows(conv), rows(doomedHash))
+	}
+	// Delete takes the memory's idempotency record: key and request hash.
+	if err := db.Delete(ctx, alice, doomed.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, needle := range []string{"zqxvbn-deleted", idemKey + "-doomed", doomedHash} {
+		if found := rows(needle); len(found) != 0 {
+			t.Errorf("after delete, %q is in %v", needle, found)
+		}
+	}
+	if found := rows(idemKey + "-kept"); found["idempotency_keys"] != 1 {
+		t.Errorf("control: the record of the memory that stays: %v", found)
 	}
 	n, err := db.Forget(ctx, alice.Tenant, alice.Principal, "forgotten:0123456789abcdef0123456789abcdef")
-	if err != nil || n != 5 {
+	if err != nil || n != 6 {
 		t.Fatalf("Forget: %d, %v", n, err)
+	}
+	for _, needle := range []string{agent, conv, idemKey} {
+		if found := rows(needle); len(found) != 0 {
+			t.Errorf("after forget, %q is in %v", needle, found)
+		}
 	}
 	if found := rows(marker); len(found) != 0 {
 		t.Errorf("after forget, the content is in %v", found)

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,12 +113,28 @@ type Config struct {
 	// the network in the clear).
 	TLSCert, TLSKey string
 	// Metrics is where GET /metrics is served on the API's listener
-	// (httpapi.MetricsPublic, the default; MetricsKey: an admin key only;
-	// MetricsOff). MetricsAddr, when set, serves it on a listener of its
-	// own, without a key (an internal address for the scraper), and then
-	// Metrics defaults to MetricsOff.
+	// (httpapi.MetricsPublic: no key; MetricsKey: an admin key only;
+	// MetricsOff). Its figures (forgets and key creations per route, the
+	// tenants' memory counts) are not for anyone who can reach the port:
+	// the default is MetricsPublic only when the API listens on loopback,
+	// MetricsKey beyond it. MetricsAddr, when set, serves it on a listener
+	// of its own, without a key (an internal address for the scraper), and
+	// then Metrics defaults to MetricsOff.
 	Metrics     string
 	MetricsAddr string
+	// PublicURL is the URL clients reach the API at (behind a proxy or a
+	// load balancer, its address), named in the servers of /openapi.json
+	// (httpapi.CheckPublicURL). Empty: the listen address, with http or
+	// https. A request's Host is never used.
+	PublicURL string
+	// AnonRateLimit is the token bucket of each client address for
+	// requests without a valid key (guard.Config.AnonRateLimit: zero means
+	// its defaults, a negative PerSecond no limit). TrustedProxies are
+	// the proxies whose X-Forwarded-For names the client
+	// (guard.ParseTrustedProxies); none by default, so the connection's
+	// address is the client.
+	AnonRateLimit  guard.RateLimit
+	TrustedProxies []netip.Prefix
 	// MCPForget offers the MCP tool forget_me on /mcp to the keys whose
 	// role may forget (off by default: erasing a person is a tool a model
 	// sees only where the operator chose so).
@@ -171,12 +188,31 @@ func (c Config) WithDefaults() Config {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	if c.Metrics == "" {
-		c.Metrics = httpapi.MetricsPublic
-		if c.MetricsAddr != "" {
+		switch {
+		case c.MetricsAddr != "":
 			c.Metrics = httpapi.MetricsOff
+		case loopbackAddr(c.Addr):
+			c.Metrics = httpapi.MetricsPublic
+		default:
+			c.Metrics = httpapi.MetricsKey
 		}
 	}
 	return c
+}
+
+// loopbackAddr reports whether the listen address addr (host:port) is
+// reachable from this machine only: a loopback IP or "localhost". An
+// empty host (every interface) is not.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // Validate reports a configuration that cannot work.
@@ -200,6 +236,11 @@ func (c Config) Validate() error {
 		return errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
 	case c.Metrics != httpapi.MetricsPublic && c.Metrics != httpapi.MetricsKey && c.Metrics != httpapi.MetricsOff:
 		return fmt.Errorf("metrics must be %s, %s or %s", httpapi.MetricsPublic, httpapi.MetricsKey, httpapi.MetricsOff)
+	}
+	if c.PublicURL != "" {
+		if _, err := httpapi.CheckPublicURL(c.PublicURL); err != nil {
+			return fmt.Errorf("--public-url: %w", err)
+		}
 	}
 	return memgate.CheckIdent("bootstrap tenant", c.BootstrapTenant)
 }
@@ -301,9 +342,23 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	// One guard below every surface: authentication, the rate limiter,
 	// the request deadline and every authorization decision.
-	g, err := guard.New(guard.Config{Engine: eng, RateLimit: cfg.RateLimit, RequestTimeout: cfg.RequestTimeout, Logger: log})
+	g, err := guard.New(guard.Config{Engine: eng, RateLimit: cfg.RateLimit, AnonRateLimit: cfg.AnonRateLimit,
+		TrustedProxies: cfg.TrustedProxies, RequestTimeout: cfg.RequestTimeout, Logger: log})
 	if err != nil {
 		return err
+	}
+	addr := ln.Addr().String()
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, tlsConfig) // closing it closes the TCP listener
+	} else if !loopback(ln.Addr()) {
+		log.Warn("serving cleartext HTTP beyond loopback: API keys and memories cross the network unencrypted; "+
+			"use --tls-cert and --tls-key, or a TLS proxy in front", "addr", addr)
+	}
+	publicURL := scheme + "://" + addr
+	if cfg.PublicURL != "" {
+		publicURL, _ = httpapi.CheckPublicURL(cfg.PublicURL) // checked by Validate
 	}
 	handler, err := httpapi.New(httpapi.Config{
 		Guard:        g,
@@ -311,6 +366,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Agent:        chat,
 		Metrics:      cfg.Metrics,
+		PublicURL:    publicURL,
 	})
 	if err != nil {
 		return err
@@ -333,15 +389,6 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	srv.TLSConfig = tlsConfig
-	addr := ln.Addr().String()
-	scheme := "http"
-	if tlsConfig != nil {
-		scheme = "https"
-		ln = tls.NewListener(ln, tlsConfig) // closing it closes the TCP listener
-	} else if !loopback(ln.Addr()) {
-		log.Warn("serving cleartext HTTP beyond loopback: API keys and memories cross the network unencrypted; "+
-			"use --tls-cert and --tls-key, or a TLS proxy in front", "addr", addr)
-	}
 	if mln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", httpapi.MetricsHandler(handler))
@@ -366,7 +413,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "public_url", publicURL, "metrics", cfg.Metrics, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	serveout.PrintServingURL(stdout, scheme+"://"+addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/httpapi"
 	"github.com/memgate/memgate/server"
 )
 
@@ -164,5 +166,79 @@ func TestRunServesMetricsApart(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("the API's listener still serves /metrics: %d", res.StatusCode)
+	}
+}
+
+// Issue 26 finding 7: beyond loopback, /metrics needs an admin key by
+// default (its figures count forgets and key creations per route); on
+// loopback it stays public (the control), and --metrics public is still
+// honoured when asked for.
+func TestRunMetricsNeedKeyBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, addr, metrics string
+		want                int
+	}{
+		{"every interface", "0.0.0.0:0", "", http.StatusUnauthorized},
+		{"loopback", "127.0.0.1:0", "", http.StatusOK},
+		{"every interface, public asked for", "0.0.0.0:0", httpapi.MetricsPublic, http.StatusOK},
+	} {
+		addr, _, _ := start(t, server.Config{Addr: tc.addr, Metrics: tc.metrics})
+		_, port, _ := net.SplitHostPort(addr)
+		res, err := http.Get("http://127.0.0.1:" + port + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("%s: GET /metrics without a key: %d, want %d", tc.name, res.StatusCode, tc.want)
+		}
+	}
+	for addr, want := range map[string]string{
+		"127.0.0.1:7070": httpapi.MetricsPublic, "localhost:7070": httpapi.MetricsPublic, "[::1]:7070": httpapi.MetricsPublic,
+		"0.0.0.0:7070": httpapi.MetricsKey, ":7070": httpapi.MetricsKey, "10.0.0.7:7070": httpapi.MetricsKey, "[::]:7070": httpapi.MetricsKey,
+	} {
+		if got := (server.Config{Addr: addr}).WithDefaults().Metrics; got != want {
+			t.Errorf("--addr %s: metrics %s by default, want %s", addr, got, want)
+		}
+	}
+}
+
+// Issue 26 finding 7: /openapi.json names the configured public URL, or
+// the listen address, never the request's Host.
+func TestRunOpenAPINamesPublicURL(t *testing.T) {
+	t.Parallel()
+	servers := func(addr, host string) string {
+		t.Helper()
+		req, err := http.NewRequest("GET", "http://"+addr+"/openapi.json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var d struct {
+			Servers []struct {
+				URL string `json:"url"`
+			} `json:"servers"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&d); err != nil || len(d.Servers) != 1 {
+			t.Fatalf("openapi servers: %+v, %v", d, err)
+		}
+		return d.Servers[0].URL
+	}
+	addr, _, _ := start(t, server.Config{Addr: "127.0.0.1:0", PublicURL: "https://memgate.example.com/"})
+	if got := servers(addr, "attacker.test"); got != "https://memgate.example.com" {
+		t.Errorf("with --public-url: servers %q", got)
+	}
+	addr, _, _ = start(t, server.Config{Addr: "127.0.0.1:0"})
+	if got := servers(addr, "attacker.test"); got != "http://"+addr {
+		t.Errorf("without --public-url: servers %q, want the listen address http://%s", got, addr)
+	}
+	if err := (server.Config{PublicURL: "memgate.example.com"}).WithDefaults().Validate(); err == nil {
+		t.Error("a public URL without a scheme was accepted")
 	}
 }

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,6 +28,9 @@ const (
 	deleteMarker   = "zqxvbnmarkerdeleted"
 	principalName  = "zqxvbn-principal-aurelia"
 	idemKeyMarker  = "zqxvbn-idem-key"
+	agentMarker    = "zqxvbn-agent-aurelias-coach"
+	convMarker     = "zqxvbn-conversation-aurelia"
+	deleteIdem     = "zqxvbn-deleted-idem-key"
 	otherPrincipal = "bob"
 )
 
@@ -84,12 +88,12 @@ func TestForgetErasesBytes(t *testing.T) {
 
 	remember := func(principal, content, idem string) *engine.Remembered {
 		t.Helper()
-		reason, meta := "she said so "+reasonMarker, metaMarker
+		reason, meta, agent, conv := "she said so "+reasonMarker, metaMarker, agentMarker, convMarker
 		if principal == otherPrincipal {
-			reason, meta = "he said so", "plain"
+			reason, meta, agent, conv = "he said so", "plain", "helper", "c1"
 		}
 		r, err := eng.Remember(ctx, engine.RememberRequest{
-			Memory: memgate.Memory{Tenant: "acme", Principal: principal, Agent: "helper", Conversation: "c1", Kind: memgate.KindFact, Source: memgate.SourceUser,
+			Memory: memgate.Memory{Tenant: "acme", Principal: principal, Agent: agent, Conversation: conv, Kind: memgate.KindFact, Source: memgate.SourceUser,
 				Content: content, Reason: reason, Metadata: map[string]any{"note": meta}},
 			IdempotencyKey: idem,
 		})
@@ -101,7 +105,7 @@ func TestForgetErasesBytes(t *testing.T) {
 	for i := range 40 {
 		remember(principalName, fmt.Sprintf("Aurelia keeps %d beehives on the roof %s.", i, contentMarker), fmt.Sprintf("%s-%d", idemKeyMarker, i))
 	}
-	doomed := remember(principalName, "Aurelia's old locker code note "+deleteMarker+".", "")
+	doomed := remember(principalName, "Aurelia's old locker code note "+deleteMarker+".", deleteIdem)
 	bobs := remember(otherPrincipal, "Bob keeps a small vegetable garden.", "")
 	if _, err := eng.Recall(ctx, engine.RecallRequest{Scope: memgate.Scope{Tenant: "acme", Principal: principalName}, Query: "How many beehives does Aurelia keep?"}); err != nil {
 		t.Fatal(err)
@@ -109,10 +113,22 @@ func TestForgetErasesBytes(t *testing.T) {
 
 	// Control: the markers are there to find.
 	before := files(t, path)
-	for _, m := range []string{contentMarker, reasonMarker, metaMarker, deleteMarker, principalName, idemKeyMarker} {
+	for _, m := range []string{contentMarker, reasonMarker, metaMarker, deleteMarker, principalName, idemKeyMarker, agentMarker, convMarker, deleteIdem} {
 		if len(holding(before, m)) == 0 {
 			t.Fatalf("control: %q is in none of the files before forget", m)
 		}
+	}
+
+	// The hash of the request the doomed memory's record keeps.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requestHash string
+	err = raw.QueryRow("SELECT request_sha256 FROM idempotency_keys WHERE key = ?", deleteIdem).Scan(&requestHash)
+	raw.Close()
+	if err != nil || len(holding(before, requestHash)) == 0 {
+		t.Fatalf("control: the record of the doomed memory's request: %q, %v", requestHash, err)
 	}
 
 	// Delete one memory: its content goes, the others stay.
@@ -122,6 +138,14 @@ func TestForgetErasesBytes(t *testing.T) {
 	afterDelete := files(t, path)
 	if in := holding(afterDelete, deleteMarker); len(in) != 0 {
 		t.Fatalf("after delete, the deleted content is still in %v", in)
+	}
+	// Nor its idempotency record: the key, and the request's hash, which
+	// would confirm a guessed content.
+	if in := holding(afterDelete, deleteIdem); len(in) != 0 {
+		t.Fatalf("after delete, the deleted memory's idempotency key is still in %v", in)
+	}
+	if in := holding(afterDelete, requestHash); len(in) != 0 {
+		t.Fatalf("after delete, the hash of the deleted memory's request is still in %v", in)
 	}
 	if len(holding(afterDelete, contentMarker)) == 0 {
 		t.Fatal("control: delete of one memory erased the others' content")
@@ -135,7 +159,7 @@ func TestForgetErasesBytes(t *testing.T) {
 		t.Fatalf("forget receipt %+v", rc)
 	}
 	after := files(t, path)
-	for _, m := range []string{contentMarker, reasonMarker, metaMarker, deleteMarker, principalName, idemKeyMarker} {
+	for _, m := range []string{contentMarker, reasonMarker, metaMarker, deleteMarker, principalName, idemKeyMarker, agentMarker, convMarker, deleteIdem} {
 		if in := holding(after, m); len(in) != 0 {
 			t.Errorf("after forget, %q is still in %v", m, in)
 		}
@@ -167,7 +191,7 @@ func TestForgetErasesBytes(t *testing.T) {
 	}
 
 	// The logs never named the person: pseudonyms only.
-	if l := logs.String(); strings.Contains(l, principalName) || !strings.Contains(l, `"principal":"p_`) {
+	if l := logs.String(); strings.Contains(l, principalName) || strings.Contains(l, agentMarker) || strings.Contains(l, convMarker) || !strings.Contains(l, `"principal":"p_`) {
 		t.Fatalf("the engine's log lines name the principal, or name no pseudonym:\n%s", l)
 	}
 

@@ -438,7 +438,7 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
 	ctx := t.Context()
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: at, MemoryIDs: []string{"m-001", "m-002"}}
+	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Agent: "coach", Actor: "cli", Action: "recall", At: at, MemoryIDs: []string{"m-001", "m-002"}}
 	if err := db.AppendAudit(ctx, []store.AuditEvent{ev, ev}); err != nil {
 		t.Fatal(err)
 	}
@@ -471,6 +471,10 @@ func TestAuditIsAppendOnly(t *testing.T) {
 		// once: nothing else rides along, and nothing else qualifies.
 		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', action = 'nothing'",
 		"UPDATE audit_events SET principal = 'bob'",
+		// Its agent may take a pseudonym with it, never alone, never a name.
+		"UPDATE audit_events SET agent = 'forgotten:0123456789abcdef0123456789abcdef'",
+		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = 'bot'",
+		"UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = ''",
 	}
 	for _, q := range attempts {
 		_, err := db.w.ExecContext(ctx, q)
@@ -482,12 +486,14 @@ func TestAuditIsAppendOnly(t *testing.T) {
 		t.Fatalf("audit log changed:\nbefore %s\nafter  %s", before, after)
 	}
 	// The exception itself, then not again.
-	if _, err := db.w.ExecContext(ctx, "UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef' WHERE principal = 'alice'"); err != nil {
+	if _, err := db.w.ExecContext(ctx, "UPDATE audit_events SET principal = 'forgotten:0123456789abcdef0123456789abcdef', agent = 'forgotten:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' WHERE principal = 'alice'"); err != nil {
 		t.Fatalf("the pseudonym of a forget: %v", err)
 	}
 	for _, q := range []string{
 		"UPDATE audit_events SET principal = 'forgotten:ffffffffffffffffffffffffffffffff'",
 		"UPDATE audit_events SET principal = 'alice'",
+		"UPDATE audit_events SET agent = 'coach'",
+		"UPDATE audit_events SET agent = 'forgotten:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'",
 	} {
 		if _, err := db.w.ExecContext(ctx, q); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s after the pseudonym: %v, want the append-only abort", q, err)

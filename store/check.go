@@ -1,6 +1,9 @@
 package store
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
@@ -248,6 +251,19 @@ func IdempotencyKeyAt(keys []IdempotencyKey, i int) IdempotencyKey {
 // PseudonymPrefix starts every pseudonym Forget writes in place of a
 // forgotten principal.
 const PseudonymPrefix = "forgotten:"
+
+// AgentPseudonym is what Forget writes in place of the agent of a forgotten
+// principal's audit events: PseudonymPrefix and 32 hex characters of the
+// HMAC-SHA-256, under the database's key (Store.PseudonymKey), of the
+// principal's pseudonym and the agent. Keyed, so a reader of the audit log
+// who guesses agent names cannot confirm one; one per (forgotten person,
+// agent), so the log still tells the person's agents apart, and cannot be
+// matched with the agent's events for other people.
+func AgentPseudonym(key []byte, pseudonym, agent string) string {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "agent:%d:%s/%s", len(pseudonym), pseudonym, agent)
+	return PseudonymPrefix + hex.EncodeToString(m.Sum(nil)[:16])
+}
 
 // CheckPseudonym checks the pseudonym of a Forget: the prefix and 32
 // lower-case hex characters (a keyed hash, never the principal).

@@ -132,21 +132,23 @@ type Store interface {
 	// conversation) holds a record of that Key, nothing is written, and the
 	// record answers as in Remember: the memory it names is returned as
 	// Next, as it stands now (whatever its status), with Replayed set and
-	// Old nil, whatever became of old; a record whose RequestSHA256 differs,
-	// or whose memory has since been deleted, is Remember's conflict naming
-	// "idempotency_key". Otherwise the supersession writes the record
+	// Old nil, whatever became of old; a record whose RequestSHA256 differs
+	// is Remember's conflict naming "idempotency_key". Otherwise the supersession writes the record
 	// (partition, Key) → next.ID in its transaction, acknowledged together
 	// with it or not at all. Concurrent calls with one partition and Key
 	// supersede at most once; the others replay (or conflict). Records are
 	// Remember's (one set per partition: a Key recorded by either method
-	// answers both), live until PruneIdempotency, and Forget deletes the
-	// principal's.
+	// answers both), live until PruneIdempotency or until their memory is
+	// deleted, and Forget deletes the principal's.
 	Supersede(ctx context.Context, s memgate.Scope, oldID string, next *memgate.Memory, at time.Time, keys ...IdempotencyKey) (*SupersedeResult, error)
 
-	// Delete removes the memory with id (and its vector) for good. When it
-	// returns, no byte of its content is left in the store's files where
-	// the backend can prevent it (SQLite: secure deletion and a truncated
-	// write-ahead log; see Forget).
+	// Delete removes the memory with id (and its vector) for good, with the
+	// idempotency records that name it (their key, partition and request
+	// hash, which would confirm a guessed content), in one transaction; a
+	// retry with such a key is a new request. When it returns, no byte of
+	// its content is left in the store's files where the backend can
+	// prevent it (SQLite: secure deletion and a truncated write-ahead log;
+	// see Forget).
 	Delete(ctx context.Context, s memgate.Scope, id string) error
 
 	// Forget removes every memory of (tenant, principal), in every agent and
@@ -156,7 +158,9 @@ type Store interface {
 	// (readers of the partition reset; see PartitionHead). In the audit log,
 	// which is kept as the record of what happened, the principal of its
 	// events is replaced by pseudonym (the engine's keyed hash,
-	// "forgotten:…"), the one change the log allows. No other principal's
+	// "forgotten:…") and each event's agent by AgentPseudonym (keyed by
+	// PseudonymKey) — the one change the log allows; events already under
+	// the pseudonym take their agents' too. No other principal's
 	// memory or record is touched. When it returns, no byte of the
 	// memories' content is left in the store's files where the backend can
 	// prevent it: SQLite deletes securely and truncates its write-ahead
@@ -282,15 +286,16 @@ type Store interface {
 	//     folded for it: the memory the record names is returned in its
 	//     place, as it stands now (whatever its status), with Replayed
 	//     set. A record whose RequestSHA256 differs is a conflict naming
-	//     "idempotency_key" (the key was used for another request), and so
-	//     is a record whose memory has since been deleted; either fails
-	//     the call. Otherwise, once the memory is inserted or folded, a
+	//     "idempotency_key" (the key was used for another request), and
+	//     fails the call. Otherwise, once the memory is inserted or folded, a
 	//     record of (partition, Key) → the id that stands for it is
 	//     written in the same transaction, so a write is acknowledged
 	//     together with its record or not at all. Two inputs of one call
 	//     with the same partition and Key: invalid_argument. Records are
 	//     never read outside their partition, live until PruneIdempotency
-	//     removes them, and Forget deletes the principal's.
+	//     removes them or their memory is deleted (Delete, DeleteExpired,
+	//     a retention eviction: each drops the records naming the memories
+	//     it deletes), and Forget deletes the principal's.
 	//   - Keys: an active or pending memory with a Key (not folded, not
 	//     replayed; a revoked or superseded one, an import's history, is
 	//     stored as it is) takes it from the active memory that has it at
@@ -331,7 +336,8 @@ type Store interface {
 
 	// DeleteExpired deletes, across every tenant, at most limit memories
 	// whose expires_at is at or before before, whatever their status, and
-	// returns them (a limit of 0 or less deletes nothing). It is the
+	// returns them (a limit of 0 or less deletes nothing), with the
+	// idempotency records naming them (see Delete). It is the
 	// sweeper's cleanup: reads already exclude expired memories.
 	DeleteExpired(ctx context.Context, before time.Time, limit int) ([]Ref, error)
 

@@ -11,8 +11,9 @@ import (
 
 func cmdServe(e env, args []string) error {
 	var cfg server.Config
-	var rate float64
-	var burst int
+	var rate, anonRate float64
+	var burst, anonBurst int
+	var proxies string
 	var emb embedderFlags
 	var llm llmFlags
 	fs := newFlagSet("serve", e.stderr, "[--addr 127.0.0.1:7070] [--db memgate.db | --postgres URL] [--policy FILE] [flags]")
@@ -35,7 +36,15 @@ func cmdServe(e env, args []string) error {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS only (with --tls-key)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&cfg.Metrics, "metrics", "",
-		"where GET /metrics is served on --addr: public (no key; the default), key (an admin key only) or off (default off with --metrics-addr)")
+		"where GET /metrics is served on --addr: public (no key), key (an admin key only) or off "+
+			"(default: public on a loopback --addr, key beyond it, off with --metrics-addr)")
+	fs.StringVar(&cfg.PublicURL, "public-url", os.Getenv("MEMGATE_PUBLIC_URL"),
+		"URL clients reach the API at (a proxy's), named in /openapi.json (default $MEMGATE_PUBLIC_URL, else the listen address)")
+	fs.Float64Var(&anonRate, "anon-rate", guard.DefaultAnonRatePerSecond,
+		"requests per second per client address without a valid key (token bucket; negative: no limit)")
+	fs.IntVar(&anonBurst, "anon-rate-burst", guard.DefaultAnonRateBurst, "requests without a valid key a client address may send at once")
+	fs.StringVar(&proxies, "trusted-proxies", os.Getenv("MEMGATE_TRUSTED_PROXIES"),
+		"comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (default $MEMGATE_TRUSTED_PROXIES; none: the header is ignored)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve GET /metrics without a key on this address of its own (an internal one, for the scraper)")
 	fs.BoolVar(&cfg.MCPForget, "mcp-forget", false,
 		"offer the MCP tool forget_me on /mcp to keys that may forget (off by default, as memgate mcp's --allow-forget)")
@@ -60,7 +69,11 @@ func cmdServe(e env, args []string) error {
 			cfg.ShutdownTimeout = time.Nanosecond // shut down at once
 		}
 		cfg.RateLimit = guard.RateLimit{PerSecond: rate, Burst: burst}
+		cfg.AnonRateLimit = guard.RateLimit{PerSecond: anonRate, Burst: anonBurst}
 		var err error
+		if cfg.TrustedProxies, err = guard.ParseTrustedProxies(proxies); err != nil {
+			return usageError{"--trusted-proxies: " + err.Error()}
+		}
 		if cfg.Embedder, err = emb.embedder(); err != nil {
 			return err
 		}

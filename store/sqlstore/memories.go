@@ -380,18 +380,56 @@ func (s *Store) Delete(ctx context.Context, sc memgate.Scope, id string) error {
 		return err
 	}
 	var b Query
-	b.SQL("DELETE FROM memories WHERE ").Scope(sc, "").SQL(" AND id = ", b.Arg(id))
+	b.SQL("DELETE FROM memories WHERE ").Scope(sc, "").SQL(" AND id = ", b.Arg(id), " RETURNING principal")
 	err := s.d.Write(ctx, "delete", func(q Querier) error {
-		n, err := q.Exec(ctx, b.String(), b.Args()...)
-		if err == nil && n == 0 {
+		var principal string
+		err := q.QueryRow(ctx, b.String(), b.Args()...).Scan(&principal)
+		if errors.Is(err, ErrNoRows) {
 			return memgate.ErrNotFound()
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return dropIdempotency(ctx, q, []store.Ref{{Tenant: sc.Tenant, Principal: principal, ID: id}})
 	})
 	if err != nil {
 		return err
 	}
 	return s.d.Erase(ctx, "delete")
+}
+
+// dropIdempotency deletes the idempotency records that name the deleted
+// memories: a record keeps the caller's key, the partition's agent and
+// conversation and the SHA-256 of the request (which would confirm a
+// guessed content), none of which may outlive the memory. One statement
+// per tenant and chunk of ids, over the index on (tenant, memory_id).
+func dropIdempotency(ctx context.Context, q Querier, gone []store.Ref) error {
+	const chunk = 500
+	byTenant := map[string][]any{}
+	for _, r := range gone {
+		byTenant[r.Tenant] = append(byTenant[r.Tenant], r.ID)
+	}
+	for tenant, ids := range byTenant {
+		for len(ids) > 0 {
+			n := min(len(ids), chunk)
+			args := append([]any{tenant}, ids[:n]...)
+			if _, err := q.Exec(ctx, dropIdempotencySQL(n), args...); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+	}
+	return nil
+}
+
+// dropIdempotencySQL deletes the records of a tenant naming any of n
+// memory ids. The records are found in a subquery, where SQLite reads the
+// (tenant, memory_id) index (for the DELETE itself it would walk the
+// tenant's primary key range).
+func dropIdempotencySQL(n int) string {
+	return `DELETE FROM idempotency_keys WHERE (tenant, principal, agent, conversation, key) IN (
+		SELECT tenant, principal, agent, conversation, key FROM idempotency_keys
+		WHERE tenant = ? AND memory_id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + "))"
 }
 
 // forgetSQL deletes, in one transaction, every row that names a principal
@@ -432,8 +470,7 @@ func (s *Store) Forget(ctx context.Context, tenant, principal, pseudonym string)
 				return 0, err
 			}
 		}
-		_, err = q.Exec(ctx, "UPDATE audit_events SET principal = ? WHERE tenant = ? AND principal = ?", pseudonym, tenant, principal)
-		return n, err
+		return n, forgetAudit(ctx, q, tenant, principal, pseudonym)
 	})
 	if err != nil {
 		return 0, err
@@ -441,22 +478,51 @@ func (s *Store) Forget(ctx context.Context, tenant, principal, pseudonym string)
 	return n, s.d.Erase(ctx, "forget")
 }
 
-// PseudonymKey implements store.Store: made at the first call, in a write
-// transaction (the primary key decides between concurrent ones), so every
-// process agrees on it.
-func (s *Store) PseudonymKey(ctx context.Context) ([]byte, error) {
+// forgetAudit gives the principal's audit events the pseudonym, and each
+// of their agents its store.AgentPseudonym. Events already under the
+// pseudonym (forgotten before agents were) take their agents' too.
+func forgetAudit(ctx context.Context, q Querier, tenant, principal, pseudonym string) error {
+	agents, err := collect(scanString)(q.Query(ctx, `SELECT DISTINCT agent FROM audit_events
+		WHERE tenant = ? AND principal IN (?, ?) AND agent <> '' AND agent NOT LIKE 'forgotten:%'`, tenant, principal, pseudonym))
+	if err != nil {
+		return err
+	}
+	if len(agents) > 0 {
+		key, err := pseudonymKey(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, a := range agents {
+			if _, err := q.Exec(ctx, "UPDATE audit_events SET principal = ?, agent = ? WHERE tenant = ? AND principal IN (?, ?) AND agent = ?",
+				pseudonym, store.AgentPseudonym(key, pseudonym, a), tenant, principal, pseudonym, a); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = q.Exec(ctx, "UPDATE audit_events SET principal = ? WHERE tenant = ? AND principal = ?", pseudonym, tenant, principal)
+	return err
+}
+
+// pseudonymKey reads the database's key in q's transaction, making it
+// first if there is none.
+func pseudonymKey(ctx context.Context, q Querier) ([]byte, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, err
 	}
-	return write(ctx, s, "pseudonym key", func(q Querier) ([]byte, error) {
-		if _, err := q.Exec(ctx, "INSERT INTO pseudonym_key (id, key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", fresh); err != nil {
-			return nil, err
-		}
-		var key []byte
-		err := q.QueryRow(ctx, "SELECT key FROM pseudonym_key WHERE id = 1").Scan(&key)
-		return key, err
-	})
+	if _, err := q.Exec(ctx, "INSERT INTO pseudonym_key (id, key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", fresh); err != nil {
+		return nil, err
+	}
+	var key []byte
+	err := q.QueryRow(ctx, "SELECT key FROM pseudonym_key WHERE id = 1").Scan(&key)
+	return key, err
+}
+
+// PseudonymKey implements store.Store: made at the first call, in a write
+// transaction (the primary key decides between concurrent ones), so every
+// process agrees on it.
+func (s *Store) PseudonymKey(ctx context.Context) ([]byte, error) {
+	return write(ctx, s, "pseudonym key", func(q Querier) ([]byte, error) { return pseudonymKey(ctx, q) })
 }
 
 // Counts implements store.Store.

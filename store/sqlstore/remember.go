@@ -358,7 +358,8 @@ func evict(ctx context.Context, q Querier, p population, limit int) ([]store.Ref
 	if err != nil {
 		return nil, err
 	}
-	return inSeqOrder(gone), nil
+	refs := inSeqOrder(gone)
+	return refs, dropIdempotency(ctx, q, refs)
 }
 
 // seqRef is a deleted memory and its insertion order.
@@ -433,7 +434,8 @@ func (s *Store) DeleteExpired(ctx context.Context, before time.Time, limit int) 
 		if err != nil {
 			return nil, err
 		}
-		return inSeqOrder(gone), nil
+		refs := inSeqOrder(gone)
+		return refs, dropIdempotency(ctx, q, refs)
 	})
 }
 

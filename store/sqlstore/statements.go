@@ -34,6 +34,7 @@ func Statements(d *Dialect) []Statement {
 		{"deleted ids", deletedSQL, []any{"acme", "alice", 7, 100}},
 		{"prune changes", pruneChangesSQL + d.SkipLocked + ")", []any{at, 500}},
 		{"prune idempotency", pruneIdempotencySQL + d.SkipLocked + ")", []any{at, 500}},
+		{"drop idempotency of deleted memories", dropIdempotencySQL(2), []any{"acme", "m-1", "m-2"}},
 	}
 	add := func(name string, q *Query) { out = append(out, Statement{name, q.String(), q.Args()}) }
 	m := &memgate.Memory{ID: "m-1", Tenant: "acme", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser,

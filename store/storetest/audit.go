@@ -369,29 +369,55 @@ func testAuditSurvivesForget(t *testing.T, newStore func(*testing.T) store.Store
 	m := newMemory(alice, id(1), "alice's memory")
 	mustInsert(t, s, m)
 	e := event("acme", 1)
-	e.Principal, e.MemoryIDs = "alice", []string{m.ID}
+	e.Principal, e.Agent, e.MemoryIDs = "alice", "zqxvbn-alices-coach", []string{m.ID}
 	mustAppend(t, s, e)
+	// An event forgotten before agents were: its principal is the
+	// pseudonym, its agent still the name.
+	legacy := event("acme", 5)
+	legacy.Principal, legacy.Agent = pseudonymOf("acme", "alice"), "zqxvbn-legacy-bot"
+	mustAppend(t, s, legacy)
 
 	if n, err := s.Forget(t.Context(), "acme", "alice", pseudonymOf("acme", "alice")); err != nil || n != 1 {
 		t.Fatalf("Forget: %d, %v", n, err)
 	}
+	// The agents take their keyed pseudonyms.
+	key, err := s.PseudonymKey(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := map[int64]string{}
+	for _, ev := range auditAll(t, s, "acme", store.AuditFilter{Principal: pseudonymOf("acme", "alice")}) {
+		agents[ev.Counts["n"]] = ev.Agent
+	}
+	for n, name := range map[int64]string{1: e.Agent, 5: legacy.Agent} {
+		if want := store.AgentPseudonym(key, pseudonymOf("acme", "alice"), name); agents[n] != want || strings.Contains(agents[n], name) {
+			t.Errorf("event %d after forget: agent %q, want its pseudonym %q", n, agents[n], want)
+		}
+	}
+	if store.AgentPseudonym(key, pseudonymOf("acme", "alice"), e.Agent) == store.AgentPseudonym(key, pseudonymOf("acme", "bob"), e.Agent) {
+		t.Error("one agent has one pseudonym for two people: the log links them")
+	}
+	e.Agent = store.AgentPseudonym(key, pseudonymOf("acme", "alice"), e.Agent)
 	requireGone(t, s, alice, m.ID)
 	// The event stays, under the pseudonym: nothing in the log names alice.
 	requireNs(t, "by principal", auditNs(t, s, "acme", store.AuditFilter{Principal: "alice"}), []int{})
-	requireNs(t, "by pseudonym", auditNs(t, s, "acme", store.AuditFilter{Principal: pseudonymOf("acme", "alice")}), []int{1})
+	requireNs(t, "by pseudonym", auditNs(t, s, "acme", store.AuditFilter{Principal: pseudonymOf("acme", "alice")}), []int{5, 1})
 	requireNs(t, "by memory id", auditNs(t, s, "acme", store.AuditFilter{MemoryID: m.ID}), []int{1})
 	if got := auditAll(t, s, "acme", store.AuditFilter{MemoryID: m.ID}); len(got) != 1 || got[0].Principal != pseudonymOf("acme", "alice") ||
-		got[0].Action != e.Action || got[0].Actor != e.Actor || !slices.Equal(got[0].MemoryIDs, e.MemoryIDs) {
-		t.Fatalf("the event after forget: %+v; want it unchanged but for the pseudonym", got)
+		got[0].Action != e.Action || got[0].Actor != e.Actor || got[0].Agent != e.Agent || !slices.Equal(got[0].MemoryIDs, e.MemoryIDs) {
+		t.Fatalf("the event after forget: %+v; want it unchanged but for the pseudonyms", got)
 	}
-	// Control: another principal's events keep their principal.
+	// Control: another principal's events keep their principal and agent.
 	b := event("acme", 2)
-	b.Principal = "bob"
+	b.Principal, b.Agent = "bob", "zqxvbn-alices-coach"
 	mustAppend(t, s, b)
 	if _, err := s.Forget(t.Context(), "acme", "carol", pseudonymOf("acme", "carol")); err != nil {
 		t.Fatal(err)
 	}
 	requireNs(t, "bob's after carol's forget", auditNs(t, s, "acme", store.AuditFilter{Principal: "bob"}), []int{2})
+	if got := auditAll(t, s, "acme", store.AuditFilter{Principal: "bob"}); got[0].Agent != b.Agent {
+		t.Fatalf("bob's event after another's forget: agent %q, want %q", got[0].Agent, b.Agent)
+	}
 	// A malformed pseudonym is refused before anything is erased.
 	mustInsert(t, s, newMemory(bob, id(3), "bob's memory"))
 	if _, err := s.Forget(t.Context(), "acme", "bob", "bob"); memgate.ErrorField(err) != "pseudonym" {

@@ -19,7 +19,7 @@ var idempotencyTests = []test{
 	{"KeyIsPerPartition", testIdempotentPartition},
 	{"DedupFoldIsRecordedToo", testIdempotentFold},
 	{"ReplayShowsTheMemoryAsItStands", testIdempotentStatus},
-	{"DeletedMemoryConflicts", testIdempotentDeleted},
+	{"DeleteDropsTheMemorysKeys", testIdempotentDeleted},
 	{"BatchAllOrNone", testIdempotentBatch},
 	{"ForgetDropsThePrincipalsKeys", testIdempotentForget},
 	{"PruneOldestFirst", testIdempotentPrune},
@@ -27,7 +27,7 @@ var idempotencyTests = []test{
 	{"RefusesInvalidKeys", testIdempotentInvalid},
 	{"SupersedeRetryReplays", testIdempotentSupersedeReplay},
 	{"SupersedeOtherRequestSameKeyConflicts", testIdempotentSupersedeOtherRequest},
-	{"SupersedeDeletedMemoryConflicts", testIdempotentSupersedeDeleted},
+	{"SupersedeDeleteDropsTheMemorysKeys", testIdempotentSupersedeDeleted},
 	{"SupersedeKeyIsPerPartition", testIdempotentSupersedePartition},
 	{"SupersedeForgetDropsThePrincipalsKeys", testIdempotentSupersedeForget},
 	{"SupersedeKeyIsPruned", testIdempotentSupersedePrune},
@@ -166,18 +166,57 @@ func testIdempotentStatus(t *testing.T, newStore func(*testing.T) store.Store) {
 	requireGone(t, s, alice, "m-2")
 }
 
+// testIdempotentDeleted: every way a memory is deleted (Delete, the
+// sweep's DeleteExpired, a retention eviction) drops the records that name
+// it, key and request hash with them (the hash would confirm a guessed
+// content): a retry with the same key, even with another request's hash,
+// is a new request. The control: the record of a memory that stays still
+// replays.
 func testIdempotentDeleted(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-1", "a fact")}, idem("k", "req"))
+	rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-keep", "another fact")}, idem("k-keep", "req"))
 	if err := s.Delete(t.Context(), alice, "m-1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Remember(t.Context(), []*memgate.Memory{newMemory(alice, "m-2", "a fact")}, nil, idem("k", "req"))
-	requireCode(t, "retry after delete", err, memgate.ECONFLICT, "idempotency_key")
-	if !strings.HasSuffix(memgate.ErrorMessage(err), store.IdempotencyDeleted) {
-		t.Fatalf("message %q, want %q", memgate.ErrorMessage(err), store.IdempotencyDeleted)
+	if res := rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-2", "another request")}, idem("k", "other")); res.Replayed[0] || res.Memories[0].ID != "m-2" {
+		t.Fatalf("another request with the deleted memory's key: replayed %v, %s; want a new memory (no record left)", res.Replayed[0], res.Memories[0].ID)
 	}
-	requireGone(t, s, alice, "m-2")
+	if res := rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-3", "another fact")}, idem("k-keep", "req")); !res.Replayed[0] || res.Memories[0].ID != "m-keep" {
+		t.Fatalf("control: retry of a memory that stays: replayed %v, %s; want a replay of m-keep", res.Replayed[0], res.Memories[0].ID)
+	}
+
+	// The sweep's delete.
+	exp := newMemory(alice, "m-exp", "expires")
+	exp.ExpiresAt = ptr(t1)
+	rememberKeyed(t, s, []*memgate.Memory{exp}, idem("k-exp", "req"))
+	if refs, err := s.DeleteExpired(t.Context(), t2, 10); err != nil || len(refs) != 1 || refs[0].ID != "m-exp" {
+		t.Fatalf("DeleteExpired: %+v, %v", refs, err)
+	}
+	if res := rememberKeyed(t, s, []*memgate.Memory{newMemory(alice, "m-exp2", "expires")}, idem("k-exp", "other")); res.Replayed[0] {
+		t.Fatal("a key of a swept memory replayed: its record outlived it")
+	}
+
+	// A retention eviction (bob's facts, capped at 1).
+	caps := map[memgate.Kind]int{memgate.KindFact: 1}
+	first := newMemory(bob, "m-b1", "bob's first")
+	if _, err := s.Remember(t.Context(), []*memgate.Memory{first}, caps, idem("k-ev", "req")); err != nil {
+		t.Fatal(err)
+	}
+	second := newMemory(bob, "m-b2", "bob's second")
+	second.CreatedAt, second.UpdatedAt = t1, t1
+	res, err := s.Remember(t.Context(), []*memgate.Memory{second}, caps, idem("k-ev2", "req"))
+	if err != nil || len(res.Evicted) != 1 || res.Evicted[0].ID != "m-b1" {
+		t.Fatalf("eviction: %+v, %v; want m-b1 evicted", res, err)
+	}
+	third := newMemory(bob, "m-b3", "bob's third")
+	third.CreatedAt, third.UpdatedAt = t2, t2
+	if res, err := s.Remember(t.Context(), []*memgate.Memory{third}, nil, idem("k-ev", "other")); err != nil || res.Replayed[0] {
+		t.Fatalf("a key of an evicted memory: %+v, %v; want a new memory (no record left)", res, err)
+	}
+	if res := rememberKeyed(t, s, []*memgate.Memory{newMemory(bob, "m-b4", "bob's second")}, idem("k-ev2", "req")); !res.Replayed[0] || res.Memories[0].ID != "m-b2" {
+		t.Fatalf("control: retry of bob's standing memory: replayed %v, %s; want a replay of m-b2", res.Replayed[0], res.Memories[0].ID)
+	}
 }
 
 func testIdempotentBatch(t *testing.T, newStore func(*testing.T) store.Store) {
@@ -468,6 +507,9 @@ func testIdempotentSupersedeOtherRequest(t *testing.T, newStore func(*testing.T)
 	}
 }
 
+// testIdempotentSupersedeDeleted: deleting the memory a supersession wrote
+// drops its record; a retry is then a new supersession, refused as one
+// because the old memory is no longer active.
 func testIdempotentSupersedeDeleted(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	mustInsert(t, s, newMemory(alice, "m-old", "lives in Paris"))
@@ -477,9 +519,9 @@ func testIdempotentSupersedeDeleted(t *testing.T, newStore func(*testing.T) stor
 	}
 	before := head(t, s, alice)
 	_, err := s.Supersede(t.Context(), alice, "m-old", superseding(alice, "m-old", "m-retry", "lives in Lyon"), t2, idem("k", "req"))
-	requireCode(t, "retry after delete", err, memgate.ECONFLICT, "idempotency_key")
-	if !strings.HasSuffix(memgate.ErrorMessage(err), store.IdempotencyDeleted) {
-		t.Fatalf("message %q, want %q", memgate.ErrorMessage(err), store.IdempotencyDeleted)
+	requireCode(t, "retry after delete", err, memgate.ECONFLICT, "")
+	if memgate.ErrorField(err) == "idempotency_key" {
+		t.Fatalf("retry after delete: %v; want the old memory's conflict (the record went with the memory)", err)
 	}
 	requireGone(t, s, alice, "m-retry")
 	requireUnchanged(t, s, alice, first.Old)
