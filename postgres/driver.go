@@ -184,7 +184,7 @@ func (c *conn) Erase(ctx context.Context, op string) error {
 	if op != "forget" || c.cfg.NoVacuum {
 		return nil
 	}
-	if _, err := c.pool.Exec(ctx, "VACUUM "+forgetTables); err != nil {
+	if _, err := c.pool.Exec(ctx, "VACUUM (TRUNCATE false) "+forgetTables); err != nil {
 		return interpretError(ctx, op+": vacuum", err)
 	}
 	return nil
