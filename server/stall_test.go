@@ -23,25 +23,26 @@ import (
 // Bounds of the mixed-load test.
 const (
 	// maxWait is the longest any request of the mixed load may take
-	// (issue 27: requests waited 30 s, until the client gave up).
-	maxWait = 2 * time.Second
+	// (issue 27: requests waited 30 s, until the client gave up), times
+	// raceSlowdown under the race detector.
+	maxWait = raceSlowdown * 2 * time.Second
 	// mixedLoadFor is how long the mixed load runs after the opening
-	// burst of recalls.
+	// bursts of recalls.
 	mixedLoadFor = 6 * time.Second
 	// stallClientTimeout ends a stalled request: a stall then shows as a
 	// wait of this long (and the server's waits end with the request's
 	// context), instead of hanging the test.
-	stallClientTimeout = 8 * time.Second
+	stallClientTimeout = 3 * maxWait
 	// loadWriters each own a principal they remember, recall, list,
 	// revoke, delete and forget in, and also remember into the shared
 	// partitions the readers recall; loadReaders only recall and list.
 	loadWriters, loadReaders = 4, 2
 	sharedPartitions         = 4
-	seedPerPartition         = 400
-	// burstRecalls recall the shared partitions at once, right after a
-	// write to each: more read transactions than SQLite has readers
+	seedPerPartition         = 200
+	// burstRecalls recall a shared partition at once, right after a
+	// write to it: more read transactions than SQLite has readers
 	// (sqlite.DefaultMaxReaders), all catching the index up.
-	burstRecalls = 16
+	burstRecalls = 8
 )
 
 // TestMixedLoadNoStall runs a short mixed load over loopback against a
