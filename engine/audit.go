@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -122,8 +123,10 @@ func (e *Engine) auditor() {
 			batch = batch[:0]
 		}
 	}
-	drain := func() {
-		for {
+	// drain appends the batch and up to n queued events (fewer if the
+	// queue runs dry first).
+	drain := func(n int) {
+		for range n {
 			select {
 			case ev := <-e.auditq:
 				batch = append(batch, ev)
@@ -135,6 +138,7 @@ func (e *Engine) auditor() {
 				return
 			}
 		}
+		flush()
 	}
 	for {
 		select {
@@ -150,10 +154,14 @@ func (e *Engine) auditor() {
 		case <-t.C:
 			flush()
 		case done := <-e.auditFlush:
-			drain()
+			// The events queued before the flush was asked for, and not
+			// those queued since: under load the queue is never empty,
+			// and a flush that waited for it to be (a forget, an audit
+			// read) waited seconds (issue 27, BENCHMARKS.md).
+			drain(len(e.auditq))
 			close(done)
 		case <-e.auditStop:
-			drain()
+			drain(math.MaxInt) // the producers are done: up to empty
 			return
 		}
 	}

@@ -110,7 +110,7 @@ func (c *conn) Write(ctx context.Context, op string, fn func(sqlstore.Querier) e
 	if err != nil {
 		return interpretError(ctx, op, err)
 	}
-	q := &querier{c: c, pool: c.w, tx: tx, writer: true}
+	q := &querier{c: c, pool: c.w, tx: tx}
 	if err := fn(q); err != nil {
 		tx.Rollback()
 		return interpretError(ctx, op, err)
@@ -118,9 +118,7 @@ func (c *conn) Write(ctx context.Context, op string, fn func(sqlstore.Querier) e
 	if err := tx.Commit(); err != nil {
 		return interpretError(ctx, op, err)
 	}
-	for _, query := range q.fresh {
-		c.stmts.get(ctx, c.w, query) // a failure only leaves it unprepared
-	}
+	c.prepareFresh(ctx, c.w, q.fresh)
 	return nil
 }
 
@@ -133,7 +131,8 @@ func (c *conn) Read() (sqlstore.Querier, error) {
 }
 
 // Snapshot implements sqlstore.Driver: one read transaction on a reader
-// (WAL gives it one snapshot).
+// (WAL gives it one snapshot). Statements first seen in it are prepared
+// on the readers after it ends, as Write does on the writer.
 func (c *conn) Snapshot(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
 	if c.isClosed() {
 		return sqlstore.ErrClosed()
@@ -142,8 +141,24 @@ func (c *conn) Snapshot(ctx context.Context, op string, fn func(sqlstore.Querier
 	if err != nil {
 		return interpretError(ctx, op, err)
 	}
-	defer tx.Rollback()
-	return interpretError(ctx, op, fn(&querier{c: c, pool: c.r, tx: tx}))
+	q := &querier{c: c, pool: c.r, tx: tx}
+	err = fn(q)
+	tx.Rollback() // read-only: nothing to commit
+	if err != nil {
+		return interpretError(ctx, op, err)
+	}
+	c.prepareFresh(ctx, c.r, q.fresh)
+	return nil
+}
+
+// prepareFresh prepares on pool the statements a transaction of it
+// prepared on its own connection, for the next ones; it holds no
+// connection of pool, so it may wait for one. A failure only leaves a
+// statement unprepared.
+func (c *conn) prepareFresh(ctx context.Context, pool *sql.DB, queries []string) {
+	for _, query := range queries {
+		c.stmts.get(ctx, pool, query)
+	}
 }
 
 // Interpret implements sqlstore.Driver.
@@ -180,12 +195,11 @@ func (c *conn) truncateWAL(ctx context.Context, op string) error {
 // querier runs statements on a pool or in a transaction of it, through
 // the statement cache, mapping values (bind, scanDest).
 type querier struct {
-	c      *conn
-	pool   *sql.DB
-	tx     *sql.Tx
-	writer bool                 // tx is the writer's: nothing can be prepared on its pool
-	inTx   map[string]*sql.Stmt // the statements bound to tx so far
-	fresh  []string             // writer statements to prepare after the commit
+	c     *conn
+	pool  *sql.DB
+	tx    *sql.Tx
+	inTx  map[string]*sql.Stmt // the statements bound to tx so far
+	fresh []string             // statements tx prepared, to prepare on pool after it
 }
 
 // stmt returns the prepared statement for query, or nil to run it
@@ -201,9 +215,13 @@ func (q *querier) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 		s = q.tx.StmtContext(ctx, cached)
 	case cached != nil:
 		return cached, nil
-	case q.writer:
-		// The writer's one connection is this transaction's: preparing on
-		// the pool would wait for itself.
+	case q.tx != nil:
+		// Prepared on the transaction's own connection, and on the pool
+		// only after the transaction ends (fresh). Preparing on the pool
+		// takes another of its connections while this one is held: on the
+		// writer's one connection that waits for itself, and on the
+		// readers a pool's worth of snapshots doing it at once wait for
+		// each other until their contexts end (issue 27, BENCHMARKS.md).
 		if s, err = q.tx.PrepareContext(ctx, query); err != nil {
 			return nil, err
 		}
@@ -211,13 +229,8 @@ func (q *querier) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 			q.fresh = append(q.fresh, query)
 		}
 	default:
-		if cached, err = q.c.stmts.get(ctx, q.pool, query); err != nil || cached == nil {
-			return nil, err
-		}
-		if q.tx == nil {
-			return cached, nil
-		}
-		s = q.tx.StmtContext(ctx, cached)
+		// No connection is held: the pool lends one to prepare on.
+		return q.c.stmts.get(ctx, q.pool, query)
 	}
 	if q.inTx == nil {
 		q.inTx = map[string]*sql.Stmt{}

@@ -32,7 +32,7 @@ func migrate(ctx context.Context, w *sql.DB, ms []sqlstore.Migration) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if err := sqlstore.Migrate(ctx, &querier{c: new(conn), pool: w, tx: tx, writer: true}, schemaMigrations, ms); err != nil {
+	if err := sqlstore.Migrate(ctx, &querier{c: new(conn), pool: w, tx: tx}, schemaMigrations, ms); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

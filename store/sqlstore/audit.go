@@ -20,8 +20,10 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 
 // AppendAudit implements store.Store. The batch is one transaction: every
 // event is appended, or none. Seq is assigned by the database (an input
-// Seq is ignored) and the inputs are not modified. Each event is one
-// statement, and the refs of the memories it names one more.
+// Seq is ignored) and the inputs are not modified. The events go in one
+// batch of statements (one round trip where the driver is a Batcher), the
+// refs of the memories they name in one statement per
+// auditRefsPerStatement.
 func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
 	rows := make([][]any, len(events))
 	for i := range events {
@@ -50,31 +52,53 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 		return nil
 	}
 	return s.d.Write(ctx, "append audit", func(q Querier) error {
-		for i, e := range events {
-			var seq int64
-			if err := q.QueryRow(ctx, insertAudit, rows[i]...).Scan(&seq); err != nil {
-				return err
-			}
-			if len(e.MemoryIDs) == 0 {
-				continue
+		// The events in one round trip where the driver batches, then
+		// the refs in as few statements as auditRefsPerStatement allows:
+		// a statement and a round trip per event made a batch of a few
+		// dozen take seconds on a loaded PostgreSQL, and a forget, which
+		// waits for the queued events, waited as long (issue 27).
+		seqs := make([]int64, len(events))
+		qs := make([]BatchQuery, len(events))
+		for i := range events {
+			qs[i] = BatchQuery{SQL: insertAudit, Args: rows[i], Scan: func(r Row) error { return r.Scan(&seqs[i]) }}
+		}
+		if err := RowBatch(ctx, q, qs); err != nil {
+			return err
+		}
+		var b Query
+		n := 0
+		insertRefs := func() error {
+			if n == 0 {
+				return nil
 			}
 			// An event may name a memory twice (memory_ids keeps both);
 			// the ref says only that the event names it.
-			var b Query
-			b.SQL("INSERT INTO audit_refs (tenant, memory_id, seq) VALUES ")
-			for j, id := range e.MemoryIDs {
-				if j > 0 {
+			_, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...)
+			b, n = Query{}, 0
+			return err
+		}
+		for i, e := range events {
+			for _, id := range e.MemoryIDs {
+				if n == 0 {
+					b.SQL("INSERT INTO audit_refs (tenant, memory_id, seq) VALUES ")
+				} else {
 					b.SQL(", ")
 				}
-				b.SQL("(", b.Arg(e.Tenant), ", ", b.Arg(id), ", ", b.Arg(seq), ")")
-			}
-			if _, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...); err != nil {
-				return err
+				b.SQL("(", b.Arg(e.Tenant), ", ", b.Arg(id), ", ", b.Arg(seqs[i]), ")")
+				if n++; n == auditRefsPerStatement {
+					if err := insertRefs(); err != nil {
+						return err
+					}
+				}
 			}
 		}
-		return nil
+		return insertRefs()
 	})
 }
+
+// auditRefsPerStatement bounds the rows of one insert of audit refs (three
+// bound values each), far below every backend's limit on parameters.
+const auditRefsPerStatement = 256
 
 // auditQuery builds ListAudit's statement: the tenant and every filter in
 // one query, newest first, one row more than the page.

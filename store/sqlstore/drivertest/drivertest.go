@@ -13,7 +13,8 @@
 //     Scan's error;
 //   - Interpret: a unique violation is a conflict, the context's own
 //     error passes, application errors pass unchanged;
-//   - Snapshot reads one snapshot while writers commit;
+//   - Snapshot reads one snapshot while writers commit, and snapshots
+//     open at once never wait for each other's connections;
 //   - Lock makes two writers of one decision queue: no lost update;
 //   - the Dialect: Contains is a literal, Unicode case-insensitive
 //     substring test (no wildcard), MetadataEquals tells types apart,
@@ -29,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +51,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) sqlstore.Driver) {
 		{"RowBatchInOrder", testRowBatch},
 		{"Interpret", testInterpret},
 		{"SnapshotIsOneSnapshot", testSnapshot},
+		{"SnapshotsDoNotWaitForEachOther", testConcurrentSnapshots},
 		{"LockQueuesWriters", testLock},
 		{"ContainsIsLiteral", testContains},
 		{"MetadataEqualsTellsTypesApart", testMetadata},
@@ -302,6 +305,71 @@ func testSnapshot(t *testing.T, d sqlstore.Driver) {
 	// Control: the write did commit.
 	if n := countKeys(t, reader(t, d)); n != 2 {
 		t.Fatalf("%d keys after the snapshot, want 2", n)
+	}
+}
+
+// testConcurrentSnapshots opens more snapshots at once than a driver has
+// read connections; each one, once every snapshot that can be open at the
+// same time is, runs a statement no one has run before (as a recall's
+// first catch-up of a partition does). None may wait for a connection
+// another snapshot holds: SQLite's snapshots once prepared a new statement
+// on the reader pool while holding a reader, so a pool's worth of them
+// waited for each other until their contexts ended (issue 27, the 30 s
+// stall). The control: the same statements after, outside any snapshot.
+func testConcurrentSnapshots(t *testing.T, d sqlstore.Driver) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := d.Write(ctx, "test", func(q sqlstore.Querier) error { return insertKey(ctx, q, "k-1", nil) }); err != nil {
+		t.Fatal(err)
+	}
+	// A query text of its own per snapshot and per run of the suite, so
+	// no statement cache holds it yet.
+	tag := time.Now().UnixNano()
+	count := func(q sqlstore.Querier, i int) error {
+		var n, got int64
+		err := q.QueryRow(ctx, fmt.Sprintf("SELECT COUNT(*), %d FROM keys WHERE tenant = ? AND %d > 0", i, tag), "acme").Scan(&n, &got)
+		switch {
+		case err != nil:
+			return err
+		case n != 1 || got != int64(i):
+			return fmt.Errorf("snapshot %d read (%d, %d), want (1, %d)", i, n, got, i)
+		}
+		return nil
+	}
+	const snapshots = 16
+	var open atomic.Int32
+	errs := make(chan error, snapshots)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range snapshots {
+		wg.Go(func() {
+			errs <- d.Snapshot(ctx, "test", func(q sqlstore.Querier) error {
+				open.Add(1)
+				defer open.Add(-1)
+				// Hold it until no other snapshot has begun for a moment.
+				for n := open.Load(); ; {
+					time.Sleep(50 * time.Millisecond)
+					if m := open.Load(); m == n || ctx.Err() != nil {
+						break
+					} else {
+						n = m
+					}
+				}
+				return count(q, i)
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("%d snapshots at once, after %s: %v", snapshots, time.Since(start).Round(time.Millisecond), err)
+		}
+	}
+	for i := range snapshots {
+		if err := count(reader(t, d), i); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
