@@ -367,11 +367,13 @@ var _ memgate.Memories = (*Session)(nil)
 
 // GetByKey returns the active memory with key at the level the request
 // names, narrowed as Get narrows (an agent-bound key looks at its agent's
-// level).
+// level). Each source is its own key space: the memory of a source the
+// key may claim comes first (the one its keyed write replaces, so a
+// write then a read by key meet), else the one the store ranks first.
 func (s *Session) GetByKey(ctx context.Context, req memgate.Scope, key string) (*memgate.Memory, error) {
 	sc, err := s.Scope(auth.OpGet, req)
 	if err != nil {
 		return nil, err
 	}
-	return s.g.eng.GetByKey(s.ctx(ctx), sc, key)
+	return s.g.eng.GetByKeyPreferring(s.ctx(ctx), sc, key, auth.SourcesOf(&s.key))
 }
