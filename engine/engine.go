@@ -161,6 +161,9 @@ func New(cfg Config) (*Engine, error) {
 // such as migration; surfaces must not).
 func (e *Engine) Store() store.Store { return e.store }
 
+// Policy returns the write policy the engine applies (a copy).
+func (e *Engine) Policy() policy.Config { return e.cfg.Policy.WithDefaults() }
+
 func (e *Engine) now() time.Time { return memgate.Now(e.cfg.Now()) }
 
 // Get returns the memory with id if scope contains it; a foreign id is

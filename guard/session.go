@@ -215,11 +215,26 @@ func (s *Session) Update(ctx context.Context, req memgate.Scope, id string, vers
 	})
 }
 
-// Revoke revokes a memory within the key's reach.
+// Revoke revokes a memory within the key's reach. Revoking retires a
+// memory as superseding does, so a key that may not delete it (an agent
+// key) must be able to claim its source, unless the policy says otherwise
+// (policy.Config.RevokeAnySource): a prompt-injected model cannot retire
+// what the person said. A key that may delete the memory may revoke it.
+// A memory's source never changes, so the check on the memory read here
+// holds for the one the engine revokes.
 func (s *Session) Revoke(ctx context.Context, req memgate.Scope, id, reason string) (*memgate.Memory, error) {
 	sc, err := s.Scope(auth.OpRevoke, req)
 	if err != nil {
 		return nil, err
+	}
+	if !s.Allowed(auth.OpDelete) && s.g.eng.Policy().RevokeNeedsClaim() {
+		cur, err := s.g.eng.Get(s.ctx(ctx), sc, id)
+		if err != nil {
+			return nil, err
+		}
+		if !s.MayClaim(cur.Source) {
+			return nil, auth.ErrSource("source")
+		}
 	}
 	return s.g.eng.Revoke(s.ctx(ctx), sc, id, reason)
 }

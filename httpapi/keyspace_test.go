@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/policy"
 )
 
 // Issue 26, finding 1: a keyed write, a batch item and a duplicate replace
@@ -125,5 +126,46 @@ func TestKeyedWriteNeverReplacesWhatItMayNotSupersede(t *testing.T) {
 		"content": "Biopsy result came back fine", "key": "task:lab"})
 	if next.Supersedes != hidden.ID {
 		t.Fatalf("the admin's keyed write supersedes %q, want %s", next.Supersedes, hidden.ID)
+	}
+}
+
+// Issue 26, finding 5: an agent key may not revoke what a person said (a
+// source it may not claim), as it may not update or supersede it; the
+// memory stays active and recalled. Controls: the agent revokes its own
+// memory, the user key the user's, and the policy setting
+// revoke.any_source lets the agent revoke the person's.
+func TestAgentMayNotRevokeWhatAPersonSaid(t *testing.T) {
+	t.Parallel()
+	for _, anySource := range []bool{false, true} {
+		p := policy.Default()
+		p.RevokeAnySource = anySource
+		h := newHarness(t, withPolicy(p))
+		agent := h.key("acme", memgate.RoleAgent, "alice", "")
+		user := h.key("acme", memgate.RoleUser, "alice", "")
+		said := h.remember(user, map[string]any{"kind": "preference", "source": "user", "content": "I prefer window seats."})
+		r := h.do("POST", "/v1/memories/"+said.ID+"/revoke", agent, map[string]any{"reason": "outdated"})
+		if anySource {
+			r.want(t, http.StatusOK)
+			if m := h.get("acme", said.ID); m.Status != memgate.StatusRevoked {
+				t.Fatalf("with revoke.any_source the agent's revoke left the memory %s", m.Status)
+			}
+			continue
+		}
+		r.wantError(t, http.StatusForbidden, memgate.EFORBIDDEN, "source")
+		if m := h.get("acme", said.ID); m.Status != memgate.StatusActive || m.Version != said.Version {
+			t.Fatalf("a refused revoke changed the person's memory: %s v%d", m.Status, m.Version)
+		}
+		if ids := h.recallIDs(agent, map[string]any{"query": "window seats"}); !has(ids, said.ID) {
+			t.Fatalf("after a refused revoke the memory is not recalled: %v", ids)
+		}
+		own := h.remember(agent, map[string]any{"kind": "task", "source": "assistant", "content": "Book the flight to Lisbon."})
+		h.do("POST", "/v1/memories/"+own.ID+"/revoke", agent, map[string]any{"reason": "done"}).want(t, http.StatusOK)
+		if m := h.get("acme", own.ID); m.Status != memgate.StatusRevoked {
+			t.Fatalf("the agent's revoke of its own memory left it %s", m.Status)
+		}
+		h.do("POST", "/v1/memories/"+said.ID+"/revoke", user, map[string]any{"reason": "changed my mind"}).want(t, http.StatusOK)
+		if m := h.get("acme", said.ID); m.Status != memgate.StatusRevoked {
+			t.Fatalf("the user's revoke of their own memory left it %s", m.Status)
+		}
 	}
 }
