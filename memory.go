@@ -138,10 +138,12 @@ type Memory struct {
 
 	Version int64 `json:"version"`
 	// Key is the caller's own name for the memory (e.g. "pref:coffee"),
-	// unique among the active memories of its level (tenant, principal,
-	// agent, conversation): remembering a key that is there supersedes
-	// the memory that has it (one chain, never an overwrite). Empty: no
-	// key. See CheckMemoryKey.
+	// unique among the active memories of its key space (tenant,
+	// principal, agent, conversation, source): remembering a key that is
+	// there supersedes the memory of the same source that has it (one
+	// chain, never an overwrite), never one of another source (an agent's
+	// write of a person's key is a memory of its own). Empty: no key. See
+	// CheckMemoryKey.
 	Key          string `json:"key,omitempty"`
 	Supersedes   string `json:"supersedes,omitempty"`
 	SupersededBy string `json:"superseded_by,omitempty"`
@@ -153,6 +155,12 @@ type Memory struct {
 	// a memory with the same key, scope and kind folds into the existing
 	// one. Set by the engine; empty disables dedup for this memory.
 	DedupKey string `json:"-"`
+	// KeyHidesRestricted is set by the engine on a write by a writer that
+	// may not read restricted memories (an agent key): a restricted memory
+	// holding the write's key in its key space is then neither replaced
+	// nor named, and the write is a conflict (store.ErrKeyHeld). Never
+	// stored.
+	KeyHidesRestricted bool `json:"-"`
 	// SeenCount is how many times this memory was remembered (1 + the
 	// duplicates folded into it).
 	SeenCount int64 `json:"seen_count"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/policy"
 )
 
 // extractReason is the reason stored when a candidate gives none.
@@ -22,8 +23,12 @@ const extractReason = "proposed by the model from a conversation"
 func (a *Agent) extract(ctx context.Context, s memgate.Scope, factAgent, message, reply string, rec *memgate.RecallResult) *Extraction {
 	x := &Extraction{PendingIDs: []string{}, Memories: []Outcome{}}
 	shown := make(map[string]bool, len(rec.Results))
+	said := make(map[string]*memgate.Memory, len(rec.Results))
 	for _, h := range rec.Results {
 		shown[h.Memory.ID] = true
+		if sig := string(h.Memory.Kind) + ":" + policy.Signature(h.Memory.Content); said[sig] == nil {
+			said[sig] = h.Memory
+		}
 	}
 	out, err := a.cfg.Model.Chat(ctx, ChatRequest{Messages: extractMessages(rec.Context, message, reply), JSON: true})
 	if err != nil {
@@ -45,6 +50,17 @@ func (a *Agent) extract(ctx context.Context, s memgate.Scope, factAgent, message
 			Tenant: s.Tenant, Principal: s.Principal, Agent: factAgent,
 			Kind: c.kind, Source: memgate.SourceAssistant, Content: c.content, Reason: reason,
 			Metadata: map[string]any{"extracted_from_conversation": s.Conversation},
+		}
+		if prev := said[string(c.kind)+":"+policy.Signature(c.content)]; prev != nil && c.replaces == "" {
+			// A restatement of a memory the turn was shown: a duplicate
+			// folds only into a memory of its own source (the write
+			// gate's dedup), so one the person stated would be stored
+			// again as the model's. It is that memory, and nothing is
+			// written.
+			x.Deduplicated++
+			x.Memories = append(x.Memories, Outcome{ID: prev.ID, Kind: prev.Kind, Source: prev.Source, Status: string(prev.Status),
+				Deduplicated: true, Content: prev.Content, Reason: prev.Reason})
+			continue
 		}
 		o := a.remember(ctx, m, c.replaces)
 		switch {

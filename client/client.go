@@ -250,7 +250,7 @@ type Memory struct {
 	ValidUntil   *time.Time          `json:"valid_until,omitempty"`
 	TTL          time.Duration       `json:"-"`
 	// Key is the caller's own name for the memory (memgate.Memory.Key):
-	// remembering a key the level has supersedes the memory that has it.
+	// remembering a key the level has supersedes the memory of the same source that has it (each source is its own key space).
 	Key        string `json:"key,omitempty"`
 	Supersedes string `json:"supersedes,omitempty"`
 }

@@ -161,6 +161,9 @@ func New(cfg Config) (*Engine, error) {
 // such as migration; surfaces must not).
 func (e *Engine) Store() store.Store { return e.store }
 
+// Policy returns the write policy the engine applies (a copy).
+func (e *Engine) Policy() policy.Config { return e.cfg.Policy.WithDefaults() }
+
 func (e *Engine) now() time.Time { return memgate.Now(e.cfg.Now()) }
 
 // Get returns the memory with id if scope contains it; a foreign id is
@@ -182,12 +185,21 @@ func (e *Engine) Get(ctx context.Context, s memgate.Scope, id string) (*memgate.
 
 // GetByKey returns the active memory with key at exactly the level of s
 // (tenant, principal, agent and conversation), whatever its expiry, or
-// not_found, exactly like a memory outside the scope.
+// not_found, exactly like a memory outside the scope. Each source is its
+// own key space, so a level may hold the key once per source: the holder
+// of the first source in memgate.Sources order (user first) that has one
+// is returned.
 func (e *Engine) GetByKey(ctx context.Context, s memgate.Scope, key string) (*memgate.Memory, error) {
+	return e.GetByKeyPreferring(ctx, s, key, nil)
+}
+
+// GetByKeyPreferring is GetByKey with the sources whose holder comes
+// first, in order.
+func (e *Engine) GetByKeyPreferring(ctx context.Context, s memgate.Scope, key string, prefer []memgate.Source) (*memgate.Memory, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := e.store.GetByKey(ctx, s, key)
+	m, err := e.store.GetByKey(ctx, s, key, prefer...)
 	if err != nil {
 		return nil, err
 	}

@@ -18,9 +18,11 @@ type RememberRequest = memgate.RememberRequest
 
 // requestSHA256 is the hash that tells a retry of r from another request
 // with the same key: every field the caller chose, before any default.
-// Supersedes is hashed only when set, so that the hash of a request
-// without it is the one records written before supersessions took keys
-// hold (TestRequestSHA256IsStable pins it).
+// Supersedes and the memory's key are hashed only when set, so that the
+// hash of a request without them is the one records written before
+// supersessions took idempotency keys hold (TestRequestSHA256IsStable pins
+// it); with them, a retry that names another key (another memory it
+// replaces) is another request, a conflict, not a replay of the first.
 //
 // It is a function, not a method, because RememberRequest is the root
 // package's type (memgate.RememberRequest) and the hash is the engine's.
@@ -34,8 +36,9 @@ func requestSHA256(r RememberRequest) string {
 		ExpiresAt, ValidFrom, ValidUntil       *time.Time
 		TTL                                    time.Duration
 		Supersedes                             string `json:",omitempty"`
+		Key                                    string `json:",omitempty"`
 	}{m.Tenant, m.Principal, m.Agent, m.Conversation, string(m.Kind), string(m.Source), string(m.Sensitivity),
-		m.Content, m.Reason, m.Metadata, m.ExpiresAt, m.ValidFrom, m.ValidUntil, r.TTL, r.Supersedes})
+		m.Content, m.Reason, m.Metadata, m.ExpiresAt, m.ValidFrom, m.ValidUntil, r.TTL, r.Supersedes, m.Key})
 	if err != nil {
 		// Metadata was checked before: this cannot happen. Hash what
 		// can be hashed; a mismatch then only costs a conflict.
@@ -344,6 +347,9 @@ func (e *Engine) apply(m *memgate.Memory, d policy.Decision, r RememberRequest, 
 		}
 	}
 	m.DedupKey = e.dedupKey(m)
+	// A writer that may not read restricted memories must not replace
+	// one through its key, nor learn which it is (store.ErrKeyHeld).
+	m.KeyHidesRestricted = r.HideRestricted
 	if r.HideRestricted && m.Sensitivity == memgate.SensitivityRestricted {
 		// A writer that may not read restricted memories (an agent key)
 		// must not learn that one exists by folding into it: its

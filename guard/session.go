@@ -215,11 +215,26 @@ func (s *Session) Update(ctx context.Context, req memgate.Scope, id string, vers
 	})
 }
 
-// Revoke revokes a memory within the key's reach.
+// Revoke revokes a memory within the key's reach. Revoking retires a
+// memory as superseding does, so a key that may not delete it (an agent
+// key) must be able to claim its source, unless the policy says otherwise
+// (policy.Config.RevokeAnySource): a prompt-injected model cannot retire
+// what the person said. A key that may delete the memory may revoke it.
+// A memory's source never changes, so the check on the memory read here
+// holds for the one the engine revokes.
 func (s *Session) Revoke(ctx context.Context, req memgate.Scope, id, reason string) (*memgate.Memory, error) {
 	sc, err := s.Scope(auth.OpRevoke, req)
 	if err != nil {
 		return nil, err
+	}
+	if !s.Allowed(auth.OpDelete) && s.g.eng.Policy().RevokeNeedsClaim() {
+		cur, err := s.g.eng.Get(s.ctx(ctx), sc, id)
+		if err != nil {
+			return nil, err
+		}
+		if !s.MayClaim(cur.Source) {
+			return nil, auth.ErrSource("source")
+		}
 	}
 	return s.g.eng.Revoke(s.ctx(ctx), sc, id, reason)
 }
@@ -367,11 +382,13 @@ var _ memgate.Memories = (*Session)(nil)
 
 // GetByKey returns the active memory with key at the level the request
 // names, narrowed as Get narrows (an agent-bound key looks at its agent's
-// level).
+// level). Each source is its own key space: the memory of a source the
+// key may claim comes first (the one its keyed write replaces, so a
+// write then a read by key meet), else the one the store ranks first.
 func (s *Session) GetByKey(ctx context.Context, req memgate.Scope, key string) (*memgate.Memory, error) {
 	sc, err := s.Scope(auth.OpGet, req)
 	if err != nil {
 		return nil, err
 	}
-	return s.g.eng.GetByKey(s.ctx(ctx), sc, key)
+	return s.g.eng.GetByKeyPreferring(s.ctx(ctx), sc, key, auth.SourcesOf(&s.key))
 }

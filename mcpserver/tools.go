@@ -50,7 +50,7 @@ type (
 		Reason         string `json:"reason,omitempty" jsonschema:"Why this is worth remembering, such as \"she said so while ordering\". Kept in the memory's receipt."`
 		TTL            string `json:"ttl,omitempty" jsonschema:"How long to keep it, such as 30d, 12h or 90m. Default: the policy's for the kind (tasks 7 days, messages 30 days, the others until revoked)."`
 		Supersedes     string `json:"supersedes,omitempty" jsonschema:"The id of an earlier memory that this one replaces (a changed preference, a corrected fact): the old one is marked superseded and never recalled again."`
-		Key            string `json:"key,omitempty" jsonschema:"Your own name for the memory, such as pref:coffee (1 to 256 of A-Z a-z 0-9 . _ : @ # / + = -): remembering a key you used before replaces the memory that has it (the old one is superseded, never recalled again), so a changing fact keeps one current value."`
+		Key            string `json:"key,omitempty" jsonschema:"Your own name for the memory, such as pref:coffee (1 to 256 of A-Z a-z 0-9 . _ : @ # / + = -): remembering a key you used before replaces your memory that has it (the old one is superseded, never recalled again), so a changing fact keeps one current value. Each source keeps its own keys: a memory the person stated under the same key is never replaced by yours."`
 		IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"A key of your choosing for this call (a UUID, say), to retry it safely: the same key with the same memory again stores nothing and answers with the memory the first call stored. Use a new key for each new memory. Kept for a day."`
 	}
 	rememberOutput struct {
@@ -182,7 +182,8 @@ var definitions = []definition{
 			Title: "Revoke a memory",
 			Description: "Revoke one memory that is wrong, outdated, or that the person asked you to drop: it is never recalled again " +
 				"(the audit log keeps the record that it existed). Find the id with recall or list_memories. " +
-				"An id that does not exist, or that is not this person's, is not found.",
+				"An id that does not exist, or that is not this person's, is not found. " +
+				"A memory of a source this connection may not claim (such as what the person said, for an agent) is forbidden: ask the person to revoke it.",
 			Annotations:  &mcp.ToolAnnotations{Title: "Revoke a memory", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			InputSchema:  schemaFor[revokeInput](),
 			OutputSchema: schemaFor[revokeOutput](),

@@ -363,7 +363,14 @@ func TestForeignIDIsNotFound(t *testing.T) {
 	e := newEnv(t)
 	bobs := e.seed("acme", "bob", "fact", "Bob lives in Lyon.")
 	others := e.seed("globex", "alice", "fact", "Alice of Globex lives in Oslo.")
-	own := e.seed("acme", "alice", "fact", "Alice lives in Porto.")
+	// The control is the connection's own (assistant): an agent
+	// connection may not revoke what the person said (issue 26).
+	mine, err := e.eng.Remember(context.Background(), engine.RememberRequest{Memory: memgate.Memory{
+		Tenant: "acme", Principal: "alice", Kind: memgate.KindTask, Source: memgate.SourceAssistant, Content: "Alice lives in Porto."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := mine.ID
 	cs := e.localMCP("acme", "alice", false, "")
 	_, missing := fails(t, cs, "revoke_memory", map[string]any{"id": "m_01aaaaaaaaaaaaaaaaaaaaaaaa"})
 	for _, id := range []string{bobs, others, "not an id"} {

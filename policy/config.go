@@ -99,6 +99,14 @@ type Config struct {
 	// DisableDedup turns off folding of duplicate content into the existing
 	// active memory. Dedup is on by default (the zero value).
 	DisableDedup bool
+
+	// RevokeAnySource lets a key that may not delete memories (an agent
+	// key) revoke one of a source it may not claim, such as what the
+	// person said (source user). Off by default (the zero value): revoking
+	// retires a memory as superseding does, so it takes the same rule, and
+	// a prompt-injected model cannot retire the person's statements. Keys
+	// that may delete a memory (user, admin) may always revoke it.
+	RevokeAnySource bool
 }
 
 // Default returns the policy a careful operator would start from.
@@ -200,6 +208,8 @@ func (c Config) WithDefaults() Config {
 		Secret:       maps.Clone(builtin.Secret),
 		Instruction:  maps.Clone(builtin.Instruction),
 		DisableDedup: c.DisableDedup,
+
+		RevokeAnySource: c.RevokeAnySource,
 	}
 	for s, row := range builtin.Write {
 		out.Write[s] = maps.Clone(row)
@@ -345,6 +355,10 @@ func (c Config) InstructionAction(s memgate.Source) Action {
 // Dedup reports whether duplicate content folds into the existing memory.
 func (c Config) Dedup() bool { return !c.DisableDedup }
 
+// RevokeNeedsClaim reports whether a key that may not delete memories may
+// revoke only those of a source it may claim (the default).
+func (c Config) RevokeNeedsClaim() bool { return !c.RevokeAnySource }
+
 // Load reads a policy file: a JSON object with the fields it changes, the
 // rest keeping their defaults. Unknown fields, sources, kinds and actions
 // are refused by name. The result has defaults applied and is validated.
@@ -355,14 +369,16 @@ func (c Config) Dedup() bool { return !c.DisableDedup }
 //	  "limits":    {"max_content_bytes": 4096},
 //	  "retention": {"message": 5000, "fact": 0},
 //	  "findings":  {"secret": "reject", "instruction": {"verified_tool": "flag"}},
-//	  "dedup":     true
+//	  "dedup":     true,
+//	  "revoke":    {"any_source": false}
 //	}
 //
 // "*" as a source or kind key sets every source or kind; named keys in the
 // same object override it. A finding table may be a single action string
 // for every source. A ttl is "none" or a duration such as "30d", "12h" or
 // "90m"; a retention cap of 0 means unlimited; a zero limit means memgate's
-// default.
+// default. revoke.any_source true lets an agent key revoke memories of
+// sources it may not claim (Config.RevokeAnySource).
 func Load(path string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -428,6 +444,11 @@ type fileConfig struct {
 	Retention map[string]int               `json:"retention"`
 	Findings  *fileFindings                `json:"findings"`
 	Dedup     *bool                        `json:"dedup"`
+	Revoke    *fileRevoke                  `json:"revoke,omitempty"`
+}
+
+type fileRevoke struct {
+	AnySource *bool `json:"any_source"`
 }
 
 type fileLimits struct {
@@ -534,6 +555,9 @@ func (f *fileConfig) apply(c *Config) error {
 	if f.Dedup != nil {
 		c.DisableDedup = !*f.Dedup
 	}
+	if f.Revoke != nil && f.Revoke.AnySource != nil {
+		c.RevokeAnySource = *f.Revoke.AnySource
+	}
 	return nil
 }
 
@@ -614,6 +638,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		},
 		Findings: &fileFindings{Secret: sourceActions{}, Instruction: sourceActions{}},
 		Dedup:    &dedup,
+		Revoke:   &fileRevoke{AnySource: &c.RevokeAnySource},
 	}
 	for s, row := range c.Write {
 		r := map[string]string{}

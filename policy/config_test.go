@@ -332,3 +332,26 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestRevokeAnySource: the revoke rule is on by default, a policy file
+// turns it off, and the setting survives MarshalJSON and Parse.
+func TestRevokeAnySource(t *testing.T) {
+	if !Default().RevokeNeedsClaim() {
+		t.Fatal("the default policy lets an agent revoke any source")
+	}
+	c, err := Parse([]byte(`{"revoke": {"any_source": true}}`))
+	if err != nil || c.RevokeNeedsClaim() {
+		t.Fatalf("revoke.any_source true: needs claim %v, %v", c.RevokeNeedsClaim(), err)
+	}
+	b, err := c.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(b)
+	if err != nil || back.RevokeNeedsClaim() {
+		t.Fatalf("round trip of %s: needs claim %v, %v", b, back.RevokeNeedsClaim(), err)
+	}
+	if _, err := Parse([]byte(`{"revoke": {"anysource": true}}`)); err == nil {
+		t.Fatal("an unknown revoke field was accepted")
+	}
+}

@@ -54,9 +54,9 @@ func TestPlans(t *testing.T) {
 		// Fetch looks rows up by id, not by walking the partition: recall
 		// calls it on every request, and a partition can hold 100k memories.
 		"fetch":                   {"(tenant=? AND id=?)"},
-		"dedup lookup":            {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
-		"insert unless duplicate": {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=?)"},
-		"key holder":              {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=?)"},
+		"dedup lookup":            {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=? AND source=?)"},
+		"insert unless duplicate": {"USING INDEX memories_dedup (tenant=? AND principal=? AND kind=? AND dedup_key=? AND source=?)"},
+		"key holder":              {"USING INDEX memories_key (tenant=? AND principal=? AND agent=? AND conversation=? AND key=? AND source=?)"},
 		"retention count":         {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)"},
 		"retention eviction":      {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)", "(tenant=? AND id=?)"},
 		"sweep":                   {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},

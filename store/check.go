@@ -233,6 +233,32 @@ func IdempotencyConflict(i, n int, why string) *memgate.Error {
 	return &memgate.Error{Code: memgate.ECONFLICT, Field: field, Message: why}
 }
 
+// ErrKeyHeld is the conflict of a keyed write whose key, in the write's
+// key space (its source), is held by a memory the writer may not replace:
+// a restricted one, for a writer that may not read restricted memories.
+// It names neither the memory nor why, so it tells the writer no more than
+// any other conflict does.
+func ErrKeyHeld() *memgate.Error {
+	return &memgate.Error{Code: memgate.ECONFLICT, Field: "key", Message: "is held by a memory this write may not replace; use another key"}
+}
+
+// ItemError names input i of n in err's field (memories[i].field) when
+// the write holds more than one input; err as it is otherwise, or when it
+// is not a *memgate.Error.
+func ItemError(i, n int, err error) error {
+	me, ok := err.(*memgate.Error)
+	if !ok || n <= 1 {
+		return err
+	}
+	c := *me
+	if c.Field != "" {
+		c.Field = fmt.Sprintf("memories[%d].%s", i, c.Field)
+	} else {
+		c.Field = fmt.Sprintf("memories[%d]", i)
+	}
+	return &c
+}
+
 // Messages of IdempotencyConflict.
 const (
 	IdempotencyOtherRequest = "was already used for a different request; use a new key for a new request"

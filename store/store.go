@@ -46,12 +46,15 @@ type Store interface {
 	Get(ctx context.Context, s memgate.Scope, id string) (*memgate.Memory, error)
 
 	// GetByKey returns the active memory with key at exactly the level of
-	// s (its tenant, principal, agent and conversation: a key is unique
-	// among the active memories of one level, and a lookup by key names
-	// the level; AllPrincipals is refused), restricted ones left out with
-	// HideRestricted. None is not_found, exactly like a memory outside the
-	// scope. A malformed key is invalid_argument naming "key".
-	GetByKey(ctx context.Context, s memgate.Scope, key string) (*memgate.Memory, error)
+	// s (its tenant, principal, agent and conversation: a lookup by key
+	// names the level; AllPrincipals is refused), restricted ones left out
+	// with HideRestricted. A key is unique among the active memories of
+	// one key space (a level and a source), so a level may hold one per
+	// source: the one of the first source in prefer that has one, else of
+	// the first in memgate.Sources order. None is not_found, exactly like
+	// a memory outside the scope. A malformed key is invalid_argument
+	// naming "key".
+	GetByKey(ctx context.Context, s memgate.Scope, key string, prefer ...memgate.Source) (*memgate.Memory, error)
 
 	// List returns memories the scope contains that match f, newest first
 	// (by insertion order), in pages. A page is stable under concurrent

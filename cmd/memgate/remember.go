@@ -22,7 +22,7 @@ func cmdRemember(e env, args []string) error {
 	m.registerKey(c.fs, "stores nothing")
 	c.fs.StringVar(&supersedes, "supersedes", "", "ID of the memory this one replaces (atomically marked superseded)")
 	var key string
-	c.fs.StringVar(&key, "key", "", "your own name for the memory (e.g. pref:coffee): remembering a key the scope's level has supersedes the memory that has it")
+	c.fs.StringVar(&key, "key", "", "your own name for the memory (e.g. pref:coffee): remembering a key the scope's level has supersedes the memory of the same source that has it")
 	var req memgate.RememberRequest
 	check := func(pos []string) error {
 		var err error

@@ -208,6 +208,11 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			}
 		}
 		switch {
+		case how == "changed" && prior.in.Key != "":
+			// Another key is another request: the retry hash covers it.
+			in = prior.in
+			in.Key = pick(r, others(append([]string{""}, memoryKeys...), in.Key))
+			r.desc += fmt.Sprintf(" with key %q instead of %q", in.Key, prior.in.Key)
 		case how == "changed":
 			in = prior.in
 			if in.Supersedes != "" && r.rng.IntN(2) == 0 {
@@ -243,12 +248,33 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 	} else if r.rng.IntN(3) == 0 {
 		in.Supersedes = r.pickTarget(s, 35, hasStatus(memgate.StatusActive))
 	}
+	if in.Supersedes == "" && how == "" {
+		switch x := r.rng.IntN(6); {
+		case x < 3:
+			r.pickMemoryKey(&in, from)
+		case x == 3 && in.Sensitivity == "":
+			// A duplicate of a live unkeyed memory at the level the write
+			// lands at, of whatever source: it may fold only into one of
+			// its own.
+			if es := r.w.reg.aliveIn(from.tenant, func(e *entry) bool {
+				return e.owner == from && e.mem.Key == "" && !restricted(e.mem) && e.mem.Status == memgate.StatusActive
+			}); len(es) > 0 {
+				e := pick(r, es)
+				in.Kind, in.Content = e.mem.Kind, e.mem.Content
+				r.desc += " (the kind and content of " + e.id + ")"
+				r.count("fold.probe")
+			}
+		}
+	}
 	var snap map[ref]string
 	if in.Supersedes != "" {
 		snap = r.snapshot(s.Tenant, in.Supersedes)
 		r.desc += " superseding " + in.Supersedes
 	}
 	r.desc += fmt.Sprintf(" kind=%s source=%s", in.Kind, in.Source)
+	if in.Key != "" {
+		r.desc += " key=" + in.Key
+	}
 	m, replayed, err := r.drv.remember(c, q, in)
 	if code != "" {
 		r.refused(err, code)
@@ -357,6 +383,20 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 		countKeyed("conflict")
 		return effect{}
 	}
+	if h := r.keyHolder(dest, in.Key, in.Source); !super && h != nil && s.HideRestricted && restricted(h.mem) {
+		// The key's holder in the write's key space is restricted, and
+		// the key may not read it: neither replaced nor named. The write
+		// is a conflict naming the key and nothing else (or, held, a fold
+		// into the key's own pending duplicate).
+		r.count("key.hidden.holder")
+		if e := apiErr(err); e != nil && e.Code == memgate.ECONFLICT && e.Field == "key" {
+			if strings.Contains(e.Message, h.id) {
+				r.fail("the conflict of a keyed write names the restricted holder %s: %v", h.id, e)
+			}
+			r.count("key.hidden.refused")
+			return effect{}
+		}
+	}
 	r.unchanged(snap, ref{s.Tenant, in.Supersedes})
 	switch {
 	case keyConflict(err):
@@ -370,6 +410,7 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 	}
 	r.count("remember.ok")
 	r.notRestrictedFold(c, s, m)
+	r.replacesOnlyItsOwn(c, s, in, m, super)
 	switch {
 	case c.key.Role == memgate.RoleUser:
 		r.count("user.remember.ok")
@@ -462,6 +503,87 @@ func (r *run) notRestrictedFold(c *caller, s memgate.Scope, m *memgate.Memory) {
 	}
 }
 
+// memoryKeys are the keys remembers name: few, so that writers of every
+// source meet on them.
+var memoryKeys = []string{"k:plan", "k:seat"}
+
+// pickMemoryKey gives in a key: half the time that of a live keyed memory
+// at from (the level the write lands at), of whatever source (and now and
+// then its kind and content too, so the write would fold into it were
+// sources not apart), else one of memoryKeys.
+func (r *run) pickMemoryKey(in *rememberIn, from owner) {
+	r.count("key.memory")
+	in.Key = pick(r, memoryKeys)
+	if r.rng.IntN(2) == 0 {
+		return
+	}
+	es := r.w.reg.aliveIn(from.tenant, func(e *entry) bool { return e.owner == from && e.mem.Key != "" })
+	if len(es) == 0 {
+		return
+	}
+	if other := slices.DeleteFunc(slices.Clone(es), func(e *entry) bool { return e.mem.Source == in.Source }); len(other) > 0 && r.rng.IntN(3) < 2 {
+		es = other // another writer's key, most often: the case to judge
+	}
+	e := pick(r, es)
+	in.Key = e.mem.Key
+	if e.mem.Source != in.Source {
+		r.count("key.other.source")
+	}
+	if r.rng.IntN(2) == 0 {
+		in.Kind, in.Content = e.mem.Kind, e.mem.Content
+		r.desc += " (the key, kind and content of " + e.id + ")"
+	}
+}
+
+// keyHolder is the live active memory at level o with key in source src's
+// key space, or nil.
+func (r *run) keyHolder(o owner, key string, src memgate.Source) *entry {
+	if key == "" {
+		return nil
+	}
+	for _, e := range r.w.reg.aliveIn(o.tenant, func(e *entry) bool {
+		return e.owner == o && e.mem.Key == key && e.mem.Source == src && e.mem.Status == memgate.StatusActive
+	}) {
+		return e
+	}
+	return nil
+}
+
+// replacesOnlyItsOwn checks what a remember answered (issue 26): the
+// memory a key made it replace, or a duplicate folded into, is one its
+// writer could itself have superseded: of the source it wrote (its own key
+// and dedup space), which its key may claim, and never a restricted one
+// for a key that may not read it.
+func (r *run) replacesOnlyItsOwn(c *caller, s memgate.Scope, in rememberIn, m *memgate.Memory, super bool) {
+	r.t.Helper()
+	if m == nil {
+		return
+	}
+	check := func(what string, e *entry) {
+		switch {
+		case e.mem.Source != in.Source:
+			r.fail("a remember by %s of source %s %s %s, of source %s: a memory of another writer", c.name, in.Source, what, e.id, e.mem.Source)
+		case !claims(c.key, e.mem.Source):
+			r.fail("a remember by %s %s %s, of source %s, which its key may not claim", c.name, what, e.id, e.mem.Source)
+		case s.HideRestricted && restricted(e.mem) && e.mem.CreatedBy != c.key.ID:
+			r.fail("a remember by %s %s the restricted %s, which its key may not read", c.name, what, e.id)
+		}
+	}
+	if e := r.w.reg.get(s.Tenant, m.ID); e != nil && e.alive() {
+		// A fold: the memory stood before, with its own links (a
+		// supersession by another writer may have made it).
+		r.count("fold.checked")
+		check("folded into", e)
+		return
+	}
+	if m.Supersedes != "" && !super {
+		r.count("key.replaced")
+		if e := r.w.reg.get(s.Tenant, m.Supersedes); e != nil && e.alive() {
+			check("replaced (by its key)", e)
+		}
+	}
+}
+
 // batch remembers a few memories at once, in one scope: all stored, or
 // none when one is refused (the first whose source the key may not claim,
 // named by its index).
@@ -496,9 +618,10 @@ func (r *run) batch(c *caller, q scopeReq, s memgate.Scope, code string) effect 
 	}
 	r.count("batch.ok")
 	ids := map[string]bool{}
-	for _, m := range ms {
+	for i, m := range ms {
 		ids[m.ID] = true
 		r.notRestrictedFold(c, s, m)
+		r.replacesOnlyItsOwn(c, s, ins[i], m, false)
 	}
 	from := owner{s.Tenant, s.Principal, s.Agent, s.Conversation}
 	home := partition{s.Tenant, s.Principal}
@@ -870,6 +993,14 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		}
 		return eff
 	case opRevoke:
+		if !allows(c.key.Role, opDelete) && !claims(c.key, was.Source) {
+			// Revoking retires what the memory says (issue 26): a key
+			// that may not delete it (an agent key) must be able to claim
+			// its source, under the default policy.
+			r.refusedSource(err, "source", "a revoke of a memory from source "+string(was.Source))
+			r.count("revoke.source.refused")
+			return effect{}
+		}
 		switch {
 		case ok(memgate.StatusSuperseded) && codeOf(err) == memgate.ECONFLICT:
 			r.count("revoke.refused")

@@ -18,6 +18,17 @@
 //     memories[i].source, supersedes) and changes nothing; and every memory
 //     a remember, batch or update writes, even one that should have been
 //     refused, must be one its key may claim.
+//   - A remember's key and its dedup replace only what its writer could
+//     itself have superseded (issue 26): the memory a keyed write
+//     replaces, and the one a duplicate folds into, is of the source the
+//     write claims (each source its own key and dedup space), and never a
+//     restricted one for a key that may not read it. Such a holder makes
+//     the write a conflict naming the key and no memory. Remembers name
+//     keys at the level they land at, often another source's key (and its
+//     content), and copy the content of another source's memory there.
+//   - Revoking retires: a key that may not delete a memory (an agent key)
+//     revokes only one of a source it may claim, else forbidden naming
+//     source, and nothing changes.
 //   - Restricted memories never reach an agent key, on any read path of
 //     the surface (get, list, recall, export, the answer of a remember or a
 //     revoke): a restricted id answers like a missing one, and asking for

@@ -27,6 +27,8 @@ type rememberIn struct {
 	Sensitivity memgate.Sensitivity // "" on surfaces that cannot set it
 	Content     string
 	Supersedes  string
+	// Key is the memory's own key (Memory.Key): "" for none.
+	Key string
 	// IdempotencyKey makes a retry safe (the HTTP API sends it as the
 	// Idempotency-Key header, MCP as the tool's idempotency_key).
 	IdempotencyKey string
@@ -156,7 +158,7 @@ func (in rememberIn) request(r scopeReq) engine.RememberRequest {
 	return engine.RememberRequest{
 		Memory: memgate.Memory{
 			Tenant: r.Tenant, Principal: r.Principal, Agent: r.Agent, Conversation: r.Conversation,
-			Kind: in.Kind, Source: in.Source, Sensitivity: in.Sensitivity, Content: in.Content,
+			Kind: in.Kind, Source: in.Source, Sensitivity: in.Sensitivity, Content: in.Content, Key: in.Key,
 		},
 		Supersedes:     in.Supersedes,
 		IdempotencyKey: in.IdempotencyKey,

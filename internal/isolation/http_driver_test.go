@@ -115,6 +115,9 @@ func memoryBody(r scopeReq, in rememberIn) map[string]any {
 	if in.Supersedes != "" {
 		body["supersedes"] = in.Supersedes
 	}
+	if in.Key != "" {
+		body["key"] = in.Key
+	}
 	return body
 }
 

@@ -179,6 +179,9 @@ func (d *mcpDriver) remember(c *caller, r scopeReq, in rememberIn) (*memgate.Mem
 	if in.IdempotencyKey != "" {
 		args["idempotency_key"] = in.IdempotencyKey
 	}
+	if in.Key != "" {
+		args["key"] = in.Key
+	}
 	var out struct {
 		shown
 		Replayed bool `json:"replayed"`

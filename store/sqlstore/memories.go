@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -49,8 +50,8 @@ func (s *Store) Get(ctx context.Context, sc memgate.Scope, id string) (*memgate.
 }
 
 // GetByKey implements store.Store: the unique index memories_key, at
-// exactly the scope's level.
-func (s *Store) GetByKey(ctx context.Context, sc memgate.Scope, key string) (*memgate.Memory, error) {
+// exactly the scope's level, one source's holder.
+func (s *Store) GetByKey(ctx context.Context, sc memgate.Scope, key string, prefer ...memgate.Source) (*memgate.Memory, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,6 +68,15 @@ func (s *Store) GetByKey(ctx context.Context, sc memgate.Scope, key string) (*me
 	if sc.HideRestricted {
 		b.SQL(" AND sensitivity = 'standard'")
 	}
+	// One holder per source (key space): the preferred sources first, in
+	// their order, then the others in memgate.Sources order.
+	b.SQL(" ORDER BY CASE source")
+	rank := 0
+	for _, src := range slices.Concat(prefer, memgate.Sources) {
+		b.SQL(" WHEN ", b.Arg(string(src)), fmt.Sprintf(" THEN %d", rank))
+		rank++
+	}
+	b.SQL(fmt.Sprintf(" ELSE %d END LIMIT 1", rank))
 	return read(ctx, s, "get by key", func(q Querier) (*memgate.Memory, error) {
 		m, _, err := scanMemory(q.QueryRow(ctx, b.String(), b.Args()...), false)
 		if errors.Is(err, ErrNoRows) {
@@ -283,7 +293,7 @@ func (s *Store) Promote(ctx context.Context, sc memgate.Scope, id string, p stor
 		// scope when the pending memory was stored), if still active.
 		target := cur.Supersedes
 		if cur.Key != "" {
-			if target, err = keyHolder(ctx, q, cur); err != nil {
+			if target, _, err = keyHolder(ctx, q, cur); err != nil {
 				return err
 			}
 		}
@@ -355,6 +365,21 @@ func (s *Store) Supersede(ctx context.Context, sc memgate.Scope, oldID string, n
 			n.Key = old.Key
 			if args, err = memoryArgs(n); err != nil {
 				return nil, err
+			}
+			if n.Source != old.Source {
+				// The new version takes the key in its own source's key
+				// space, where another memory may hold it: that one is
+				// not what the caller asked to supersede.
+				if err := s.d.Lock(ctx, q, keyLock(n)); err != nil {
+					return nil, err
+				}
+				holder, _, err := keyHolder(ctx, q, n)
+				if err != nil {
+					return nil, err
+				}
+				if holder != "" {
+					return nil, store.ErrKeyHeld()
+				}
 			}
 		}
 		// Old first: the unique index of keys never sees two active.

@@ -26,10 +26,15 @@ import (
 //
 // A keyed memory folds only into the memory that has its key (the same
 // content under the same key is no new version), and a memory without a
-// key only into one without: a key is never lost to a fold.
+// key only into one without: a key is never lost to a fold. A memory folds
+// only into one of its own source, as a keyed write replaces only the
+// holder of its own source's key (keyHolderSQL): a fold counts a sighting
+// on the memory it folds into and answers with it, and a writer may do
+// that only to a memory it could itself have written (an agent's
+// duplicate of what the person said is the agent's own memory).
 const dedupSQL = `SELECT id FROM memories
 	WHERE tenant = ? AND principal = ? AND kind = ? AND dedup_key = ? AND dedup_key <> ''
-	AND agent = ? AND conversation = ? AND key = ?
+	AND agent = ? AND conversation = ? AND key = ? AND source = ?
 	AND (status = 'active' OR (status = 'pending' AND CAST(? AS TEXT) = 'pending')) AND (expires_at IS NULL OR expires_at > ?)
 	ORDER BY seq LIMIT 1`
 
@@ -43,7 +48,7 @@ var insertUnlessDuplicateSQL = `INSERT INTO memories (` + memoryColumns + `)
 
 // dedupArgs are dedupSQL's arguments for the new memory m.
 func dedupArgs(m *memgate.Memory) []any {
-	return []any{m.Tenant, m.Principal, string(m.Kind), m.DedupKey, m.Agent, m.Conversation, m.Key, string(m.Status), m.CreatedAt.UTC()}
+	return []any{m.Tenant, m.Principal, string(m.Kind), m.DedupKey, m.Agent, m.Conversation, m.Key, string(m.Source), string(m.Status), m.CreatedAt.UTC()}
 }
 
 // foldSQL records one more sighting of a memory. Neither version nor content
@@ -71,26 +76,30 @@ const (
 		RETURNING seq, id`
 )
 
-// keyHolderSQL finds the active memory that has a key at a level
-// (tenant, principal, agent, conversation, key): the unique index
-// memories_key.
-const keyHolderSQL = `SELECT id FROM memories WHERE tenant = ? AND principal = ? AND agent = ? AND conversation = ?
-	AND key = ? AND key <> '' AND status = 'active'`
+// keyHolderSQL finds the active memory that has a key in a key space
+// (tenant, principal, agent, conversation, key, source): the unique index
+// memories_key. Each source is its own key space: a keyed write replaces
+// only the memory of the source it claims that has the key, one its
+// writer may claim and so could itself have superseded; a memory of
+// another source with the same key (a person's, for an agent's write) is
+// neither replaced nor named.
+const keyHolderSQL = `SELECT id, sensitivity FROM memories WHERE tenant = ? AND principal = ? AND agent = ? AND conversation = ?
+	AND key = ? AND source = ? AND key <> '' AND status = 'active'`
 
-// keyHolder returns the id of the active memory with m's key at m's
-// level, or "".
-func keyHolder(ctx context.Context, q Querier, m *memgate.Memory) (string, error) {
-	var id string
-	err := q.QueryRow(ctx, keyHolderSQL, m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key).Scan(&id)
+// keyHolder returns the id and sensitivity of the active memory with m's
+// key in m's key space, or "".
+func keyHolder(ctx context.Context, q Querier, m *memgate.Memory) (string, memgate.Sensitivity, error) {
+	var id, sens string
+	err := q.QueryRow(ctx, keyHolderSQL, m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key, string(m.Source)).Scan(&id, &sens)
 	if errors.Is(err, ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
-	return id, err
+	return id, memgate.Sensitivity(sens), err
 }
 
-// keyLock names the decision about a key at m's level.
+// keyLock names the decision about a key in m's key space.
 func keyLock(m *memgate.Memory) []string {
-	return []string{"key", m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key}
+	return []string{"key", m.Tenant, m.Principal, m.Agent, m.Conversation, m.Key, string(m.Source)}
 }
 
 // population is one (tenant, principal, agent, kind, source) a retention
@@ -211,7 +220,7 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 					// A revoked or superseded memory (an import's history)
 					// takes no key from the memory that has it.
 					if args, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
-						return nil, err
+						return nil, store.ItemError(i, len(ms), err)
 					}
 				}
 				if _, err := q.Exec(ctx, insertMemory, args...); err != nil {
@@ -245,15 +254,20 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 }
 
 // takeKey makes way for the keyed memory m, about to be inserted with
-// args: the active memory that has its key at its level, if any, is
+// args: the active memory that has its key in its key space, if any, is
 // superseded by m when m is active (first, so that the unique index never
 // sees two), or named as the memory m supersedes on approval when m is
 // held. It returns the arguments to insert m with (Supersedes set) and
-// the id of the memory m superseded ("" for none, or held).
+// the id of the memory m superseded ("" for none, or held). A restricted
+// holder and a writer that may not read it (m.KeyHidesRestricted) is
+// store.ErrKeyHeld, which names nothing.
 func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args []any) ([]any, string, error) {
-	holder, err := keyHolder(ctx, q, m)
+	holder, sens, err := keyHolder(ctx, q, m)
 	if err != nil || holder == "" {
 		return args, "", err
+	}
+	if m.KeyHidesRestricted && sens == memgate.SensitivityRestricted {
+		return nil, "", store.ErrKeyHeld()
 	}
 	superseded := ""
 	if m.Status == memgate.StatusActive {

@@ -24,8 +24,8 @@ func Statements(d *Dialect) []Statement {
 	s := &Store{dl: d}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	out := []Statement{
-		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "", "active", at}},
-		{"key holder", keyHolderSQL, []any{"acme", "alice", "", "", "pref:coffee"}},
+		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "", "user", "active", at}},
+		{"key holder", keyHolderSQL, []any{"acme", "alice", "", "", "pref:coffee", "user"}},
 		{"retention count", populationCountSQL, []any{"acme", "alice", "", "message", "assistant"}},
 		{"retention eviction", evictSQL, []any{"acme", "acme", "alice", "", "message", "assistant", 3}},
 		{"sweep", fmt.Sprintf(sweepSQL, d.SkipLocked), []any{at, 500}},

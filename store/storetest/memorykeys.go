@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -23,6 +24,10 @@ var memoryKeyTests = []test{
 	{"MalformedKeyRefused", testKeyMalformed},
 	{"InsertOfATakenKeyIsAConflict", testKeyInsertTaken},
 	{"HistoryTakesNoKey", testKeyHistory},
+	{"EachSourceIsItsOwnKeySpace", testKeySpaces},
+	{"HiddenRestrictedHolderIsAConflict", testKeyHiddenRestricted},
+	{"SupersedeIntoAHeldKeySpaceIsAConflict", testKeySupersedeOtherSpace},
+	{"DuplicateFoldsOnlyIntoItsOwnSource", testDedupBySource},
 }
 
 func withKey(sc memgate.Scope, id, key, content string) *memgate.Memory {
@@ -272,5 +277,153 @@ func testKeyHistory(t *testing.T, newStore func(*testing.T) store.Store) {
 	res = mustRemember(t, s, withKey(alice, "m-004", "pref:coffee", "likes tea"))
 	if res.Superseded[0] != "m-001" {
 		t.Fatalf("control: an active memory with the key superseded %q", res.Superseded[0])
+	}
+}
+
+// withSource is m of another source.
+func withSource(m *memgate.Memory, src memgate.Source) *memgate.Memory {
+	m.Source = src
+	return m
+}
+
+// testKeySpaces (issue 26, finding 1): a keyed write replaces only the
+// holder of its own source's key; a person's keyed memory survives an
+// agent's write of the same key, and GetByKey finds each source's holder
+// as asked. Controls: each source's next write replaces its own.
+func testKeySpaces(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustRemember(t, s, withKey(alice, "m-001", "task:health", "therapy tuesday"))
+	res := mustRemember(t, s, withSource(withKey(alice, "m-002", "task:health", "no appointments"), memgate.SourceAssistant))
+	if res.Superseded[0] != "" || res.Memories[0].Supersedes != "" {
+		t.Fatalf("an assistant's keyed write replaced the user's: superseded %q, supersedes %q", res.Superseded[0], res.Memories[0].Supersedes)
+	}
+	if got := mustGet(t, s, alice, "m-001"); got.Status != memgate.StatusActive || got.SupersededBy != "" || got.Version != 1 {
+		t.Fatalf("the user's keyed memory after the assistant's write: %s by %q v%d", got.Status, got.SupersededBy, got.Version)
+	}
+	// Control: each source's next write replaces its own holder.
+	res = mustRemember(t, s, withSource(withKey(alice, "m-003", "task:health", "dentist friday"), memgate.SourceAssistant))
+	if res.Superseded[0] != "m-002" {
+		t.Fatalf("the assistant's second keyed write superseded %q, want m-002", res.Superseded[0])
+	}
+	res = mustRemember(t, s, withKey(alice, "m-004", "task:health", "therapy wednesday"))
+	if res.Superseded[0] != "m-001" {
+		t.Fatalf("the user's second keyed write superseded %q, want m-001", res.Superseded[0])
+	}
+	if got := mustGet(t, s, alice, "m-003"); got.Status != memgate.StatusActive {
+		t.Fatalf("the user's write left the assistant's memory %s", got.Status)
+	}
+	// GetByKey: the first preferred source that holds the key, else the
+	// first in memgate.Sources order (user).
+	if got := mustGetByKey(t, s, alice, "task:health"); got.ID != "m-004" {
+		t.Fatalf("GetByKey without a preference: %s, want the user's m-004", got.ID)
+	}
+	got, err := s.GetByKey(t.Context(), alice, "task:health", memgate.SourceTool, memgate.SourceAssistant)
+	if err != nil || got.ID != "m-003" {
+		t.Fatalf("GetByKey preferring tool, assistant: %v %v, want m-003", got, err)
+	}
+	hidden := alice
+	hidden.HideRestricted = true
+	r := withKey(alice, "m-005", "task:lab", "biopsy")
+	r.Sensitivity = memgate.SensitivityRestricted
+	mustRemember(t, s, r)
+	_, err = s.GetByKey(t.Context(), hidden, "task:lab", memgate.SourceUser)
+	requireNotFound(t, "GetByKey of a restricted holder with HideRestricted", err)
+}
+
+// testKeyHiddenRestricted: a writer that may not read restricted memories
+// (KeyHidesRestricted) writing a key a restricted memory of its source
+// holds is a conflict naming neither memory, and nothing is written; in a
+// batch, the item is named. Controls: a standard holder is replaced by the
+// same writer, and a restricted one by a writer that may read it.
+func testKeyHiddenRestricted(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	r := withKey(alice, "m-001", "task:lab", "biopsy")
+	r.Sensitivity = memgate.SensitivityRestricted
+	mustRemember(t, s, r)
+	blind := withKey(alice, "m-002", "task:lab", "nothing to follow up")
+	blind.KeyHidesRestricted = true
+	_, err := s.Remember(t.Context(), []*memgate.Memory{blind}, nil)
+	requireCode(t, "a blind keyed write over a restricted holder", err, memgate.ECONFLICT, "key")
+	if strings.Contains(memgate.ErrorMessage(err), "m-001") {
+		t.Fatalf("the conflict names the holder: %v", err)
+	}
+	plain := withKey(alice, "m-003", "task:other", "unrelated")
+	blind2 := withKey(alice, "m-004", "task:lab", "nothing to follow up")
+	blind2.KeyHidesRestricted = true
+	_, err = s.Remember(t.Context(), []*memgate.Memory{plain, blind2}, nil)
+	requireCode(t, "a batch's blind keyed write over a restricted holder", err, memgate.ECONFLICT, "memories[1].key")
+	for _, id := range []string{"m-002", "m-003", "m-004"} {
+		_, err := s.Get(t.Context(), alice, id)
+		requireNotFound(t, "a memory of a refused write", err)
+	}
+	if got := mustGet(t, s, alice, "m-001"); got.Status != memgate.StatusActive || got.Version != 1 {
+		t.Fatalf("a refused write changed the restricted holder: %s v%d", got.Status, got.Version)
+	}
+	// Controls.
+	mustRemember(t, s, withKey(alice, "m-005", "pref:tea", "green tea"))
+	seen := withKey(alice, "m-006", "pref:tea", "black tea")
+	seen.KeyHidesRestricted = true
+	if res := mustRemember(t, s, seen); res.Superseded[0] != "m-005" {
+		t.Fatalf("a blind keyed write over a standard holder superseded %q, want m-005", res.Superseded[0])
+	}
+	if res := mustRemember(t, s, withKey(alice, "m-007", "task:lab", "result fine")); res.Superseded[0] != "m-001" {
+		t.Fatalf("a keyed write that may read the restricted holder superseded %q, want m-001", res.Superseded[0])
+	}
+}
+
+// testKeySupersedeOtherSpace: a new version of another source keeps the
+// old memory's key in its own key space; a memory holding the key there
+// is not the one asked for, so the supersession is a conflict and changes
+// nothing. Control: with that space free, the new version takes the key.
+func testKeySupersedeOtherSpace(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustRemember(t, s, withSource(withKey(alice, "m-001", "pref:coffee", "likes espresso"), memgate.SourceAssistant))
+	mustRemember(t, s, withKey(alice, "m-002", "pref:coffee", "likes tea"))
+	next := newMemory(alice, "m-003", "likes cortados")
+	next.Supersedes = "m-001"
+	_, err := s.Supersede(t.Context(), alice, "m-001", next, t1)
+	requireCode(t, "a new version into a held key space", err, memgate.ECONFLICT, "key")
+	for _, id := range []string{"m-001", "m-002"} {
+		if got := mustGet(t, s, alice, id); got.Status != memgate.StatusActive {
+			t.Fatalf("a refused supersession left %s %s", id, got.Status)
+		}
+	}
+	mustRemember(t, s, withSource(withKey(alice, "m-004", "pref:seat", "window"), memgate.SourceAssistant))
+	n := newMemory(alice, "m-005", "aisle")
+	n.Supersedes = "m-004"
+	res, err := s.Supersede(t.Context(), alice, "m-004", n, t1)
+	if err != nil || res.Next.Key != "pref:seat" || res.Old.Status != memgate.StatusSuperseded {
+		t.Fatalf("a new version into a free key space: %+v %v", res, err)
+	}
+}
+
+// testDedupBySource (issue 26, finding 1): a duplicate folds only into a
+// memory of its own source; the same content from another source is a
+// memory of its own and the first one's count is untouched. Control: a
+// duplicate of the same source folds.
+func testDedupBySource(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	said := newMemory(alice, "m-001", "sister lives in porto")
+	said.DedupKey = "dk:porto"
+	mustRemember(t, s, said)
+	echo := withSource(newMemory(alice, "m-002", "sister lives in porto"), memgate.SourceAssistant)
+	echo.DedupKey = "dk:porto"
+	if dups, err := s.FindDuplicates(t.Context(), []*memgate.Memory{echo}); err != nil || dups[0] != "" {
+		t.Fatalf("FindDuplicates of another source: %q %v", dups, err)
+	}
+	res := mustRemember(t, s, echo)
+	if res.Deduplicated[0] || res.Memories[0].ID != "m-002" {
+		t.Fatalf("a duplicate of another source folded: %+v", res.Memories[0])
+	}
+	if got := mustGet(t, s, alice, "m-001"); got.SeenCount != 1 {
+		t.Fatalf("another source's duplicate counted on m-001: seen %d", got.SeenCount)
+	}
+	again := withSource(newMemory(alice, "m-003", "sister lives in porto"), memgate.SourceAssistant)
+	again.DedupKey = "dk:porto"
+	if dups, err := s.FindDuplicates(t.Context(), []*memgate.Memory{again}); err != nil || dups[0] != "m-002" {
+		t.Fatalf("FindDuplicates of the same source: %q %v", dups, err)
+	}
+	if res := mustRemember(t, s, again); !res.Deduplicated[0] || res.Memories[0].ID != "m-002" {
+		t.Fatalf("a duplicate of the same source did not fold: %+v", res.Memories[0])
 	}
 }

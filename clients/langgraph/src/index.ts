@@ -13,8 +13,9 @@
 // Items: an item is one memory whose metadata holds {"lg_key": key,
 // "lg_value": value}; its content is a readable text "key: text" (the key
 // keeps two keys with the same value from folding into one memory by
-// dedup). A put on an existing key supersedes the memory holding it;
-// delete revokes; a key is found by listing the scope (narrowed by the
+// dedup). A put on an existing key supersedes the memory of the store's
+// source holding it (another source's is left as it is); delete revokes
+// the store's own; a key is found by listing the scope (narrowed by the
 // content's "key:" text) and matching lg_key exactly. memgate's own keyed
 // memories (Memory.key) name only an active memory, and a put the write
 // gate holds (an assistant's fact, by default) must read back at once
@@ -249,7 +250,12 @@ export class MemgateStore extends BaseStore {
 
   async #put(op: PutOperation): Promise<void> {
     const scope = scopeOf(op.namespace) as Scope;
-    const current = await this.#find(op.namespace, op.key, true);
+    // Only the store's own source's memories are its to replace or delete:
+    // memgate keeps each source's keyed memories apart and lets a key
+    // supersede (and an agent key revoke) only a source it may claim, so
+    // a value another writer (the person) put under the key stays as it
+    // is, and this put is a memory of its own beside it.
+    const current = (await this.#find(op.namespace, op.key, true)).filter((m) => m.source === this.#source);
     if (op.value === null) {
       for (const m of current) await this.#revoke(m, "deleted through the LangGraph store");
       return;

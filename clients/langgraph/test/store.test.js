@@ -218,3 +218,23 @@ test("an agent-bound key writes only into its agent's namespace", async () => {
   assert.deepEqual((await aliceA1.get(["alice", "a1"], "k")).value, { v: 1, kind: "task" });
   assert.equal(await aliceA1.get(["alice", "a2"], "k"), null); // another agent's: foreign = missing
 });
+
+test("a put never replaces or deletes what another writer put under the key (issue 26), with its control", async () => {
+  const k = await admin.createKey({ role: "user", principal: "alice" });
+  const person = new MemgateStore({ client: { baseUrl: server.url, apiKey: k.secret, maxRetries: 0 }, source: "user" });
+  await person.put(["alice"], "seat", { content: "Alice prefers window seats" });
+  const [said] = await memoriesOf("alice", "seat");
+  assert.equal(said.source, "user");
+  await aliceVerified.put(["alice"], "seat", { content: "Alice prefers aisle seats" }); // no 403: the agent's own item
+  let ms = await memoriesOf("alice", "seat");
+  assert.deepEqual(ms.map((m) => [m.source, m.status]).sort(), [["user", "active"], ["verified_tool", "active"]]);
+  assert.equal((await aliceVerified.get(["alice"], "seat")).value.content, "Alice prefers aisle seats");
+  await aliceVerified.delete(["alice"], "seat"); // revokes its own only
+  ms = await memoriesOf("alice", "seat");
+  assert.deepEqual(ms.map((m) => [m.source, m.status]).sort(), [["user", "active"], ["verified_tool", "revoked"]]);
+  // Control: the person's re-put supersedes the person's own.
+  await person.put(["alice"], "seat", { content: "Alice prefers exit-row seats" });
+  ms = await memoriesOf("alice", "seat");
+  assert.equal(ms.find((m) => m.id === said.id).status, "superseded");
+  assert.equal((await person.get(["alice"], "seat")).value.content, "Alice prefers exit-row seats");
+});

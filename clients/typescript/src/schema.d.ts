@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a memory: never recalled again
-         * @description Roles: admin, agent, user.
+         * @description An agent key (which may not delete) revokes only a memory of a source it may claim: another (such as what the person said) is 403 naming source, unless the policy sets revoke.any_source. Roles: admin, agent, user.
          */
         post: operations["revoke"];
         delete?: never;
@@ -550,7 +550,7 @@ export interface components {
             /** Format: date-time */
             valid_until?: string;
             version: number;
-            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation): remembering a key that is there supersedes the memory that has it, one chain, never an overwrite. */
+            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation) and source: remembering a key that is there supersedes the memory of the same source that has it, one chain, never an overwrite. Each source is its own key space: a keyed write never replaces or names a memory of another source (an agent's write of a person's key is a memory of its own). A holder the writer may not read (a restricted one, for an agent key) is a 409 naming key and no memory. */
             key?: string;
             supersedes?: string;
             superseded_by?: string;
@@ -621,7 +621,7 @@ export interface components {
              * @example 30d
              */
             ttl?: string;
-            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation): remembering a key that is there supersedes the memory that has it, one chain, never an overwrite. */
+            /** @description The caller's own name for the memory (e.g. pref:coffee), unique among the active memories of its level (principal, agent, conversation) and source: remembering a key that is there supersedes the memory of the same source that has it, one chain, never an overwrite. Each source is its own key space: a keyed write never replaces or names a memory of another source (an agent's write of a person's key is a memory of its own). A holder the writer may not read (a restricted one, for an agent key) is a 409 naming key and no memory. */
             key?: string;
             /** @description Id of the memory this one replaces, atomically (single memory only). */
             supersedes?: string;
@@ -1131,7 +1131,7 @@ export interface components {
         agent: string;
         /** @description Narrows to one conversation (and memories stored without one). */
         conversation: string;
-        /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+        /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. A level holds a key once per source: the holder of a source the key may claim comes first, else the first of user, assistant, tool, verified_tool, system, import. */
         key: string;
     };
     requestBodies: never;
@@ -1242,7 +1242,7 @@ export interface operations {
     getByKey: {
         parameters: {
             query: {
-                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. A level holds a key once per source: the holder of a source the key may claim comes first, else the first of user, assistant, tool, verified_tool, system, import. */
                 key: components["parameters"]["key"];
                 /** @description Optional; must be the key's tenant (403 otherwise). */
                 tenant?: components["parameters"]["tenant"];
@@ -1282,7 +1282,7 @@ export interface operations {
     deleteByKey: {
         parameters: {
             query: {
-                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. A level holds a key once per source: the holder of a source the key may claim comes first, else the first of user, assistant, tool, verified_tool, system, import. */
                 key: components["parameters"]["key"];
                 /** @description Optional; must be the key's tenant (403 otherwise). */
                 tenant?: components["parameters"]["tenant"];
@@ -1322,7 +1322,7 @@ export interface operations {
     updateByKey: {
         parameters: {
             query: {
-                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. */
+                /** @description The memory's key. The memory looked up is the key's active one at exactly the level the principal, agent and conversation parameters name (none: the principal-wide level); a key at another level, of another principal or tenant, or held by a memory the key may not read answers 404 exactly like a key nobody has. A level holds a key once per source: the holder of a source the key may claim comes first, else the first of user, assistant, tool, verified_tool, system, import. */
                 key: components["parameters"]["key"];
                 /** @description Optional; must be the key's tenant (403 otherwise). */
                 tenant?: components["parameters"]["tenant"];

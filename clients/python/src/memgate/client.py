@@ -253,9 +253,11 @@ class Client:
         :class:`Conflict` naming Idempotency-Key.
 
         With ``key`` (your own name for the memory, such as
-        ``pref:coffee``) the memory supersedes the active one that has the
-        key at its level, if any: an upsert that keeps the old value in the
-        chain. Read it back with :meth:`get_by_key`.
+        ``pref:coffee``) the memory supersedes the active one of the same
+        source that has the key at its level, if any: an upsert that keeps
+        the old value in the chain. Another source's memory under the key
+        (the person's, for an agent key) is never replaced. Read it back
+        with :meth:`get_by_key`.
 
         ``kind`` and ``source`` default to the client's (see the class).
         """
