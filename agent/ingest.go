@@ -58,6 +58,13 @@ type Ingestion struct {
 	FactAgent  string
 	UserSource memgate.Source
 	MayClaim   func(memgate.Source) bool
+	// ReportSource, when set, is the source an assistant's or a tool's
+	// message is stored as when the caller may not claim that role's own
+	// source: the caller's report of what was said, the message's
+	// metadata carrying the speaker (a person's key pasting a transcript:
+	// source user, speaker assistant). A system message is never
+	// reported: without the claim it is refused.
+	ReportSource memgate.Source
 	// IdempotencyKey, when set, makes a retry safe: message i is
 	// remembered with the key "KEY#i", so a retry stores nothing twice.
 	IdempotencyKey string
@@ -130,11 +137,18 @@ func (in Ingestion) source(role string) (memgate.Source, error) {
 	if role == "user" && in.UserSource != "" {
 		src = in.UserSource
 	}
+	if reported(role) && in.ReportSource != "" && in.MayClaim != nil && !in.MayClaim(src) {
+		src = in.ReportSource
+	}
 	if in.MayClaim != nil && !in.MayClaim(src) {
 		return "", memgate.Errorf(memgate.EFORBIDDEN, "is stored as source %s, which this API key may not claim", src)
 	}
 	return src, nil
 }
+
+// reported says whether a message of role may be stored as the caller's
+// report of it (Ingestion.ReportSource).
+func reported(role string) bool { return role == "assistant" || role == "tool" }
 
 // Ingest stores a conversation's messages as message memories through
 // eng (the same path as a chat turn's exchange): one outcome per message,
@@ -152,8 +166,9 @@ func ingest(ctx context.Context, eng Engine, log *slog.Logger, in Ingestion) (*I
 	for i, m := range in.Messages {
 		src, _ := in.source(m.Role)
 		t := said{source: src, content: m.Content}
-		if m.Role == "user" && src != memgate.SourceUser {
-			t.metadata = map[string]any{"speaker": "user"}
+		if own := roleSources[m.Role]; src != own {
+			// Stored as someone's report of it: the memory says who spoke.
+			t.metadata = map[string]any{"speaker": m.Role}
 		}
 		if m.At != nil {
 			if t.metadata == nil {

@@ -356,8 +356,9 @@ func (s *Session) Chat(ctx context.Context, a *agent.Agent, t agent.Turn) (*agen
 // Ingest stores a conversation the application already had, as the key's
 // (remember): each message as a message memory whose source comes from
 // its role, within what the key may claim (the user's falls back to the
-// agent's report of it, as in Chat; another role the key may not claim is
-// forbidden, naming messages[i].role). With a (the server's agent, nil
+// agent's report of it, as in Chat, and for a key that may claim user an
+// assistant's or a tool's turn is the person's report of it; another role
+// the key may not claim is forbidden, naming messages[i].role). With a (the server's agent, nil
 // without a model) facts are proposed from it when the agent extracts.
 func (s *Session) Ingest(ctx context.Context, a *agent.Agent, in agent.Ingestion) (*agent.IngestResult, error) {
 	sc, err := s.onePrincipal(auth.OpRemember, in.Scope, "a conversation is with one principal")
@@ -369,6 +370,12 @@ func (s *Session) Ingest(ctx context.Context, a *agent.Agent, in agent.Ingestion
 	in.UserSource = memgate.SourceUser
 	if !s.MayClaim(memgate.SourceUser) {
 		in.UserSource = memgate.SourceAssistant
+	}
+	// A person's key may hand over a transcript with the assistant's
+	// turns: each is stored as the person's report of it (source user,
+	// speaker assistant), never under a source the key may not claim.
+	if s.MayClaim(memgate.SourceUser) {
+		in.ReportSource = memgate.SourceUser
 	}
 	in.MayClaim = s.MayClaim
 	if a == nil {

@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Store a conversation the application already had
-         * @description Each message becomes a message memory of the conversation, its source given by its role within what the key may claim: user as user (or, for a key that may not claim user, as the assistant's report of it, with metadata speaker user), assistant, tool and system as themselves (403 naming messages[i].role when the key may not claim it). Each passes the write gate: what it refuses is an outcome, not a failure of the call. On a server started with --llm and --extract, facts and preferences are proposed from the conversation through the write gate exactly as a chat turn's (pending where policy says so, consolidated by supersession). With an Idempotency-Key, a retry stores nothing twice (message i is keyed KEY#i) and answers 200 with replayed true. The agent middleware's after-call step stores a chat turn the same way. Roles: admin, agent, user.
+         * @description Each message becomes a message memory of the conversation, its source given by its role within what the key may claim: user as user (or, for a key that may not claim user, as the assistant's report of it, with metadata speaker user), assistant, tool and system as themselves; an assistant's or a tool's turn through a key that may claim user but not that source (a person's key handing over a transcript) is the person's report of it, source user with metadata speaker assistant or tool; otherwise 403 naming messages[i].role. Each passes the write gate: what it refuses is an outcome, not a failure of the call. On a server started with --llm and --extract, facts and preferences are proposed from the conversation through the write gate exactly as a chat turn's (pending where policy says so, consolidated by supersession). With an Idempotency-Key, a retry stores nothing twice (message i is keyed KEY#i) and answers 200 with replayed true. The agent middleware's after-call step stores a chat turn the same way. Roles: admin, agent, user.
          */
         post: operations["ingestMessages"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
         };
         /**
          * Prometheus text exposition
-         * @description http_requests_total{route,method,code}, http_request_duration_seconds{route,method}, memgate_recall_duration_seconds, memgate_memories{status}, and the process gauges go_goroutines, go_memstats_heap_inuse_bytes, process_open_fds and process_resident_memory_bytes (the last two where /proc exists). No key needed; may be disabled by configuration. Labels never carry content or ids of people. Served without a key by default; memgate serve --metrics key puts it behind an admin key, --metrics-addr on a listener of its own.
+         * @description http_requests_total{route,method,code}, http_request_duration_seconds{route,method}, memgate_recall_duration_seconds, memgate_memories{status}, and the process gauges go_goroutines, go_memstats_heap_inuse_bytes, process_open_fds and process_resident_memory_bytes (the last two where /proc exists). No key needed; may be disabled by configuration. Labels never carry content or ids of people. Served without a key only when the server listens on loopback; beyond loopback it needs an admin key by default (memgate serve --metrics public|key|off overrides), and --metrics-addr serves it on a listener of its own.
          */
         get: operations["metrics"];
         put?: never;
@@ -411,7 +411,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description Its servers name the server's configured public URL (or its listen address). No key; limited per client address.
+         */
         get: operations["openapi"];
         put?: never;
         post?: never;
@@ -1090,7 +1093,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description rate_limited: the key's token bucket is empty. */
+        /** @description rate_limited: the key's token bucket is empty, or, for a request without a valid key, the client address's. */
         RateLimited: {
             headers: {
                 /** @description Seconds to wait. */
