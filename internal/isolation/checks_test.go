@@ -333,6 +333,14 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 	}
 	ik := idemKey{dest, in.IdempotencyKey}
 	if rec := r.idem[ik]; keyed && rec != nil {
+		if e := r.w.reg.get(s.Tenant, rec.id); e == nil || !e.alive() {
+			// Delete, forget, the sweep and eviction drop the records of
+			// the memories they erase (issue 26: a record's request hash
+			// would confirm a guessed content): the key is free again.
+			delete(r.idem, ik)
+		}
+	}
+	if rec := r.idem[ik]; keyed && rec != nil {
 		// dest holds a record of the key: the same request (fields and
 		// scope) is answered with the memory it names, if that still
 		// exists, whatever became of the old memory, and changes nothing;
@@ -364,14 +372,11 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 			}}
 		}
 		if !keyConflict(err) {
-			r.fail("a remember reusing idempotency key %s, for which %+v holds an idempotency record of another request (sent in %+v) or of a deleted memory (%s), was answered %v; want a conflict naming the key",
+			r.fail("a remember reusing idempotency key %s, for which %+v holds an idempotency record of another request (sent in %+v, storing %s), was answered %v; want a conflict naming the key",
 				ik.key, dest, rec.from, rec.id, orOK(err))
 		}
 		r.count("remember.keyconflict")
 		countKeyed("keyconflict")
-		if e == nil || !e.alive() {
-			countKeyed("keyconflict.deleted")
-		}
 		return effect{}
 	}
 	if super && old.mem.Status != memgate.StatusActive {
