@@ -141,7 +141,8 @@ func (in Ingestion) source(role string) (memgate.Source, error) {
 		src = in.ReportSource
 	}
 	if in.MayClaim != nil && !in.MayClaim(src) {
-		return "", memgate.Errorf(memgate.EFORBIDDEN, "is stored as source %s, which this API key may not claim", src)
+		return "", memgate.Errorf(memgate.EFORBIDDEN, "is stored as source %s, which this API key may not claim (GET /v1/whoami lists the ones it may); "+
+			"an admin grants sources to a new key with memgate keys create --role ROLE --sources SOURCE,SOURCE", src)
 	}
 	return src, nil
 }
