@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -147,9 +148,10 @@ func quantile(v []float64, q float64) float64 {
 }
 
 func TestTrainClassifier(t *testing.T) {
-	if !*trainClassifier {
-		t.Skip("run with -train-classifier to retrain classifier.bin")
-	}
+	// Training is deterministic and takes seconds: every run retrains,
+	// and without -train-classifier the committed classifier.bin must be
+	// exactly what the tuning corpus gives, so the corpus and the model
+	// cannot drift apart.
 	xs := trainingSet(t)
 	// Out-of-fold scores choose the threshold: the (1-trainFPTarget)
 	// quantile of ordinary text, corpus and LoCoMo apart, the higher.
@@ -208,7 +210,17 @@ func TestTrainClassifier(t *testing.T) {
 	for i, w := range m.w {
 		b[12+i] = byte(int8(math.Round(w / scale)))
 	}
-	if err := os.WriteFile("classifier.bin", b, 0o644); err != nil {
+	if *trainClassifier {
+		if err := os.WriteFile("classifier.bin", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile("classifier.bin")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, b) {
+		t.Fatal("classifier.bin is not what the tuning corpus trains: retrain with go test ./policy -run TestTrainClassifier -train-classifier")
 	}
 }
