@@ -299,7 +299,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	created := false
 	if cfg.Postgres == "" {
-		existed, err := databaseExists(cfg.DB)
+		existed, err := DatabaseExists(cfg.DB)
 		if err != nil {
 			return err
 		}
@@ -468,10 +468,12 @@ func shellQuote(s string) string {
 	return s
 }
 
-// databaseExists reports whether something is at path. A missing parent
-// directory is an error saying so (SQLite creates the file, not its
-// directory); another error than the file's absence is returned as is.
-func databaseExists(path string) (bool, error) {
+// DatabaseExists reports whether something is at path, the embedded
+// database's file: serve and every CLI command ask it before opening. A
+// missing parent directory is an error saying so (SQLite creates the
+// file, not its directory); another error than the file's absence is
+// returned as is.
+func DatabaseExists(path string) (bool, error) {
 	_, err := os.Stat(path)
 	switch {
 	case err == nil:

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
+	"github.com/memgate/memgate/server"
 	"github.com/memgate/memgate/sqlite"
 )
 
@@ -29,29 +26,9 @@ func (e noDatabaseError) Error() string {
 	return fmt.Sprintf("no database at %s: create one with memgate serve, remember or import (or name another with --db or $MEMGATE_DB)", e.path)
 }
 
-// databaseExists reports whether a file (or anything else) is at path.
-// A missing parent directory is an error saying so (SQLite creates the
-// file, never its directory). An error other than its absence (a
-// permission, a path through a file) is returned as is: the open that
-// follows would fail on it anyway.
-func databaseExists(path string) (bool, error) {
-	_, err := os.Stat(path)
-	switch {
-	case err == nil:
-		return true, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return false, fmt.Errorf("database %s: %w", path, err)
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return false, fmt.Errorf("database %s: the directory %s does not exist: create it (mkdir -p %s) or name another path with --db", path, dir, dir)
-	}
-	return false, nil
-}
-
 // needDatabase returns a noDatabaseError when nothing is at path.
 func needDatabase(path string) error {
-	ok, err := databaseExists(path)
+	ok, err := server.DatabaseExists(path)
 	if err != nil {
 		return err
 	}
@@ -66,7 +43,7 @@ func needDatabase(path string) error {
 // created); with it set, a missing file is created and the fact written to
 // created once, naming the path.
 func openSQLite(ctx context.Context, path string, created io.Writer, opts ...sqlite.Option) (*sqlite.DB, error) {
-	existed, err := databaseExists(path)
+	existed, err := server.DatabaseExists(path)
 	if err != nil {
 		return nil, err
 	}
