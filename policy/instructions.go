@@ -149,7 +149,7 @@ func detectInstructionsDepth(n normalized, depth int) []Finding {
 	if depth < maxDecodeDepth {
 		hits = decodedHits(n.orig.s, pv, depth, hits)
 	}
-	if depth == 0 && useClassifier {
+	if useClassifier { // on decoded text too: an encoded payload is read as its plain text
 		hits = classifierHits(pv, cuePrio+1, hits)
 	}
 	return resolve(hits, true)
