@@ -404,6 +404,7 @@ var heldoutFloors = []struct {
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.87, 0.95, 0.01}, // 132/151 = 87.4 %, 57/60, 0/300
+	{"heldout26e_", 0.70, 0.96, 0.0094}, // measured once: 96/136 = 70.6 %, 50/52, 2/214 = 0.93 %
 }
 
 // splitRates measures instruction-like strings and secrets apart.
