@@ -115,7 +115,9 @@ func classifierFeatures(s string, add func(h uint32)) {
 	for _, r := range rs[:n] {
 		if r == ' ' {
 			if inWord {
-				add((cur ^ 0x5bd1e995) * prime)
+				for range wordFeatureWeight {
+					add((cur ^ 0x5bd1e995) * prime)
+				}
 				if prev != 0 {
 					add((prev*31 ^ cur) * prime)
 				} else {
@@ -139,13 +141,28 @@ func classifierFeatures(s string, add func(h uint32)) {
 	}
 	for a := cats; a != 0; a &= a - 1 {
 		i := uint32(bits.TrailingZeros64(a))
-		add(((i + 1) * 0x9e3779b1) ^ 0xc2b2ae35)
+		for range cueFeatureWeight {
+			add(((i + 1) * 0x9e3779b1) ^ 0xc2b2ae35)
+		}
 		for b := a & (a - 1); b != 0; b &= b - 1 {
 			j := uint32(bits.TrailingZeros64(b))
-			add((((i+1)<<8 | (j + 1)) * 0x9e3779b1) ^ 0x165667b1)
+			for range cueFeatureWeight {
+				add((((i+1)<<8 | (j + 1)) * 0x9e3779b1) ^ 0x165667b1)
+			}
 		}
 	}
 }
+
+// cueFeatureWeight and wordFeatureWeight are how many times a cue
+// feature and a word count: the few language-independent features and
+// the words weigh against hundreds of n-grams. Chosen on out-of-fold
+// figures of the tuning corpus (go test ./policy -run TestTrainClassifier
+// -v: 74.2 % of instruction-like text with 1 and 1, 81.1 % with 3 and 1,
+// 82.0 % with 3 and 2, at the same share of ordinary text).
+const (
+	cueFeatureWeight  = 3
+	wordFeatureWeight = 2
+)
 
 // scriptClass sorts a letter into a coarse script for the mixed-script
 // feature.
