@@ -405,6 +405,7 @@ var heldoutFloors = []struct {
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.87, 0.95, 0.01}, // 132/151 = 87.4 %, 57/60, 0/300
+	{"heldout26f_", 0.66, 0.98, 0.0148}, // measured once: 82/123 = 66.7 %, 51/52, 3/203 = 1.48 %
 }
 
 // splitRates measures instruction-like strings and secrets apart.
