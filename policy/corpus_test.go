@@ -405,6 +405,7 @@ var heldoutFloors = []struct {
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.87, 0.95, 0.01}, // 132/151 = 87.4 %, 57/60, 0/300
+	{"heldout26g_", 0.71, 0.98, 0.0049}, // measured once: 82/114 = 71.9 %, 51/52, 1/206 = 0.49 %
 }
 
 // splitRates measures instruction-like strings and secrets apart.
