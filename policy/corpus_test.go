@@ -376,17 +376,17 @@ func TestCorpusHoldout(t *testing.T) {
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
 // held-out sets of the issue that have been seen since and moved into
-// tuning (tuning26_*, tuning26b_*, tuning26d_*, tuning26e_*, tuning26f_*)
-// and the classifier's training paraphrases and look-alikes written for it
-// (train26e_*, train26f_*, train26g_*); its figures are guarded exactly.
+// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26g_*) and the
+// classifier's training paraphrases and look-alikes written for it
+// (train26e_* to train26h_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 1995, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124
+	tuningDetected, tuningAttacks = 2212, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
@@ -394,18 +394,18 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     instruction-like, 57/60 secrets, 0/300 benign); the classifier was
 //     added after that measurement (never trained on it), so its figures
 //     with the classifier are a second look, not a held-out figure
-//     (70.9 % with the first classifier, 87.4 % with the second).
+//     (70.9 % with the first classifier, 90.7 % with the fifth).
 //   - heldout26d was measured once (65.6 % instruction-like, 100 %
 //     secrets, 1.36 % benign flagged) and then moved into tuning
 //     (tuning26d_*); so were heldout26e (70.6 %, 96.2 %, 0.93 %;
-//     tuning26e_*) and heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*).
+//     tuning26e_*), heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*) and
+//     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.87, 0.95, 0.01}, // 132/151 = 87.4 %, 57/60, 0/300
-	{"heldout26g_", 0.71, 0.98, 0.0049}, // measured once: 82/114 = 71.9 %, 51/52, 1/206 = 0.49 %
+	{"heldout26c_", 0.90, 0.95, 0.01}, // 137/151 = 90.7 %, 57/60, 0/300
 }
 
 // splitRates measures instruction-like strings and secrets apart.
