@@ -406,6 +406,7 @@ var heldoutFloors = []struct {
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.90, 0.95, 0.01}, // 137/151 = 90.7 %, 57/60, 0/300
+	{"heldout26h_", 0.69, 0.98, 0}, // measured once: 79/113 = 69.9 %, 51/52, 0/203
 }
 
 // splitRates measures instruction-like strings and secrets apart.
