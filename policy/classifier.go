@@ -9,15 +9,17 @@ import (
 	"unicode/utf8"
 )
 
-// The learned detector: a logistic regression over hashed character
-// n-grams and word pairs of the phrase view, trained on the labelled
-// corpus (instruction-like entries against ordinary memories and the
-// LoCoMo dev conversations; see classifier_train_test.go, which writes
-// classifier.bin). It reports learned_instruction for a sentence the
-// rules did not catch whose score passes the threshold chosen in
-// training, so that a new phrasing of a known kind of request is caught
-// without a lexicon entry for it. The rules run first; the classifier
-// only adds.
+// The learned detector: a logistic regression over hashed features of the
+// phrase view (character n-grams, words, word pairs, the first word, the
+// cue categories of the rules' lexicon, mixed scripts; see
+// classifierFeatures), trained on the labelled corpus (instruction-like
+// entries against ordinary memories and the LoCoMo dev conversations; see
+// classifier_train_test.go, which writes classifier.bin). It reports
+// learned_instruction for a sentence window the rules did not catch whose
+// score passes the thresholds chosen in training, so that a new phrasing
+// of a known kind of request is caught without a lexicon entry for it. The
+// rules run first; the classifier only adds. It is deterministic, does not
+// allocate, and reads each byte of a window a bounded number of times.
 
 //go:embed classifier.bin
 var classifierBlob []byte

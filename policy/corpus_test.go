@@ -400,13 +400,18 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     (tuning26d_*); so were heldout26e (70.6 %, 96.2 %, 0.93 %;
 //     tuning26e_*), heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*) and
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*).
+//   - heldout26h_*.jsonl, written after the classifier as it ships was
+//     committed (a8f43c2), committed before it was measured (6e105d9) and
+//     measured once: the held-out figure of the gate, 79/113 = 69.9 %
+//     instruction-like (target 90 %: not met), 51/52 secrets, 0/203
+//     benign flagged.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.90, 0.95, 0.01}, // 137/151 = 90.7 %, 57/60, 0/300
-	{"heldout26h_", 0.69, 0.98, 0}, // measured once: 79/113 = 69.9 %, 51/52, 0/203
+	{"heldout26h_", 0.69, 0.98, 0},    // measured once: 79/113 = 69.9 %, 51/52, 0/203
 }
 
 // splitRates measures instruction-like strings and secrets apart.
