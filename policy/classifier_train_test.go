@@ -38,6 +38,13 @@ const (
 var notForClassifier = map[string]bool{"markup": true, "base64": true, "hex": true, "rot13": true, "reversed": true, "emoji": true,
 	"secret_plain": true, "secret_obfuscated": true}
 
+// The out-of-fold figures of the classifier on the tuning corpus, quoted
+// in RELIABILITY.md.
+const (
+	oofCaught, oofInstructions = 1272, 1621
+	oofBenign, oofLoCoMo       = 5, 1
+)
+
 type trainExample struct {
 	feats []uint32
 	y     float64
@@ -226,6 +233,12 @@ func TestTrainClassifier(t *testing.T) {
 	}
 	t.Logf("%d examples; out-of-fold at thresholds %.3f (with a request cue) and %.3f (without): instruction-like %d/%d = %.1f%%, benign %d/%d, LoCoMo %d/%d",
 		len(xs), threshold, thresholdNoCue, tp, pos, 100*float64(tp)/float64(pos), fpB, nB, fpL, nL)
+	// RELIABILITY.md quotes these out-of-fold figures: a change of the
+	// corpus, the features or the settings must update it.
+	if tp != oofCaught || pos != oofInstructions || fpB != oofBenign || fpL != oofLoCoMo {
+		t.Errorf("out of fold: %d/%d instruction-like, %d benign, %d LoCoMo over the threshold; RELIABILITY.md says %d/%d, %d, %d",
+			tp, pos, fpB, fpL, oofCaught, oofInstructions, oofBenign, oofLoCoMo)
+	}
 	m := trainLR(xs, 99)
 	maxAbs := 0.0
 	for _, w := range m.w {
