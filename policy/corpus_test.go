@@ -402,12 +402,18 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     tuning26e_*), heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*) and
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
 //     (69.9 %, 98.1 %, 0 %; tuning26h_*).
+//   - heldout26i_*.jsonl, written after the classifier as it ships was
+//     committed (ddcf4a2), committed before it was measured (5d81486) and
+//     measured once: the held-out figure of the gate, 78/110 = 70.9 %
+//     instruction-like (target 90 %: not met), 50/52 secrets, 0/202
+//     benign flagged.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26i_", 0.70, 0.96, 0},    // measured once: 78/110 = 70.9 %, 50/52, 0/202
 }
 
 // splitRates measures instruction-like strings and secrets apart.
