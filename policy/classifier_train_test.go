@@ -26,6 +26,11 @@ const (
 	trainL2       = 1e-6
 	trainFolds    = 5
 	trainFPTarget = 0.003 // the threshold lets through at most this share of out-of-fold ordinary text
+	// trainNoCueMargin (log-odds) is how much more a window without a
+	// request cue must score. Set with the second feature set, before
+	// heldout26e was written, so that the unit tests' cue-less look-alikes
+	// ("You are now in the queue; you are now logged in.") stay ordinary.
+	trainNoCueMargin = 2
 )
 
 // Techniques whose text the rules and the decoding layers, not the
@@ -33,10 +38,18 @@ const (
 var notForClassifier = map[string]bool{"markup": true, "base64": true, "hex": true, "rot13": true, "reversed": true, "emoji": true,
 	"secret_plain": true, "secret_obfuscated": true}
 
+// The out-of-fold figures of the classifier on the tuning corpus, quoted
+// in RELIABILITY.md.
+const (
+	oofCaught, oofInstructions = 1377, 1763
+	oofBenign, oofLoCoMo       = 5, 0
+)
+
 type trainExample struct {
 	feats []uint32
 	y     float64
-	group int // 0 corpus benign, 1 LoCoMo, 2 instruction-like
+	group int  // 0 corpus benign, 1 LoCoMo, 2 instruction-like
+	cue   bool // the text holds a request cue (hasRequestCue)
 }
 
 func phraseOf(text string) string {
@@ -45,10 +58,11 @@ func phraseOf(text string) string {
 	return pv.s
 }
 
-func featuresOf(text string) []uint32 {
+func exampleOf(text string, y float64, group int) trainExample {
 	var fs []uint32
-	classifierFeatures(phraseOf(text), func(h uint32) { fs = append(fs, h&(classifierBuckets-1)) })
-	return fs
+	pv := phraseOf(text)
+	classifierFeatures(pv, func(h uint32) { fs = append(fs, h&(classifierBuckets-1)) })
+	return trainExample{fs, y, group, hasRequestCue(pv)}
 }
 
 // trainingSet is the tuning corpus: instruction-like attacks (not markup,
@@ -56,14 +70,14 @@ func featuresOf(text string) []uint32 {
 // turns. No held-out file is read.
 func trainingSet(t *testing.T) []trainExample {
 	var out []trainExample
-	for _, set := range []string{"", "tuning26_", "tuning26b_"} {
+	for _, set := range tuningSets {
 		for _, e := range loadCorpus(t, set+"attacks.jsonl") {
 			if e.Expect == "instruction" && !notForClassifier[e.Technique] {
-				out = append(out, trainExample{featuresOf(e.Text), 1, 2})
+				out = append(out, exampleOf(e.Text, 1, 2))
 			}
 		}
 		for _, e := range loadCorpus(t, set+"benign.jsonl") {
-			out = append(out, trainExample{featuresOf(e.Text), 0, 0})
+			out = append(out, exampleOf(e.Text, 0, 0))
 		}
 	}
 	for _, name := range []string{"facts.jsonl", "memories.jsonl"} {
@@ -80,7 +94,7 @@ func trainingSet(t *testing.T) []trainExample {
 			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, trainExample{featuresOf(rec.Content), 0, 1})
+			out = append(out, exampleOf(rec.Content, 0, 1))
 		}
 		f.Close()
 	}
@@ -170,45 +184,75 @@ func TestTrainClassifier(t *testing.T) {
 			}
 		}
 	}
-	var benign, locomo []float64
+	// Two thresholds on out-of-fold scores of ordinary text (corpus and
+	// LoCoMo apart, the higher): the (1-trainFPTarget) quantile of all of
+	// it, and for a text without a request cue the highest score of those
+	// texts, at least trainNoCueMargin above the first: no ordinary text
+	// without a cue passes out of fold, and one without a cue needs odds
+	// e^trainNoCueMargin times higher than one with. What the two let
+	// through is a subset of what the first alone does.
+	pick := func(noCueOnly bool, q float64) float64 {
+		var benign, locomo []float64
+		for i, x := range xs {
+			if noCueOnly && x.cue {
+				continue
+			}
+			switch x.group {
+			case 0:
+				benign = append(benign, oof[i])
+			case 1:
+				locomo = append(locomo, oof[i])
+			}
+		}
+		return max(quantile(benign, q), quantile(locomo, q))
+	}
+	threshold := pick(false, 1-trainFPTarget)
+	thresholdNoCue := max(threshold+trainNoCueMargin, pick(true, 1))
+	flagged := func(i int) bool {
+		return oof[i] > threshold && (xs[i].cue || oof[i] > thresholdNoCue)
+	}
+	var tp, pos, fpB, fpL, nB, nL int
 	for i, x := range xs {
 		switch x.group {
-		case 0:
-			benign = append(benign, oof[i])
-		case 1:
-			locomo = append(locomo, oof[i])
-		}
-	}
-	threshold := max(quantile(benign, 1-trainFPTarget), quantile(locomo, 1-trainFPTarget))
-	var tp, pos, fpB, fpL int
-	for i, x := range xs {
-		switch {
-		case x.group == 2:
+		case 2:
 			pos++
-			if oof[i] > threshold {
+			if flagged(i) {
 				tp++
 			}
-		case x.group == 0 && oof[i] > threshold:
-			fpB++
-		case x.group == 1 && oof[i] > threshold:
-			fpL++
+		case 0:
+			nB++
+			if flagged(i) {
+				fpB++
+			}
+		case 1:
+			nL++
+			if flagged(i) {
+				fpL++
+			}
 		}
 	}
-	t.Logf("%d examples; out-of-fold at threshold %.3f: instruction-like %d/%d = %.1f%%, benign %d/%d, LoCoMo %d/%d",
-		len(xs), threshold, tp, pos, 100*float64(tp)/float64(pos), fpB, len(benign), fpL, len(locomo))
+	t.Logf("%d examples; out-of-fold at thresholds %.3f (with a request cue) and %.3f (without): instruction-like %d/%d = %.1f%%, benign %d/%d, LoCoMo %d/%d",
+		len(xs), threshold, thresholdNoCue, tp, pos, 100*float64(tp)/float64(pos), fpB, nB, fpL, nL)
+	// RELIABILITY.md quotes these out-of-fold figures: a change of the
+	// corpus, the features or the settings must update it.
+	if tp != oofCaught || pos != oofInstructions || fpB != oofBenign || fpL != oofLoCoMo {
+		t.Errorf("out of fold: %d/%d instruction-like, %d benign, %d LoCoMo over the threshold; RELIABILITY.md says %d/%d, %d, %d",
+			tp, pos, fpB, fpL, oofCaught, oofInstructions, oofBenign, oofLoCoMo)
+	}
 	m := trainLR(xs, 99)
 	maxAbs := 0.0
 	for _, w := range m.w {
 		maxAbs = max(maxAbs, math.Abs(w))
 	}
 	scale := maxAbs / 127
-	b := make([]byte, 12+classifierBuckets)
+	b := make([]byte, classifierHeader+classifierBuckets)
 	binary.LittleEndian.PutUint32(b[0:], math.Float32bits(float32(m.bias)))
 	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(float32(scale)))
 	// A hair above the out-of-fold threshold: scores are compared with >=.
 	binary.LittleEndian.PutUint32(b[8:], math.Float32bits(float32(threshold+1e-6)))
+	binary.LittleEndian.PutUint32(b[12:], math.Float32bits(float32(thresholdNoCue+1e-6)))
 	for i, w := range m.w {
-		b[12+i] = byte(int8(math.Round(w / scale)))
+		b[classifierHeader+i] = byte(int8(math.Round(w / scale)))
 	}
 	if *trainClassifier {
 		if err := os.WriteFile("classifier.bin", b, 0o644); err != nil {

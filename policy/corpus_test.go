@@ -375,31 +375,45 @@ func TestCorpusHoldout(t *testing.T) {
 
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
-// two held-out sets of the issue that have been seen since and moved into
-// tuning (tuning26_*.jsonl, tuning26b_*.jsonl); its figures are guarded
-// exactly.
+// held-out sets of the issue that have been seen since and moved into
+// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26h_*) and the
+// classifier's training paraphrases and look-alikes written for it
+// (train26e_* to train26i_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 446 + 180 + 206, 446 + 180 + 206
-	tuningFlagged, tuningBenign   = 1, 541 + 214 + 331
+	tuningDetected, tuningAttacks = 2419, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23
 )
+
+// tuningSets are the prefixes of the tuning corpus's files: the rules were
+// fixed against them and the classifier is trained on them.
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
 //     committed and measured once with the rules alone (82/151 = 54.3 %
 //     instruction-like, 57/60 secrets, 0/300 benign); the classifier was
-//     added after that measurement (without training on it), so its
-//     figures with the classifier are a second look, not a held-out figure;
-//   - heldout26d_*.jsonl, written after the classifier was committed and
-//     measured once: the held-out figure of the gate as it is, 84/128 =
-//     65.6 % instruction-like (target 90 %: not met), 54/54 secrets,
-//     3/221 = 1.36 % benign flagged (target 1 %: not met).
+//     added after that measurement (never trained on it), so its figures
+//     with the classifier are a second look, not a held-out figure
+//     (70.9 % with the first classifier, 90.7 % with the fifth, 89.4 %
+//     with the sixth).
+//   - heldout26d was measured once (65.6 % instruction-like, 100 %
+//     secrets, 1.36 % benign flagged) and then moved into tuning
+//     (tuning26d_*); so were heldout26e (70.6 %, 96.2 %, 0.93 %;
+//     tuning26e_*), heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*) and
+//     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
+//     (69.9 %, 98.1 %, 0 %; tuning26h_*).
+//   - heldout26i_*.jsonl, written after the classifier as it ships was
+//     committed (ddcf4a2), committed before it was measured (5d81486) and
+//     measured once: the held-out figure of the gate, 78/110 = 70.9 %
+//     instruction-like (target 90 %: not met), 50/52 secrets, 0/202
+//     benign flagged.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.70, 0.90, 0.01}, // 107/151 = 70.9 % with the classifier
-	{"heldout26d_", 0.65, 0.90, 0.014},
+	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26i_", 0.70, 0.96, 0},    // measured once: 78/110 = 70.9 %, 50/52, 0/202
 }
 
 // splitRates measures instruction-like strings and secrets apart.
@@ -435,7 +449,7 @@ func splitRates(attacks []corpusEntry) (instr, secret tally) {
 func TestCorpusFigures(t *testing.T) {
 	t.Parallel()
 	var attacks, benign []corpusEntry
-	for _, set := range []string{"", "tuning26_", "tuning26b_"} {
+	for _, set := range tuningSets {
 		a, b := set+"attacks.jsonl", set+"benign.jsonl"
 		if set == "" {
 			a, b = "attacks.jsonl", "benign.jsonl"

@@ -145,12 +145,15 @@ func decodedHits(text string, pv *view, depth int, hits []hit) []hit {
 	return hits
 }
 
-// phraseOrCues runs the sentence rules and the cues on a decoded phrase
-// view and returns the span they cover, or nil.
+// phraseOrCues runs the sentence rules, the cues and the classifier on a
+// decoded phrase view and returns the span they cover, or nil.
 func phraseOrCues(s string) []int {
 	var buf [4]hit
 	hs := phraseRules.scan(s, 0, buf[:0])
 	hs = scanCues(s, 0, hs, 0)
+	if len(hs) == 0 && useClassifier {
+		hs = classifierHits(&view{s: s}, 0, hs)
+	}
 	if len(hs) == 0 {
 		return nil
 	}

@@ -108,9 +108,10 @@ var InstructionLanguages = []string{"en", "es", "fr", "de", "pt", "it", "nl", "r
 //     An image loads without a click, so its URL is how an injected prompt
 //     sends data out.
 //   - learned_instruction: a sentence window of prose the rules did not
-//     catch that the classifier trained on the corpus scores over its
-//     threshold and that holds a cue about the model, its instructions, a
-//     grant, hiding or sending (classifier.go).
+//     catch (or the plain text of an encoded run) that the classifier
+//     trained on the corpus scores over its threshold: a lower one when
+//     the window holds a cue about the model, its instructions, a grant,
+//     hiding or sending, a higher one when it holds none (classifier.go).
 //
 // Ordinary text stays clean: "I ignored the previous email", "Alice forgot
 // her umbrella", "the system was down", "please remember my instructions
@@ -149,7 +150,7 @@ func detectInstructionsDepth(n normalized, depth int) []Finding {
 	if depth < maxDecodeDepth {
 		hits = decodedHits(n.orig.s, pv, depth, hits)
 	}
-	if depth == 0 && useClassifier {
+	if useClassifier { // on decoded text too: an encoded payload is read as its plain text
 		hits = classifierHits(pv, cuePrio+1, hits)
 	}
 	return resolve(hits, true)
