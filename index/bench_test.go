@@ -75,8 +75,28 @@ func BenchmarkSearch(b *testing.B) {
 		if n == 10000 {
 			modes = append(modes, "hybrid+nb")
 		}
+		type run struct {
+			mode string
+			k    namedKernel
+		}
+		var runs []run
 		for _, mode := range modes {
-			b.Run(fmt.Sprintf("n=%dk/%s/%s", n/1000, mode, kernelName), func(b *testing.B) {
+			runs = append(runs, run{mode, namedKernel{kernelName, dots}})
+			if mode == "vector" {
+				// The vector channel with every other kernel, to compare.
+				for _, k := range asmKernels {
+					if k.name != kernelName {
+						runs = append(runs, run{mode, k})
+					}
+				}
+			}
+		}
+		for _, rn := range runs {
+			mode := rn.mode
+			b.Run(fmt.Sprintf("n=%dk/%s/%s", n/1000, mode, rn.k.name), func(b *testing.B) {
+				old := dots
+				dots = rn.k.fn
+				defer func() { dots = old }()
 				qs := slices.Clone(c.queries)
 				for i := range qs {
 					switch mode {

@@ -21,6 +21,16 @@ var dots = dotsGeneric
 // kernelName names the kernel in use, for benchmarks and tests.
 var kernelName = "generic"
 
+// namedKernel is a kernel and its name, for tests and benchmarks.
+type namedKernel struct {
+	name string
+	fn   func(q []int16, codes []int8, stride int, out []int32)
+}
+
+// asmKernels lists the assembly kernels this CPU runs, slowest first; the
+// last is the one searches use.
+var asmKernels []namedKernel
+
 // dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
 // and as the reference the assembly kernels are tested against. Four rows
 // share each query load.

@@ -24,9 +24,31 @@ func dotsAVX2(q []int16, codes []int8, stride int, out []int32) {
 	dotsAVX2Asm(&q[0], &codes[0], stride, n, &out[0])
 }
 
+// dotsVNNIAsm is the AVX-512 VNNI kernel (kernel_amd64.s): VPMOVSXBW
+// widens 32 codes to int16 in a zmm and VPDPWSSD multiplies and adds them
+// into int32 lanes in one instruction, four rows at a time. stride must be a
+// positive multiple of 32 (strideAlign) and q must hold stride values.
+//
+//go:noescape
+func dotsVNNIAsm(q *int16, codes *int8, stride int, n int, out *int32)
+
+func dotsVNNI(q []int16, codes []int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	_ = q[stride-1]
+	_ = codes[n*stride-1]
+	dotsVNNIAsm(&q[0], &codes[0], stride, n, &out[0])
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
-		dots = dotsAVX2
-		kernelName = "avx2"
+		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
+		dots, kernelName = dotsAVX2, "avx2"
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
+		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
+		dots, kernelName = dotsVNNI, "vnni"
 	}
 }

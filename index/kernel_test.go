@@ -8,8 +8,8 @@ import (
 // kernels lists every kernel this CPU can run, the generic one first.
 func kernels() map[string]func([]int16, []int8, int, []int32) {
 	ks := map[string]func([]int16, []int8, int, []int32){"generic": dotsGeneric}
-	if kernelName != "generic" {
-		ks[kernelName] = dots
+	for _, k := range asmKernels {
+		ks[k.name] = k.fn
 	}
 	return ks
 }
@@ -67,6 +67,14 @@ func TestDotsKernelsAgree(t *testing.T) {
 			checkDots(t, q, codes, stride, n)
 			for j := range codes {
 				codes[j] = -127
+			}
+			checkDots(t, q, codes, stride, n)
+			// Zero codes (a zero row, and a zero query): every sum is 0.
+			clear(codes)
+			checkDots(t, q, codes, stride, n)
+			clear(q)
+			for j := range codes {
+				codes[j] = int8(r.IntN(255) - 127)
 			}
 			checkDots(t, q, codes, stride, n)
 		}
