@@ -70,7 +70,13 @@ func corpus(n int) *benchCorpus {
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		c := corpus(n)
+		start := time.Now()
 		p := buildPartition(b, Config{}, c.entries)
+		b.Logf("n=%d: built in %v", n, time.Since(start))
+		exact := p
+		if p.ivf != nil {
+			exact = buildPartition(b, Config{ApproxMinRows: -1}, c.entries)
+		}
 		modes := []string{"vector", "text", "hybrid"}
 		if n == 10000 {
 			modes = append(modes, "hybrid+nb")
@@ -82,6 +88,9 @@ func BenchmarkSearch(b *testing.B) {
 		var runs []run
 		for _, mode := range modes {
 			runs = append(runs, run{mode, namedKernel{kernelName, dots}})
+			if mode == "vector" && exact != p {
+				runs = append(runs, run{"vector-exact", namedKernel{kernelName, dots}})
+			}
 			if mode == "vector" {
 				// The vector channel with every other kernel, to compare.
 				for _, k := range asmKernels {
@@ -97,10 +106,14 @@ func BenchmarkSearch(b *testing.B) {
 				old := dots
 				dots = rn.k.fn
 				defer func() { dots = old }()
+				p := p
+				if mode == "vector-exact" {
+					p = exact
+				}
 				qs := slices.Clone(c.queries)
 				for i := range qs {
 					switch mode {
-					case "vector":
+					case "vector", "vector-exact":
 						qs[i].Terms = nil
 					case "text":
 						qs[i].Vector = nil
@@ -111,6 +124,7 @@ func BenchmarkSearch(b *testing.B) {
 				// Percentiles over 200 searches, timed one by one.
 				lat := make([]time.Duration, 200)
 				rescored, neighbours := 0, 0
+				var recall float64
 				for i := range lat {
 					start := time.Now()
 					res, err := p.Search(qs[i%len(qs)])
@@ -125,6 +139,23 @@ func BenchmarkSearch(b *testing.B) {
 						}
 					}
 				}
+				// Recall against the exact scan, out of the timed loop (the
+				// exact scan evicts the cache).
+				for i := range lat {
+					if mode != "vector" || p == exact {
+						break
+					}
+					q := qs[i%len(qs)]
+					got, err := p.Search(q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					want, err := exact.Search(q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					recall += recallAt(got, want)
+				}
 				slices.Sort(lat)
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -137,6 +168,9 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 				b.ReportMetric(float64(rescored)/float64(len(lat)), "rescored/op")
+				if mode == "vector" && p != exact {
+					b.ReportMetric(recall/float64(len(lat)), "recall@10")
+				}
 				if mode == "hybrid+nb" {
 					b.ReportMetric(float64(neighbours)/float64(len(lat)), "neighbors/op")
 				}
@@ -184,4 +218,23 @@ func BenchmarkUpsert(b *testing.B) {
 		}
 		p.trim() // as a load does
 	}
+}
+
+// recallAt is the share of want's vector candidates that got has.
+func recallAt(got, want *Result) float64 {
+	ids := map[string]bool{}
+	n := 0
+	for _, c := range want.Candidates {
+		if c.VectorRank > 0 {
+			ids[c.ID] = true
+			n++
+		}
+	}
+	hit := 0
+	for _, c := range got.Candidates {
+		if c.VectorRank > 0 && ids[c.ID] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(n)
 }

@@ -62,6 +62,13 @@ type Config struct {
 	// it, the loaded partition serves the searches waiting for it and is not
 	// cached. Default DefaultMaxPendingWrites.
 	MaxPendingWrites int
+	// ApproxMinRows is the number of vectors from which a partition's
+	// vector channel is approximate: it keeps an inverted file and searches
+	// the rows of the lists nearest the query, exactly, instead of every
+	// row (see ivf.go; Result.Approximate says which path answered). Below
+	// it the vector channel is exact. Default DefaultApproxMinRows;
+	// negative: always exact.
+	ApproxMinRows int
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -77,6 +84,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RetryTooLarge == 0 {
 		c.RetryTooLarge = DefaultRetryTooLarge
+	}
+	if c.ApproxMinRows == 0 {
+		c.ApproxMinRows = DefaultApproxMinRows
 	}
 	return c
 }

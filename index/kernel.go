@@ -1,5 +1,7 @@
 package index
 
+import "unsafe"
+
 // The int8 kernel computes, for n consecutive rows of a code slab, the exact
 // integer dot product of each row with the quantized query:
 //
@@ -30,6 +32,23 @@ type namedKernel struct {
 // asmKernels lists the assembly kernels this CPU runs, slowest first; the
 // last is the one searches use.
 var asmKernels []namedKernel
+
+// gatherDots is dots over scattered rows: out[i] is the dot product of q
+// with the stride codes rows[i] points to. len(out) is a multiple of 4 and
+// rows holds len(out)+gatherAhead pointers to rows of stride codes (the
+// last ones may repeat any valid row: a kernel may prefetch them).
+var gatherDots = gatherDotsGeneric
+
+// gatherAhead is how many pointers past the last row gatherDots may read
+// (GATHERAHEAD in kernel_amd64.s).
+const gatherAhead = 16
+
+// gatherDotsGeneric runs dots on each row in turn.
+func gatherDotsGeneric(q []int16, rows []*int8, stride int, out []int32) {
+	for i := range out {
+		dots(q, unsafe.Slice(rows[i], stride), stride, out[i:i+1])
+	}
+}
 
 // dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
 // and as the reference the assembly kernels are tested against. Four rows

@@ -42,6 +42,22 @@ func dotsVNNI(q []int16, codes []int8, stride int, out []int32) {
 	dotsVNNIAsm(&q[0], &codes[0], stride, n, &out[0])
 }
 
+// dotsGatherVNNIAsm is dotsVNNIAsm over scattered rows (see gatherDots).
+//
+//go:noescape
+func dotsGatherVNNIAsm(q *int16, rows **int8, stride int, n int, out *int32)
+
+func gatherDotsVNNI(q []int16, rows []*int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	if n%4 != 0 || len(rows) < n+gatherAhead || len(q) < stride {
+		panic("index: gatherDots: bad arguments")
+	}
+	dotsGatherVNNIAsm(&q[0], &rows[0], stride, n, &out[0])
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
@@ -50,5 +66,6 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
 		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
 		dots, kernelName = dotsVNNI, "vnni"
+		gatherDots = gatherDotsVNNI
 	}
 }

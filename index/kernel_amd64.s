@@ -195,3 +195,78 @@ vinner1:
 vdone:
 	VZEROUPPER
 	RET
+
+// GATHERAHEAD is how many rows ahead dotsGatherVNNIAsm prefetches: the rows
+// of a gather are scattered, so every line must be asked for early.
+#define GATHERAHEAD 16
+
+// func dotsGatherVNNIAsm(q *int16, rows **int8, stride int, n int, out *int32)
+//
+// dotsVNNIAsm over scattered rows: out[i] is the dot product of the query
+// with the row rows[i] points to. n is a multiple of 4 and rows holds
+// n+GATHERAHEAD valid pointers (the last ones are only prefetched).
+TEXT ·dotsGatherVNNIAsm(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ stride+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+
+gloop4:
+	TESTQ CX, CX
+	JEQ   gdone
+	MOVQ  0(R8), DI
+	MOVQ  8(R8), R9
+	MOVQ  16(R8), R10
+	MOVQ  24(R8), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ  AX, AX
+
+ginner4:
+	MOVQ       (GATHERAHEAD*8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+16)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+24)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	VMOVDQU16  (SI)(AX*2), Z4
+	VPMOVSXBW  (DI)(AX*1), Z5
+	VPMOVSXBW  (R9)(AX*1), Z6
+	VPMOVSXBW  (R10)(AX*1), Z7
+	VPMOVSXBW  (R11)(AX*1), Z8
+	VPDPWSSD   Z4, Z5, Z0
+	VPDPWSSD   Z4, Z6, Z1
+	VPDPWSSD   Z4, Z7, Z2
+	VPDPWSSD   Z4, Z8, Z3
+	ADDQ       $32, AX
+	CMPQ       AX, BX
+	JLT        ginner4
+
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y5
+	VPADDD        Y5, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y6
+	VPADDD        Y6, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y7
+	VPADDD        Y7, Y3, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y2, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VMOVDQU       X0, (DX)
+
+	ADDQ $16, DX
+	ADDQ $32, R8
+	SUBQ $4, CX
+	JMP  gloop4
+
+gdone:
+	VZEROUPPER
+	RET

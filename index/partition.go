@@ -49,6 +49,9 @@ type Partition struct {
 
 	bytes int64
 
+	// ivf is the inverted file of a large partition (ivf.go), or nil.
+	ivf *ivf
+
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
 	// partition made with NewPartition stays at 0.
@@ -449,6 +452,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 	c.rowSlot = append(c.rowSlot, sl)
 	p.sl(sl).row = int32(r)
 	p.rows++
+	p.ivfAdded(r)
 }
 
 func (p *Partition) removeSlot(sl int32) {
@@ -514,6 +518,7 @@ func (p *Partition) removeRow(r int) {
 	lc.resid = lc.resid[:li]
 	lc.rowSlot = lc.rowSlot[:li]
 	p.rows--
+	p.ivfRemoved(r, last)
 	if li == 0 {
 		// The last chunk is empty: give it back. With no vectors left, the
 		// next one may have another dimension.
@@ -631,7 +636,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	if q.Vector != nil && p.rows > 0 {
 		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
 		sc.qcodes = qv.codes
-		vtop, res.Rescored = p.vectorTopK(&qv, &f, q.K, sc)
+		vtop, res.Rescored, res.Approximate = p.vectorTopK(&qv, &f, q.K, sc)
 	}
 	var ttop []hit
 	if haveText {
@@ -1008,8 +1013,15 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 }
 
 // vectorTopK returns the exact top k rows by cosine (see the comment on
-// exactness in vector.go) and how many rows were re-scored.
-func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
+// exactness in vector.go) and how many rows were re-scored; or, for a
+// partition with an inverted file, the exact top k of the rows it probes
+// (approximate true; see ivf.go).
+func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top []hit, rescored int, approximate bool) {
+	if p.ivf != nil {
+		if hits, rescored, ok := p.ivfTopK(qv, f, k, sc); ok {
+			return hits, rescored, true
+		}
+	}
 	n := p.rows
 	parts := 1
 	if minRows := p.cfg.ParallelMinRows; n >= 2*minRows {
@@ -1060,12 +1072,12 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit
 		}
 	}
 	sc.hits = hits
-	rescored := len(hits)
+	rescored = len(hits)
 	slices.SortFunc(hits, p.cmpHits)
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return slices.Clone(hits), rescored
+	return slices.Clone(hits), rescored, false
 }
 
 // scratch is the reusable working memory of a search.
@@ -1083,6 +1095,11 @@ type scratch struct {
 	found   []int32
 	ws      []*worker
 	qm      []qmatch
+	// The inverted file's search (ivf.go).
+	cscores []int32
+	order   []ivfScore
+	ptrs    []*int8
+	grows   []int32
 	// byPostings maps the postings of the search's query terms (qts, once
 	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
 	// says it is made for this search.
