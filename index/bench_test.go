@@ -238,3 +238,69 @@ func recallAt(got, want *Result) float64 {
 	}
 	return float64(hit) / float64(n)
 }
+
+// BenchmarkApprox compares the vector channel's two paths on one partition
+// size: "approx", the inverted file (forced, whatever the size: the
+// partition is built with ApproxMinRows 1000), and "exact", the full scan.
+// It reports p50 and p99 over 200 timed searches, recall@10 against the
+// exact scan, and the build time of each partition.
+func BenchmarkApprox(b *testing.B) {
+	for _, n := range []int{10000, 20000, 50000, 100000, 1000000} {
+		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
+			c := corpus(n)
+			qs := slices.Clone(c.queries)
+			for i := range qs {
+				qs[i].Terms = nil
+			}
+			build := func(cfg Config) (*Partition, time.Duration) {
+				start := time.Now()
+				p := buildPartition(b, cfg, c.entries)
+				return p, time.Since(start)
+			}
+			approx, ta := build(Config{ApproxMinRows: 1000})
+			exact, te := build(Config{ApproxMinRows: -1})
+			var recall float64
+			for _, q := range qs {
+				got, err := approx.Search(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				want, err := exact.Search(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recall += recallAt(got, want)
+			}
+			recall /= float64(len(qs))
+			for _, mode := range []string{"approx", "exact"} {
+				p, t := approx, ta
+				if mode == "exact" {
+					p, t = exact, te
+				}
+				b.Run(mode, func(b *testing.B) {
+					lat := make([]time.Duration, 200)
+					for i := range lat {
+						start := time.Now()
+						if _, err := p.Search(qs[i%len(qs)]); err != nil {
+							b.Fatal(err)
+						}
+						lat[i] = time.Since(start)
+					}
+					slices.Sort(lat)
+					for i := 0; b.Loop(); i++ {
+						if _, err := p.Search(qs[i%len(qs)]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+					b.ReportMetric(t.Seconds(), "build-s")
+					if mode == "approx" {
+						b.ReportMetric(recall, "recall@10")
+						b.ReportMetric(float64(p.ivf.nlist), "lists")
+					}
+				})
+			}
+		})
+	}
+}

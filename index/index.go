@@ -69,6 +69,9 @@ type Config struct {
 	// it the vector channel is exact. Default DefaultApproxMinRows;
 	// negative: always exact.
 	ApproxMinRows int
+
+	// probeAll makes an inverted file probe every list (tests).
+	probeAll bool
 }
 
 // WithDefaults returns c with every zero field set to its default.

@@ -69,7 +69,11 @@ func checkIVF(t *testing.T, p *Partition) {
 	seen := make([]bool, p.rows)
 	total := 0
 	for l, ls := range f.lists {
-		for i, r := range ls {
+		for i, e := range ls {
+			r := e.row
+			if c, o := p.row(int(r)); e.scale != c.scales[o] || e.resid != c.resid[o] {
+				t.Fatalf("row %d: list has scale %v resid %v, row %v %v", r, e.scale, e.resid, c.scales[o], c.resid[o])
+			}
 			if int(r) >= p.rows || seen[r] {
 				t.Fatalf("row %d in list %d: out of range or twice", r, l)
 			}
@@ -86,9 +90,9 @@ func checkIVF(t *testing.T, p *Partition) {
 }
 
 // TestIVFMaintained runs random upserts, replacements and removals on a
-// partition with an inverted file from 60 vectors on. Every list is probed
-// while there are at most ivfMinProbes lists, so every search must match
-// brute force exactly, whichever path answered; some must have answered
+// partition with an inverted file from 60 vectors on that probes every
+// list, so every search must match brute force exactly, whichever path
+// answered; some must have answered
 // from the inverted file (the control), and the file must go when the
 // partition shrinks below half the threshold.
 func TestIVFMaintained(t *testing.T) {
@@ -97,7 +101,7 @@ func TestIVFMaintained(t *testing.T) {
 	const dim = 40
 	for _, dist := range []string{"gaussian", "duplicates", "ternary", "outlier"} {
 		gen := distributions[dist](r, dim)
-		p := NewPartition(Config{ApproxMinRows: 60})
+		p := NewPartition(Config{ApproxMinRows: 60, probeAll: true})
 		live := map[string]Entry{}
 		approx, built, dropped := 0, false, false
 		for step := range 800 {
@@ -117,9 +121,6 @@ func TestIVFMaintained(t *testing.T) {
 			checkIVF(t, p)
 			if p.ivf != nil {
 				built = true
-				if p.ivf.nlist > ivfMinProbes {
-					t.Fatalf("%d lists: the test needs every list probed", p.ivf.nlist)
-				}
 			} else if built {
 				dropped = true
 			}
@@ -159,7 +160,7 @@ func TestIVFRecall(t *testing.T) {
 	if approx.ivf == nil || exact.ivf != nil {
 		t.Fatal("the inverted file is not where it should be")
 	}
-	if np := ivfProbes(approx.ivf.nlist); np >= approx.ivf.nlist {
+	if np := approx.ivf.probes; np >= approx.ivf.nlist {
 		t.Fatalf("probes every list (%d of %d): the test tests nothing", np, approx.ivf.nlist)
 	}
 	var recall float64
@@ -183,4 +184,34 @@ func TestIVFRecall(t *testing.T) {
 	if recall < 0.99 {
 		t.Fatalf("recall@10 %.4f < 0.99", recall)
 	}
+}
+
+// TestIVFCalibrationKeepsExact: on isotropic vectors no short list of
+// clusters holds the nearest neighbours, so calibration must refuse the
+// inverted file and the partition stays exact, until it doubles. The
+// control is TestIVFRecall, where the same calibration accepts it.
+func TestIVFCalibrationKeepsExact(t *testing.T) {
+	t.Parallel()
+	r := newRand(8)
+	const n, dim = 12000, 64
+	entries := make([]Entry, n)
+	for i := range entries {
+		entries[i] = randomEntry(r, i, gaussVec(r, dim), true)
+	}
+	p := buildPartition(t, Config{ApproxMinRows: 10000}, entries)
+	if p.ivf != nil {
+		t.Fatalf("kept an inverted file probing %d of %d lists", p.ivf.probes, p.ivf.nlist)
+	}
+	if p.ivfRetry != 20000 {
+		t.Fatalf("retry at %d rows, want 20000", p.ivfRetry)
+	}
+	q := Query{Vector: gaussVec(r, dim), K: 10, Filter: Filter{Now: now}}
+	res, err := p.Search(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Approximate {
+		t.Fatal("approximate search without an inverted file")
+	}
+	checkResult(t, "isotropic", entries, q, res)
 }

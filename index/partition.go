@@ -49,8 +49,11 @@ type Partition struct {
 
 	bytes int64
 
-	// ivf is the inverted file of a large partition (ivf.go), or nil.
-	ivf *ivf
+	// ivf is the inverted file of a large partition (ivf.go), or nil;
+	// none is made again below ivfRetry rows (calibration found it not
+	// worth it).
+	ivf      *ivf
+	ivfRetry int
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -1047,6 +1050,13 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top [
 		wg.Wait()
 	}
 
+	hits, rescored := p.rescore(qv, ws, k, sc)
+	return hits, rescored, false
+}
+
+// rescore returns the exact top k of the candidates the workers ws
+// collected, and how many it re-scored.
+func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
 	// τ: the k-th largest lower bound over all passing rows.
 	tau := math.Inf(-1)
 	lows := sc.lows[:0]
@@ -1072,12 +1082,12 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top [
 		}
 	}
 	sc.hits = hits
-	rescored = len(hits)
+	rescored := len(hits)
 	slices.SortFunc(hits, p.cmpHits)
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return slices.Clone(hits), rescored, false
+	return slices.Clone(hits), rescored
 }
 
 // scratch is the reusable working memory of a search.
@@ -1099,7 +1109,7 @@ type scratch struct {
 	cscores []int32
 	order   []ivfScore
 	ptrs    []*int8
-	grows   []int32
+	ents    []ivfRow
 	// byPostings maps the postings of the search's query terms (qts, once
 	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
 	// says it is made for this search.
