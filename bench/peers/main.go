@@ -41,6 +41,7 @@ func main() {
 	var (
 		sizes   = flag.String("n", "10000,100000", "partition sizes, comma-separated")
 		dim     = flag.Int("dim", 384, "vector dimension")
+		dist    = flag.String("dist", "topics", "vector distribution: topics or lowrank (see README.md)")
 		nq      = flag.Int("queries", 200, "queries")
 		k       = flag.Int("k", 10, "top k")
 		rounds  = flag.Int("rounds", 5, "interleaved rounds of all queries")
@@ -64,15 +65,19 @@ func main() {
 	}
 	var b strings.Builder
 	load, _ := os.ReadFile("/proc/loadavg")
+	desc, ok := distributions[*dist]
+	if !ok {
+		log.Fatalf("-dist: unknown distribution %q", *dist)
+	}
 	fmt.Fprintf(&b, "%d queries, k=%d, %d interleaved rounds; vectors: %s; load average before: %s\n\n",
-		*nq, *k, *rounds, distribution, strings.TrimSpace(string(load)))
-	fmt.Fprintf(&b, "| partition | tool | p50 | p99 | memgate p50 ÷ tool p50 | recall@%d | build | peak RSS |\n|---|---|---|---|---|---|---|---|\n", *k)
+		*nq, *k, *rounds, desc, strings.TrimSpace(string(load)))
+	fmt.Fprintf(&b, "| partition (%s) | tool | p50 | p99 | memgate p50 ÷ tool p50 | recall@%d | build | peak RSS |\n|---|---|---|---|---|---|---|---|\n", *dist, *k)
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			log.Fatalf("-n: %v", err)
 		}
-		rows, err := runSize(n, *dim, *nq, *k, *rounds, strings.Split(*toolsF, ","), *dir, *nodeDir)
+		rows, err := runSize(*dist, n, *dim, *nq, *k, *rounds, strings.Split(*toolsF, ","), *dir, *nodeDir)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -88,12 +93,44 @@ func main() {
 	}
 }
 
-// distribution describes the vectors (the same as index's BenchmarkSearch).
-const distribution = "synthetic, 200 topic directions N(0,I); each vector and query a random topic plus N(0, 1.2²·I) noise, seed 42"
+// distributions describes the vector distributions.
+var distributions = map[string]string{
+	"topics":  "synthetic `topics`: 200 topic directions N(0,I); each vector and query a random topic plus N(0, 1.2²·I) noise, seed 42 (index's BenchmarkSearch)",
+	"lowrank": "synthetic `lowrank`: x = A·z + N(0, 2²·I), z ~ N(0, I₆₄), A a fixed 384×64 N(0,1) matrix, seed 42 (a continuum of intrinsic dimension 64)",
+}
 
-// generate returns n vectors and nq queries of the documented distribution.
-func generate(n, nq, dim int) (data, queries []float32) {
+// generate returns n vectors and nq queries of the distribution.
+func generate(dist string, n, nq, dim int) (data, queries []float32) {
 	r := rand.New(rand.NewPCG(42, uint64(dim)))
+	if dist == "lowrank" {
+		const latent = 64
+		a := make([]float64, dim*latent)
+		for i := range a {
+			a[i] = r.NormFloat64()
+		}
+		z := make([]float64, latent)
+		draw := func(out []float32) {
+			for i := range z {
+				z[i] = r.NormFloat64()
+			}
+			for j := range out {
+				var s float64
+				for i, x := range z {
+					s += a[j*latent+i] * x
+				}
+				out[j] = float32(s + 2*r.NormFloat64())
+			}
+		}
+		queries = make([]float32, nq*dim)
+		for i := range nq {
+			draw(queries[i*dim : (i+1)*dim])
+		}
+		data = make([]float32, n*dim)
+		for i := range n {
+			draw(data[i*dim : (i+1)*dim])
+		}
+		return data, queries
+	}
 	topics := make([]float32, 200*dim)
 	for i := range topics {
 		topics[i] = float32(r.NormFloat64())
@@ -208,8 +245,9 @@ type tool struct {
 }
 
 type readyMsg struct {
-	Ready   bool    `json:"ready"`
-	BuildMs float64 `json:"build_ms"`
+	Ready       bool    `json:"ready"`
+	BuildMs     float64 `json:"build_ms"`
+	Approximate bool    `json:"approximate"`
 }
 
 type runMsg struct {
@@ -217,10 +255,10 @@ type runMsg struct {
 	IDs   [][]int `json:"ids"`
 }
 
-func runSize(n, dim, nq, k, rounds int, names []string, dir, nodeDir string) (string, error) {
-	vpath := filepath.Join(dir, fmt.Sprintf("vectors-%d-%d.f32", n, dim))
-	qpath := filepath.Join(dir, fmt.Sprintf("queries-%d-%d-%d.f32", n, nq, dim))
-	data, queries := generate(n, nq, dim)
+func runSize(dist string, n, dim, nq, k, rounds int, names []string, dir, nodeDir string) (string, error) {
+	vpath := filepath.Join(dir, fmt.Sprintf("vectors-%s-%d-%d.f32", dist, n, dim))
+	qpath := filepath.Join(dir, fmt.Sprintf("queries-%s-%d-%d-%d.f32", dist, n, nq, dim))
+	data, queries := generate(dist, n, nq, dim)
 	if err := writeF32(vpath, data); err != nil {
 		return "", err
 	}
@@ -272,6 +310,9 @@ func runSize(n, dim, nq, k, rounds int, names []string, dir, nodeDir string) (st
 			continue
 		}
 		t.buildMs = rd.BuildMs
+		if rd.Approximate {
+			t.name += " (approximate)"
+		}
 		log.Printf("n=%d: %s built in %.1f s", n, name, rd.BuildMs/1000)
 	}
 	for round := range rounds {
@@ -307,11 +348,11 @@ func runSize(n, dim, nq, k, rounds int, names []string, dir, nodeDir string) (st
 		}
 		slices.Sort(t.lat)
 		p50, p99 := t.lat[len(t.lat)/2], t.lat[len(t.lat)*99/100]
-		if t.name == names[0] {
+		if t.name == tools[0].name {
 			memP50 = p50
 		}
 		ratio := ""
-		if memP50 > 0 && t.name != names[0] {
+		if memP50 > 0 && t != tools[0] {
 			ratio = fmt.Sprintf("%.2f×", float64(memP50)/float64(p50))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.4f | %.1f s | %d MiB |\n",

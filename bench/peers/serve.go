@@ -50,7 +50,11 @@ func serveMemgate(name, vpath, qpath string, dim, k int) error {
 	build := time.Since(start)
 	w := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(w)
-	if err := enc.Encode(map[string]any{"ready": true, "build_ms": float64(build.Microseconds()) / 1000}); err != nil {
+	res, err := p.Search(index.Query{Vector: queries[:dim], K: k, Filter: index.Filter{Now: time.Now()}})
+	if err != nil {
+		return err
+	}
+	if err := enc.Encode(map[string]any{"ready": true, "build_ms": float64(build.Microseconds()) / 1000, "approximate": res.Approximate}); err != nil {
 		return err
 	}
 	w.Flush()
@@ -86,4 +90,7 @@ func serveMemgate(name, vpath, qpath string, dim, k int) error {
 }
 
 // exactConfig holds a partition to the exact scan.
-func exactConfig(cfg index.Config) index.Config { return cfg }
+func exactConfig(cfg index.Config) index.Config {
+	cfg.ApproxMinRows = -1
+	return cfg
+}
