@@ -82,20 +82,24 @@ func BenchmarkSearch(b *testing.B) {
 			modes = append(modes, "hybrid+nb")
 		}
 		type run struct {
-			mode string
-			k    namedKernel
+			mode    string
+			k       namedKernel
+			goBound bool // the bound check in Go, not SIMD
 		}
 		var runs []run
 		for _, mode := range modes {
-			runs = append(runs, run{mode, namedKernel{kernelName, dots}})
+			runs = append(runs, run{mode, namedKernel{kernelName, dots}, false})
 			if mode == "vector" && exact != p {
-				runs = append(runs, run{"vector-exact", namedKernel{kernelName, dots}})
+				runs = append(runs, run{"vector-exact", namedKernel{kernelName, dots}, false})
+			}
+			if mode == "vector" && boundMask != nil {
+				runs = append(runs, run{mode, namedKernel{kernelName + "+gobound", dots}, true})
 			}
 			if mode == "vector" {
 				// The vector channel with every other kernel, to compare.
 				for _, k := range asmKernels {
 					if k.name != kernelName {
-						runs = append(runs, run{mode, k})
+						runs = append(runs, run{mode, k, false})
 					}
 				}
 			}
@@ -103,9 +107,12 @@ func BenchmarkSearch(b *testing.B) {
 		for _, rn := range runs {
 			mode := rn.mode
 			b.Run(fmt.Sprintf("n=%dk/%s/%s", n/1000, mode, rn.k.name), func(b *testing.B) {
-				old := dots
+				old, oldMask := dots, boundMask
 				dots = rn.k.fn
-				defer func() { dots = old }()
+				if rn.goBound {
+					boundMask = nil
+				}
+				defer func() { dots, boundMask = old, oldMask }()
 				p := p
 				if mode == "vector-exact" {
 					p = exact

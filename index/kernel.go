@@ -50,6 +50,13 @@ func gatherDotsGeneric(q []int16, rows []*int8, stride int, out []int32) {
 	}
 }
 
+// boundMask, where the CPU has a SIMD version, sets bit i of mask (bit i%64
+// of mask[i/64]) when row i of a block may be in the top k:
+// a+e ≥ tau with a = float64(scales[i])·t·float64(d[i]) and
+// e = r + (1+r)·rho + roundingMargin, r = float64(resid[i]), evaluated in
+// that order, as scan's loop does. len(d) is a multiple of 64. nil: none.
+var boundMask func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
+
 // dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
 // and as the reference the assembly kernels are tested against. Four rows
 // share each query load.

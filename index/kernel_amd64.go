@@ -2,7 +2,11 @@
 
 package index
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // dotsAVX2Asm is the AVX2 kernel (kernel_amd64.s): it sign-extends 16 codes
 // to int16 (VPMOVSXBW), multiplies them with the query and adds pairs into
@@ -58,6 +62,19 @@ func gatherDotsVNNI(q []int16, rows []*int8, stride int, out []int32) {
 	dotsGatherVNNIAsm(&q[0], &rows[0], stride, n, &out[0])
 }
 
+// boundMaskAsm is scan's bound check in SIMD (see boundMask).
+//
+//go:noescape
+func boundMaskAsm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+
+func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64) {
+	n := len(d)
+	if n == 0 || n%64 != 0 || len(scales) < n || len(resid) < n || len(mask) < n/64 {
+		panic("index: boundMask: bad arguments")
+	}
+	boundMaskAsm(&d[0], &scales[0], &resid[0], n, t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
@@ -67,5 +84,6 @@ func init() {
 		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
 		dots, kernelName = dotsVNNI, "vnni"
 		gatherDots = gatherDotsVNNI
+		boundMask = boundMaskAVX512
 	}
 }

@@ -270,3 +270,43 @@ ginner4:
 gdone:
 	VZEROUPPER
 	RET
+
+// func boundMaskAsm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+//
+// The bound check of scan in SIMD, eight rows a step, in float64 with the
+// operations of the Go loop in its order: a = (scale·t)·d,
+// e = (r + (1+r)·ρ) + margin, and bit i of the mask is a+e ≥ τ (the row
+// may be in the top k). n is a positive multiple of 8.
+TEXT ·boundMaskAsm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scales+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Z10
+	VBROADCASTSD rho+40(FP), Z11
+	VBROADCASTSD tau+48(FP), Z12
+	VBROADCASTSD one+56(FP), Z13
+	VBROADCASTSD margin+64(FP), Z14
+	MOVQ         mask+72(FP), DX
+
+bloop:
+	VCVTDQ2PD (SI), Z0
+	VCVTPS2PD (DI), Z1
+	VCVTPS2PD (R8), Z2
+	VMULPD    Z10, Z1, Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    Z13, Z2, Z3
+	VMULPD    Z11, Z3, Z3
+	VADDPD    Z3, Z2, Z3
+	VADDPD    Z14, Z3, Z3
+	VADDPD    Z3, Z1, Z1
+	VCMPPD    $0x1d, Z12, Z1, K1
+	KMOVB     K1, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       bloop
+	VZEROUPPER
+	RET

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -928,6 +929,7 @@ type worker struct {
 	cands []vcand
 	lows  []float64 // min-heap of the k largest lo seen among passing rows
 	buf   [blockRows]int32
+	mask  [blockRows / 64]uint64 // rows of buf that may be in the top k (boundMask)
 }
 
 func (w *worker) reset() {
@@ -993,20 +995,45 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 		resid := c.resid[i0 : i0+nb]
 		rowSlot := c.rowSlot[i0 : i0+nb]
 		t, rho := qv.t, qv.rho
-		for i, d := range buf {
-			a := float64(scales[i]) * t * float64(d)
-			r := float64(resid[i])
-			e := r + (1+r)*rho + roundingMargin
-			if a+e < tau {
-				continue
+		if boundMask != nil && nb == blockRows {
+			// The bound in SIMD with the τ of the block's start (τ only
+			// grows, so the mask keeps every row the loop below would),
+			// then the loop over the rows it keeps.
+			boundMask(buf, scales, resid, t, rho, tau, w.mask[:])
+			for mi, m := range w.mask {
+				for ; m != 0; m &= m - 1 {
+					i := mi*64 + bits.TrailingZeros64(m)
+					d := buf[i]
+					a := float64(scales[i]) * t * float64(d)
+					r := float64(resid[i])
+					e := r + (1+r)*rho + roundingMargin
+					if a+e < tau {
+						continue
+					}
+					s := p.sl(rowSlot[i])
+					if !f.pass(&s.m, s.id) {
+						continue
+					}
+					w.cands = append(w.cands, vcand{int32(r0 + i), a - e, a + e})
+					tau = w.pushLow(a-e, k)
+				}
 			}
-			row := r0 + i
-			s := p.sl(rowSlot[i])
-			if !f.pass(&s.m, s.id) {
-				continue
+		} else {
+			for i, d := range buf {
+				a := float64(scales[i]) * t * float64(d)
+				r := float64(resid[i])
+				e := r + (1+r)*rho + roundingMargin
+				if a+e < tau {
+					continue
+				}
+				row := r0 + i
+				s := p.sl(rowSlot[i])
+				if !f.pass(&s.m, s.id) {
+					continue
+				}
+				w.cands = append(w.cands, vcand{int32(row), a - e, a + e})
+				tau = w.pushLow(a-e, k)
 			}
-			w.cands = append(w.cands, vcand{int32(row), a - e, a + e})
-			tau = w.pushLow(a-e, k)
 		}
 		if len(w.cands) >= prune {
 			w.cands = slices.DeleteFunc(w.cands, func(c vcand) bool { return c.hi < tau })
