@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -308,6 +309,118 @@ func BenchmarkApprox(b *testing.B) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// lowRankCorpus is n vectors (and queries) x = A·z + N(0, 2²·I) with z in
+// 64 latent dimensions: a continuum, not clusters (bench/peers -dist
+// lowrank draws the same kind).
+func lowRankCorpus(n, nq int) (data, queries [][]float32) {
+	r := rand.New(rand.NewPCG(42, uint64(n)))
+	const latent = 64
+	a := make([]float64, benchDim*latent)
+	for i := range a {
+		a[i] = r.NormFloat64()
+	}
+	z := make([]float64, latent)
+	draw := func() []float32 {
+		for i := range z {
+			z[i] = r.NormFloat64()
+		}
+		v := make([]float32, benchDim)
+		for j := range v {
+			var s float64
+			for i, x := range z {
+				s += a[j*latent+i] * x
+			}
+			v[j] = float32(s + 2*r.NormFloat64())
+		}
+		return v
+	}
+	for range n {
+		data = append(data, draw())
+	}
+	for range nq {
+		queries = append(queries, draw())
+	}
+	return data, queries
+}
+
+// BenchmarkFourBit measures the candidate "4-bit first pass with error
+// bounds, then the int8 pass on the survivors" without building it: it
+// quantizes every direction to 4 bits (codes in [−7, 7]) with the same
+// bound as the int8 codes, and reports per query how many rows survive
+// the 4-bit pass (hi ≥ the k-th largest lo), that is the rows the int8
+// pass would then read, for the topics and the low-rank distributions at
+// 100k. (The time of the 4-bit pass itself is bounded below by reading
+// half the int8 bytes; see BENCHMARKS.md.)
+func BenchmarkFourBit(b *testing.B) {
+	const n, nq, k = 100000, 20, 10
+	for _, dist := range []string{"topics", "lowrank"} {
+		b.Run(dist, func(b *testing.B) {
+			var data, queries [][]float32
+			if dist == "topics" {
+				c := corpus(n)
+				for _, e := range c.entries {
+					data = append(data, e.Vector)
+				}
+				for _, q := range c.queries[:nq] {
+					queries = append(queries, q.Vector)
+				}
+			} else {
+				data, queries = lowRankCorpus(n, nq)
+			}
+			const c4 = 7
+			codes := make([]int8, n*benchDim)
+			scales := make([]float64, n)
+			resid := make([]float64, n)
+			for i, v := range data {
+				norm := norm64(v)
+				var maxAbs float64
+				for _, x := range v {
+					maxAbs = max(maxAbs, math.Abs(float64(x)))
+				}
+				s := maxAbs / norm / c4
+				var r2 float64
+				for j, x := range v {
+					u := float64(x) / norm
+					c := max(-c4, min(c4, math.Round(u/s)))
+					codes[i*benchDim+j] = int8(c)
+					r2 += (u - s*c) * (u - s*c)
+				}
+				scales[i], resid[i] = s, math.Sqrt(r2)
+			}
+			var survivors float64
+			for range b.N {
+				survivors = 0
+				for _, q := range queries {
+					qv := prepareQuery(q, norm64(q), benchDim, nil)
+					lo := make([]float64, n)
+					hi := make([]float64, n)
+					for i := range n {
+						var d int64
+						row := codes[i*benchDim : (i+1)*benchDim]
+						for j, e := range qv.codes[:benchDim] {
+							d += int64(e) * int64(row[j])
+						}
+						a := scales[i] * qv.t * float64(d)
+						e := resid[i] + (1+resid[i])*qv.rho + roundingMargin
+						lo[i], hi[i] = a-e, a+e
+					}
+					sorted := slices.Clone(lo)
+					slices.Sort(sorted)
+					tau := sorted[n-k]
+					for _, h := range hi {
+						if h >= tau {
+							survivors++
+						}
+					}
+				}
+			}
+			survivors /= nq
+			b.ReportMetric(survivors, "survivors/query")
+			b.ReportMetric(100*survivors/n, "survivors-%")
 		})
 	}
 }
