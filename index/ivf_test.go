@@ -215,3 +215,48 @@ func TestIVFCalibrationKeepsExact(t *testing.T) {
 	}
 	checkResult(t, "isotropic", entries, q, res)
 }
+
+// TestIVFConcurrent runs searches beside upserts and removals that make,
+// retrain and maintain the inverted file (run it with -race); the control
+// is that searches answered from it.
+func TestIVFConcurrent(t *testing.T) {
+	t.Parallel()
+	c := corpus(3000)
+	p := buildPartition(t, Config{ApproxMinRows: 400, probeAll: true}, c.entries[:500])
+	done := make(chan struct{})
+	approx := make(chan int, 2)
+	for g := range 2 {
+		go func() {
+			n := 0
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					approx <- n
+					return
+				default:
+				}
+				q := c.queries[(g*7+i)%len(c.queries)]
+				res, err := p.Search(q)
+				if err != nil {
+					t.Error(err)
+				}
+				if res.Approximate {
+					n++
+				}
+			}
+		}()
+	}
+	for i, e := range c.entries[500:] {
+		if err := p.Upsert(e); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			p.Remove(c.entries[i].ID)
+		}
+	}
+	close(done)
+	if n := <-approx + <-approx; n == 0 {
+		t.Fatal("no search answered from the inverted file: the test tests nothing")
+	}
+	checkIVF(t, p)
+}
