@@ -37,6 +37,7 @@ type ivf struct {
 	nlist   int
 	probes  int     // lists a search probes (see calibrate)
 	trained int     // rows when the centroids were trained
+	gen     uint64  // the partition's rowGen its lists were assigned at (training)
 	cent16  []int16 // nlist × stride: centroids quantized as queries, to assign rows
 	cent8   []int8  // nlist × stride: centroids quantized as rows, to score queries
 	cscale  []float32
@@ -65,8 +66,10 @@ func (p *Partition) ivfAdded(r int) {
 		return
 	}
 	if f == nil || p.rows >= 2*f.trained {
-		p.trainIVF()
-		return
+		p.startTrain()
+		if f == nil {
+			return
+		}
 	}
 	l := p.nearestList(r)
 	c := cap(f.list) + cap(f.pos)
@@ -131,8 +134,10 @@ func (f *ivf) bytes(stride int) int64 {
 }
 
 // nearestList returns the list whose centroid is nearest row r's direction.
-func (p *Partition) nearestList(r int) int {
-	f := p.ivf
+func (p *Partition) nearestList(r int) int { return p.nearestListOf(p.ivf, r) }
+
+// nearestListOf is nearestList with the centroids of f.
+func (p *Partition) nearestListOf(f *ivf, r int) int {
 	c, i := p.row(r)
 	codes := c.codes[i*p.stride : (i+1)*p.stride]
 	best, bestScore := 0, math.Inf(-1)
@@ -148,47 +153,124 @@ func (p *Partition) nearestList(r int) int {
 	return best
 }
 
-// trainIVF clusters the partition's rows and fills the lists.
-func (p *Partition) trainIVF() {
-	if f := p.ivf; f != nil {
-		p.bytes -= f.bytes(p.stride)
+// Training runs in the background, so that the write that crosses the
+// threshold (or doubles the partition) does not hold the partition for the
+// whole clustering: at 100k × 384 that is about a second, at 800k tens of
+// seconds on a loaded machine. The trainer copies the training rows' codes
+// under a read lock, clusters the copy with no lock held, calibrates with
+// one short read lock a query, assigns every row in chunks of
+// ivfAssignChunk rows under short read locks, and installs the lists under
+// the write lock, assigning there only the rows added meanwhile. A removal
+// moves rows (rowGen counts them): one during the assignment makes the
+// trainer assign again. Meanwhile searches use the previous inverted file,
+// kept current, or the exact scan.
+
+// ivfAssignChunk is how many rows the trainer assigns under one read lock.
+const ivfAssignChunk = 8192
+
+// startTrain starts the background trainer, unless it runs. Under the
+// write lock.
+func (p *Partition) startTrain() {
+	if p.training {
+		return
 	}
+	p.training = true
+	p.trainWG.Add(1)
+	go func() {
+		defer p.trainWG.Done()
+		p.train()
+	}()
+}
+
+// Settle waits until background work on the partition (training its
+// inverted file, see Config.ApproxMinRows) is done: for benchmarks and
+// tests that time searches of a partition just built.
+func (p *Partition) Settle() { p.trainWG.Wait() }
+
+// train is the background trainer.
+func (p *Partition) train() {
+	f, n := p.trainCentroids()
+	if f != nil && !p.calibrate(f) {
+		// Not worth it (or no longer): exact until the partition doubles.
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.training = false
+		if old := p.ivf; old != nil {
+			p.bytes -= old.bytes(p.stride)
+			p.ivf = nil
+		}
+		p.ivfRetry = 2 * n
+		return
+	}
+	for attempt := 0; f != nil && attempt < 4; attempt++ {
+		if !p.assignAll(f, n) {
+			if p.Stats().Vectors < n {
+				break // the partition shrank: give up
+			}
+			continue // rows moved: again
+		}
+		p.mu.Lock()
+		if p.rowGen == f.gen && p.rows >= n && p.rows >= p.approxMinRows()/2 {
+			p.install(f, n)
+			p.training = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+	// Given up: a later write starts another training.
+	p.mu.Lock()
+	p.training = false
+	p.mu.Unlock()
+}
+
+// trainCentroids clusters a copy of the training rows' codes; nil when the
+// partition no longer has enough rows. It returns the rows counted.
+func (p *Partition) trainCentroids() (*ivf, int) {
+	p.mu.RLock()
 	n, dim, stride := p.rows, p.dim, p.stride
+	if p.approxMinRows() <= 0 || n < p.approxMinRows() {
+		p.mu.RUnlock()
+		return nil, n
+	}
 	nlist := max(1, int(math.Round(math.Sqrt(float64(n)))))
-	f := &ivf{nlist: nlist, trained: n}
 	// Training rows, evenly spaced: deterministic.
 	m := min(n, nlist*ivfTrainPerList)
-	train := make([]int32, m)
-	for i := range train {
-		train[i] = int32(int64(i) * int64(n) / int64(m))
+	codes := make([]int8, m*stride)
+	scales := make([]float64, m)
+	for i := range m {
+		c, o := p.row(int(int64(i) * int64(n) / int64(m)))
+		copy(codes[i*stride:(i+1)*stride], c.codes[o*stride:(o+1)*stride])
+		scales[i] = float64(c.scales[o])
 	}
-	// Initial centroids: evenly spaced training rows.
+	p.mu.RUnlock()
+
+	f := &ivf{nlist: nlist, trained: n, cent16: make([]int16, nlist*stride)}
+	// Initial centroids: evenly spaced training rows; then spherical
+	// k-means on the dequantized directions s·c.
 	cent := make([]float64, nlist*dim)
 	for l := range nlist {
-		r := int(train[int64(l)*int64(m)/int64(nlist)])
-		v, norm := p.vec(r), p.normOf(r)
-		for j, x := range v {
-			cent[l*dim+j] = float64(x) / norm
+		i := int(int64(l) * int64(m) / int64(nlist))
+		for j := range dim {
+			cent[l*dim+j] = scales[i] * float64(codes[i*stride+j])
 		}
 	}
-	f.cent16 = make([]int16, nlist*stride)
 	assign := make([]int32, m)
 	sums := make([]float64, nlist*dim)
 	counts := make([]int, nlist)
 	for it := 0; ; it++ {
 		f.setCentroids(cent, dim, stride)
-		p.assignRows(f, train, assign)
+		f.assignCodes(codes, stride, assign, parallelism(p.cfg))
 		if it == ivfIterations {
 			break
 		}
 		clear(sums)
 		clear(counts)
-		for i, r := range train {
-			l := int(assign[i])
-			v, norm := p.vec(int(r)), p.normOf(int(r))
-			s := sums[l*dim : (l+1)*dim]
-			for j, x := range v {
-				s[j] += float64(x) / norm
+		for i, l := range assign {
+			s := sums[int(l)*dim : int(l+1)*dim]
+			row := codes[i*stride : i*stride+dim]
+			for j, c := range row {
+				s[j] += scales[i] * float64(c)
 			}
 			counts[l]++
 		}
@@ -210,35 +292,103 @@ func (p *Partition) trainIVF() {
 			}
 		}
 	}
-	// Every row to its list.
-	all := make([]int32, n)
-	for i := range all {
-		all[i] = int32(i)
+	return f, n
+}
+
+// assignCodes sets out[i] to the list nearest the i-th row of codes
+// (contiguous rows of stride codes): each block of rows is scored against
+// every centroid while it is in cache.
+func (f *ivf) assignCodes(codes []int8, stride int, out []int32, parts int) {
+	n := len(out)
+	parts = max(1, min(parts, n/blockRows))
+	chunk := (n + parts - 1) / parts
+	var wg sync.WaitGroup
+	for w := range parts {
+		from, to := min(w*chunk, n), min((w+1)*chunk, n)
+		wg.Go(func() {
+			dst := make([]int32, blockRows)
+			best := make([]int32, blockRows)
+			for b0 := from; b0 < to; b0 += blockRows {
+				nb := min(blockRows, to-b0)
+				for i := range nb {
+					best[i] = math.MinInt32
+				}
+				block := codes[b0*stride : (b0+nb)*stride]
+				for l := range f.nlist {
+					// One grid for every centroid (see setCentroids): the
+					// integer dot products compare as they are.
+					dots(f.cent16[l*stride:(l+1)*stride], block, stride, dst[:nb])
+					for i, d := range dst[:nb] {
+						if d > best[i] {
+							best[i], out[b0+i] = d, int32(l)
+						}
+					}
+				}
+			}
+		})
 	}
+	wg.Wait()
+}
+
+// assignAll fills f.list for rows [0, n), in chunks under short read
+// locks, and sets f.gen. It reports false when a row moved meanwhile or the
+// partition shrank below n rows.
+func (p *Partition) assignAll(f *ivf, n int) bool {
 	f.list = make([]int32, n)
-	p.assignRows(f, all, f.list)
-	counts = counts[:0]
-	counts = append(counts, make([]int, nlist)...)
+	rows := make([]int32, ivfAssignChunk)
+	p.mu.RLock()
+	f.gen = p.rowGen
+	p.mu.RUnlock()
+	for a := 0; a < n; a += ivfAssignChunk {
+		b := min(n, a+ivfAssignChunk)
+		rs := rows[:b-a]
+		for i := range rs {
+			rs[i] = int32(a + i)
+		}
+		p.mu.RLock()
+		ok := p.rowGen == f.gen && p.rows >= n
+		if ok {
+			p.assignRows(f, rs, f.list[a:b])
+		}
+		p.mu.RUnlock()
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// install makes f the partition's inverted file: f.list holds the lists of
+// rows [0, n), assigned at the current row generation. Under the write
+// lock.
+func (p *Partition) install(f *ivf, n int) {
+	// The rows added since, in blocks.
+	if extra := p.rows - n; extra > 0 {
+		rows := make([]int32, extra)
+		for i := range rows {
+			rows[i] = int32(n + i)
+		}
+		f.list = slices.Grow(f.list, extra)[:p.rows]
+		p.assignRows(f, rows, f.list[n:])
+	}
+	counts := make([]int, f.nlist)
 	for _, l := range f.list {
 		counts[l]++
 	}
-	f.lists = make([][]ivfRow, nlist)
-	for l := range nlist {
+	f.lists = make([][]ivfRow, f.nlist)
+	for l := range f.nlist {
 		f.lists[l] = make([]ivfRow, 0, counts[l]+counts[l]/4+4)
 	}
-	f.pos = make([]int32, n)
+	f.pos = make([]int32, len(f.list))
 	for r, l := range f.list {
 		f.pos[r] = int32(len(f.lists[l]))
 		f.lists[l] = append(f.lists[l], p.ivfRowOf(r))
 	}
-	p.ivf = f
-	p.bytes += f.bytes(stride)
-	if !p.calibrate() {
-		// Not worth it: exact until the partition doubles.
-		p.bytes -= f.bytes(stride)
-		p.ivf = nil
-		p.ivfRetry = 2 * n
+	if old := p.ivf; old != nil {
+		p.bytes -= old.bytes(p.stride)
 	}
+	p.ivf = f
+	p.bytes += f.bytes(p.stride)
 }
 
 // Calibration. A fixed number of probes gives very different recall on
@@ -259,12 +409,9 @@ const (
 	ivfMaxProbeShare = 8
 )
 
-// calibrate sets p.ivf.probes and reports whether the inverted file is
-// worth keeping. It runs under the write lock.
-func (p *Partition) calibrate() bool {
-	f := p.ivf
-	n, stride := p.rows, p.stride
-	m := min(n, ivfCalibQueries)
+// calibrate sets f.probes and reports whether the inverted file is worth
+// keeping. Each query holds the read lock for one exact search.
+func (p *Partition) calibrate(f *ivf) bool {
 	sc := getScratch()
 	defer putScratch(sc)
 	// Every active row passes, restricted or not.
@@ -274,13 +421,30 @@ func (p *Partition) calibrate() bool {
 	cs := make([]int32, f.nlist)
 	order := make([]ivfScore, f.nlist)
 	rank := make([]int32, f.nlist)
-	p.ivf = nil // the exact scan
+	nbRows := make([]int32, 0, ivfCalibK+1)
+	nbLists := make([]int32, ivfCalibK+1)
+	m := ivfCalibQueries
 	for i := range m {
+		p.mu.RLock()
+		n, stride := p.rows, p.stride
+		if n == 0 {
+			p.mu.RUnlock()
+			return false
+		}
 		r := int((int64(i)*int64(n) + int64(n)/2) / int64(m))
 		qv := prepareQuery(p.vec(r), p.normOf(r), stride, sc.qcodes)
 		sc.qcodes = qv.codes
-		hits, _, _ := p.vectorTopK(&qv, &cf, ivfCalibK+1, sc)
+		hits, _ := p.exactTopK(&qv, &cf, ivfCalibK+1, sc)
+		self := p.slotOfRow(r)
+		nbRows = nbRows[:0]
+		for _, h := range hits {
+			if h.slot != self && len(nbRows) < ivfCalibK {
+				nbRows = append(nbRows, p.sl(h.slot).row)
+			}
+		}
+		p.assignRows(f, nbRows, nbLists[:len(nbRows)])
 		dots(qv.codes, f.cent8, stride, cs)
+		p.mu.RUnlock()
 		for l := range order {
 			order[l] = ivfScore{int32(l), float64(f.cscale[l]) * float64(cs[l])}
 		}
@@ -296,18 +460,10 @@ func (p *Partition) calibrate() bool {
 		for j, o := range order {
 			rank[o.list] = int32(j)
 		}
-		self := p.slotOfRow(r)
-		var ranks []int32
-		for _, h := range hits {
-			if h.slot != self && len(ranks) < ivfCalibK {
-				ranks = append(ranks, rank[f.list[p.sl(h.slot).row]])
-			}
-		}
-		for _, rk := range ranks {
-			hist[rk] += 1 / float64(len(ranks)*m)
+		for _, l := range nbLists[:len(nbRows)] {
+			hist[rank[l]] += 1 / float64(len(nbRows)*m)
 		}
 	}
-	p.ivf = f
 	probes, sum := f.nlist, 0.0
 	for j, h := range hist {
 		if sum += h; sum >= ivfCalibRecall {

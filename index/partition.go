@@ -55,6 +55,12 @@ type Partition struct {
 	// worth it).
 	ivf      *ivf
 	ivfRetry int
+	// The background trainer of the inverted file (ivf.go): whether it
+	// runs, to wait for it, and a count of row moves (removals), by which
+	// it knows whether its assignment is still current.
+	training bool
+	trainWG  sync.WaitGroup
+	rowGen   uint64
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -522,6 +528,7 @@ func (p *Partition) removeRow(r int) {
 	lc.resid = lc.resid[:li]
 	lc.rowSlot = lc.rowSlot[:li]
 	p.rows--
+	p.rowGen++
 	p.ivfRemoved(r, last)
 	if li == 0 {
 		// The last chunk is empty: give it back. With no vectors left, the
@@ -1052,6 +1059,13 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top [
 			return hits, rescored, true
 		}
 	}
+	top, rescored = p.exactTopK(qv, f, k, sc)
+	return top, rescored, false
+}
+
+// exactTopK is the exact scan of every row: the exact top k rows by cosine
+// and how many rows were re-scored.
+func (p *Partition) exactTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
 	n := p.rows
 	parts := 1
 	if minRows := p.cfg.ParallelMinRows; n >= 2*minRows {
@@ -1077,8 +1091,7 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top [
 		wg.Wait()
 	}
 
-	hits, rescored := p.rescore(qv, ws, k, sc)
-	return hits, rescored, false
+	return p.rescore(qv, ws, k, sc)
 }
 
 // rescore returns the exact top k of the candidates the workers ws

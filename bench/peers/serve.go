@@ -43,6 +43,7 @@ func serveMemgate(name, vpath, qpath string, dim, k int) error {
 			return err
 		}
 	}
+	p.Settle() // the inverted file, trained in the background
 	// The first search finishes anything the partition builds lazily.
 	if _, err := p.Search(index.Query{Vector: queries[:dim], K: k, Filter: index.Filter{Now: time.Now()}}); err != nil {
 		return err
