@@ -1,7 +1,9 @@
 // Package index is the in-memory partition index of memgate: for each
 // (tenant, principal) it keeps the memories' vectors (with int8-quantized
-// copies for a fast exact scan), BM25 term statistics with postings, and the
-// lifecycle and scope fields searches pre-filter on.
+// copies for a fast exact scan, and for large partitions an inverted file
+// that restricts the scan to the clusters nearest the query, see ivf.go),
+// BM25 term statistics with postings, and the lifecycle and scope fields
+// searches pre-filter on.
 //
 // The index proposes, the store disposes: Search returns candidate ids with
 // their scores, and the engine re-reads the final top k from the store with

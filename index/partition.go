@@ -542,9 +542,11 @@ func (p *Partition) removeRow(r int) {
 	}
 }
 
-// Search proposes candidates for q: the exact top q.K by cosine and the top
-// q.K by BM25 among the entries that pass q.Filter, each with both scores,
-// and the group neighbours of those that q.Neighbors asks for.
+// Search proposes candidates for q: the exact top q.K by cosine (in a
+// partition with an inverted file, the exact top q.K of the rows of the
+// lists nearest q, Result.Approximate; see Config.ApproxMinRows) and the
+// top q.K by BM25 among the entries that pass q.Filter, each with both
+// scores, and the group neighbours of those that q.Neighbors asks for.
 //
 // A query vector whose dimension differs from the partition's vectors is
 // refused (invalid_argument); a partition without vectors simply has no
