@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -70,17 +71,57 @@ func corpus(n int) *benchCorpus {
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		c := corpus(n)
+		start := time.Now()
 		p := buildPartition(b, Config{}, c.entries)
+		b.Logf("n=%d: built in %v", n, time.Since(start))
+		exact := p
+		if p.ivf != nil {
+			exact = buildPartition(b, Config{ApproxMinRows: -1}, c.entries)
+		}
 		modes := []string{"vector", "text", "hybrid"}
 		if n == 10000 {
 			modes = append(modes, "hybrid+nb")
 		}
+		type run struct {
+			mode    string
+			k       namedKernel
+			goBound bool // the bound check in Go, not SIMD
+		}
+		var runs []run
 		for _, mode := range modes {
-			b.Run(fmt.Sprintf("n=%dk/%s/%s", n/1000, mode, kernelName), func(b *testing.B) {
+			runs = append(runs, run{mode, namedKernel{kernelName, dots}, false})
+			if mode == "vector" && exact != p {
+				runs = append(runs, run{"vector-exact", namedKernel{kernelName, dots}, false})
+			}
+			if mode == "vector" && boundMask != nil {
+				runs = append(runs, run{mode, namedKernel{kernelName + "+gobound", dots}, true})
+			}
+			if mode == "vector" {
+				// The vector channel with every other kernel, to compare.
+				for _, k := range asmKernels {
+					if k.name != kernelName {
+						runs = append(runs, run{mode, k, false})
+					}
+				}
+			}
+		}
+		for _, rn := range runs {
+			mode := rn.mode
+			b.Run(fmt.Sprintf("n=%dk/%s/%s", n/1000, mode, rn.k.name), func(b *testing.B) {
+				old, oldMask := dots, boundMask
+				dots = rn.k.fn
+				if rn.goBound {
+					boundMask = nil
+				}
+				defer func() { dots, boundMask = old, oldMask }()
+				p := p
+				if mode == "vector-exact" {
+					p = exact
+				}
 				qs := slices.Clone(c.queries)
 				for i := range qs {
 					switch mode {
-					case "vector":
+					case "vector", "vector-exact":
 						qs[i].Terms = nil
 					case "text":
 						qs[i].Vector = nil
@@ -91,6 +132,7 @@ func BenchmarkSearch(b *testing.B) {
 				// Percentiles over 200 searches, timed one by one.
 				lat := make([]time.Duration, 200)
 				rescored, neighbours := 0, 0
+				var recall float64
 				for i := range lat {
 					start := time.Now()
 					res, err := p.Search(qs[i%len(qs)])
@@ -105,6 +147,23 @@ func BenchmarkSearch(b *testing.B) {
 						}
 					}
 				}
+				// Recall against the exact scan, out of the timed loop (the
+				// exact scan evicts the cache).
+				for i := range lat {
+					if mode != "vector" || p == exact {
+						break
+					}
+					q := qs[i%len(qs)]
+					got, err := p.Search(q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					want, err := exact.Search(q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					recall += recallAt(got, want)
+				}
 				slices.Sort(lat)
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -117,6 +176,9 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 				b.ReportMetric(float64(rescored)/float64(len(lat)), "rescored/op")
+				if mode == "vector" && p != exact {
+					b.ReportMetric(recall/float64(len(lat)), "recall@10")
+				}
 				if mode == "hybrid+nb" {
 					b.ReportMetric(float64(neighbours)/float64(len(lat)), "neighbors/op")
 				}
@@ -163,5 +225,202 @@ func BenchmarkUpsert(b *testing.B) {
 			}
 		}
 		p.trim() // as a load does
+	}
+}
+
+// recallAt is the share of want's vector candidates that got has.
+func recallAt(got, want *Result) float64 {
+	ids := map[string]bool{}
+	n := 0
+	for _, c := range want.Candidates {
+		if c.VectorRank > 0 {
+			ids[c.ID] = true
+			n++
+		}
+	}
+	hit := 0
+	for _, c := range got.Candidates {
+		if c.VectorRank > 0 && ids[c.ID] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(n)
+}
+
+// BenchmarkApprox compares the vector channel's two paths on one partition
+// size: "approx", the inverted file (forced, whatever the size: the
+// partition is built with ApproxMinRows 1000), and "exact", the full scan.
+// It reports p50 and p99 over 200 timed searches, recall@10 against the
+// exact scan, and the build time of each partition.
+func BenchmarkApprox(b *testing.B) {
+	for _, n := range []int{10000, 20000, 50000, 100000, 1000000} {
+		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
+			c := corpus(n)
+			qs := slices.Clone(c.queries)
+			for i := range qs {
+				qs[i].Terms = nil
+			}
+			build := func(cfg Config) (*Partition, time.Duration) {
+				start := time.Now()
+				p := buildPartition(b, cfg, c.entries)
+				return p, time.Since(start)
+			}
+			approx, ta := build(Config{ApproxMinRows: 1000})
+			exact, te := build(Config{ApproxMinRows: -1})
+			var recall float64
+			for _, q := range qs {
+				got, err := approx.Search(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				want, err := exact.Search(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recall += recallAt(got, want)
+			}
+			recall /= float64(len(qs))
+			for _, mode := range []string{"approx", "exact"} {
+				p, t := approx, ta
+				if mode == "exact" {
+					p, t = exact, te
+				}
+				b.Run(mode, func(b *testing.B) {
+					lat := make([]time.Duration, 200)
+					for i := range lat {
+						start := time.Now()
+						if _, err := p.Search(qs[i%len(qs)]); err != nil {
+							b.Fatal(err)
+						}
+						lat[i] = time.Since(start)
+					}
+					slices.Sort(lat)
+					for i := 0; b.Loop(); i++ {
+						if _, err := p.Search(qs[i%len(qs)]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+					b.ReportMetric(t.Seconds(), "build-s")
+					if mode == "approx" {
+						b.ReportMetric(recall, "recall@10")
+						b.ReportMetric(float64(p.ivf.nlist), "lists")
+					}
+				})
+			}
+		})
+	}
+}
+
+// lowRankCorpus is n vectors (and queries) x = A·z + N(0, 2²·I) with z in
+// 64 latent dimensions: a continuum, not clusters (bench/peers -dist
+// lowrank draws the same kind).
+func lowRankCorpus(n, nq int) (data, queries [][]float32) {
+	r := rand.New(rand.NewPCG(42, uint64(n)))
+	const latent = 64
+	a := make([]float64, benchDim*latent)
+	for i := range a {
+		a[i] = r.NormFloat64()
+	}
+	z := make([]float64, latent)
+	draw := func() []float32 {
+		for i := range z {
+			z[i] = r.NormFloat64()
+		}
+		v := make([]float32, benchDim)
+		for j := range v {
+			var s float64
+			for i, x := range z {
+				s += a[j*latent+i] * x
+			}
+			v[j] = float32(s + 2*r.NormFloat64())
+		}
+		return v
+	}
+	for range n {
+		data = append(data, draw())
+	}
+	for range nq {
+		queries = append(queries, draw())
+	}
+	return data, queries
+}
+
+// BenchmarkFourBit measures the candidate "4-bit first pass with error
+// bounds, then the int8 pass on the survivors" without building it: it
+// quantizes every direction to 4 bits (codes in [−7, 7]) with the same
+// bound as the int8 codes, and reports per query how many rows survive
+// the 4-bit pass (hi ≥ the k-th largest lo), that is the rows the int8
+// pass would then read, for the topics and the low-rank distributions at
+// 100k. (The time of the 4-bit pass itself is bounded below by reading
+// half the int8 bytes; see BENCHMARKS.md.)
+func BenchmarkFourBit(b *testing.B) {
+	const n, nq, k = 100000, 20, 10
+	for _, dist := range []string{"topics", "lowrank"} {
+		b.Run(dist, func(b *testing.B) {
+			var data, queries [][]float32
+			if dist == "topics" {
+				c := corpus(n)
+				for _, e := range c.entries {
+					data = append(data, e.Vector)
+				}
+				for _, q := range c.queries[:nq] {
+					queries = append(queries, q.Vector)
+				}
+			} else {
+				data, queries = lowRankCorpus(n, nq)
+			}
+			const c4 = 7
+			codes := make([]int8, n*benchDim)
+			scales := make([]float64, n)
+			resid := make([]float64, n)
+			for i, v := range data {
+				norm := norm64(v)
+				var maxAbs float64
+				for _, x := range v {
+					maxAbs = max(maxAbs, math.Abs(float64(x)))
+				}
+				s := maxAbs / norm / c4
+				var r2 float64
+				for j, x := range v {
+					u := float64(x) / norm
+					c := max(-c4, min(c4, math.Round(u/s)))
+					codes[i*benchDim+j] = int8(c)
+					r2 += (u - s*c) * (u - s*c)
+				}
+				scales[i], resid[i] = s, math.Sqrt(r2)
+			}
+			var survivors float64
+			for range b.N {
+				survivors = 0
+				for _, q := range queries {
+					qv := prepareQuery(q, norm64(q), benchDim, nil)
+					lo := make([]float64, n)
+					hi := make([]float64, n)
+					for i := range n {
+						var d int64
+						row := codes[i*benchDim : (i+1)*benchDim]
+						for j, e := range qv.codes[:benchDim] {
+							d += int64(e) * int64(row[j])
+						}
+						a := scales[i] * qv.t * float64(d)
+						e := resid[i] + (1+resid[i])*qv.rho + roundingMargin
+						lo[i], hi[i] = a-e, a+e
+					}
+					sorted := slices.Clone(lo)
+					slices.Sort(sorted)
+					tau := sorted[n-k]
+					for _, h := range hi {
+						if h >= tau {
+							survivors++
+						}
+					}
+				}
+			}
+			survivors /= nq
+			b.ReportMetric(survivors, "survivors/query")
+			b.ReportMetric(100*survivors/n, "survivors-%")
+		})
 	}
 }

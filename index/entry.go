@@ -279,6 +279,11 @@ type Result struct {
 	// Version is the version of the partition searched (see Loader and
 	// Index.Apply); 0 for a partition made with NewPartition.
 	Version int64
+	// Approximate says the vector channel searched the rows nearest the
+	// query in a large partition's inverted file, not every row (see
+	// Config.ApproxMinRows): its candidates are the exact top K of those
+	// rows.
+	Approximate bool
 	// Rescored is how many vectors the exact pass re-scored (a measure of
 	// how much the quantized bound had to hedge), Postings how many
 	// postings the text channel visited. Both are diagnostics.

@@ -373,6 +373,7 @@ func buildPartition(t testing.TB, cfg Config, entries []Entry) *Partition {
 			t.Fatalf("upsert %s: %v", e.ID, err)
 		}
 	}
+	p.Settle() // any inverted file trained
 	return p
 }
 

@@ -1,7 +1,9 @@
 // Package index is the in-memory partition index of memgate: for each
 // (tenant, principal) it keeps the memories' vectors (with int8-quantized
-// copies for a fast exact scan), BM25 term statistics with postings, and the
-// lifecycle and scope fields searches pre-filter on.
+// copies for a fast exact scan, and for large partitions an inverted file
+// that restricts the scan to the clusters nearest the query, see ivf.go),
+// BM25 term statistics with postings, and the lifecycle and scope fields
+// searches pre-filter on.
 //
 // The index proposes, the store disposes: Search returns candidate ids with
 // their scores, and the engine re-reads the final top k from the store with
@@ -62,6 +64,16 @@ type Config struct {
 	// it, the loaded partition serves the searches waiting for it and is not
 	// cached. Default DefaultMaxPendingWrites.
 	MaxPendingWrites int
+	// ApproxMinRows is the number of vectors from which a partition's
+	// vector channel is approximate: it keeps an inverted file and searches
+	// the rows of the lists nearest the query, exactly, instead of every
+	// row (see ivf.go; Result.Approximate says which path answered). Below
+	// it the vector channel is exact. Default DefaultApproxMinRows;
+	// negative: always exact.
+	ApproxMinRows int
+
+	// probeAll makes an inverted file probe every list (tests).
+	probeAll bool
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -77,6 +89,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RetryTooLarge == 0 {
 		c.RetryTooLarge = DefaultRetryTooLarge
+	}
+	if c.ApproxMinRows == 0 {
+		c.ApproxMinRows = DefaultApproxMinRows
 	}
 	return c
 }

@@ -1,5 +1,7 @@
 package index
 
+import "unsafe"
+
 // The int8 kernel computes, for n consecutive rows of a code slab, the exact
 // integer dot product of each row with the quantized query:
 //
@@ -20,6 +22,40 @@ var dots = dotsGeneric
 
 // kernelName names the kernel in use, for benchmarks and tests.
 var kernelName = "generic"
+
+// namedKernel is a kernel and its name, for tests and benchmarks.
+type namedKernel struct {
+	name string
+	fn   func(q []int16, codes []int8, stride int, out []int32)
+}
+
+// asmKernels lists the assembly kernels this CPU runs, slowest first; the
+// last is the one searches use.
+var asmKernels []namedKernel
+
+// gatherDots is dots over scattered rows: out[i] is the dot product of q
+// with the stride codes rows[i] points to. len(out) is a multiple of 4 and
+// rows holds len(out)+gatherAhead pointers to rows of stride codes (the
+// last ones may repeat any valid row: a kernel may prefetch them).
+var gatherDots = gatherDotsGeneric
+
+// gatherAhead is how many pointers past the last row gatherDots may read
+// (GATHERAHEAD in kernel_amd64.s).
+const gatherAhead = 16
+
+// gatherDotsGeneric runs dots on each row in turn.
+func gatherDotsGeneric(q []int16, rows []*int8, stride int, out []int32) {
+	for i := range out {
+		dots(q, unsafe.Slice(rows[i], stride), stride, out[i:i+1])
+	}
+}
+
+// boundMask, where the CPU has a SIMD version, sets bit i of mask (bit i%64
+// of mask[i/64]) when row i of a block may be in the top k:
+// a+e ≥ tau with a = float64(scales[i])·t·float64(d[i]) and
+// e = r + (1+r)·rho + roundingMargin, r = float64(resid[i]), evaluated in
+// that order, as scan's loop does. len(d) is a multiple of 64. nil: none.
+var boundMask func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
 
 // dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
 // and as the reference the assembly kernels are tested against. Four rows

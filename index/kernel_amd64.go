@@ -2,7 +2,11 @@
 
 package index
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // dotsAVX2Asm is the AVX2 kernel (kernel_amd64.s): it sign-extends 16 codes
 // to int16 (VPMOVSXBW), multiplies them with the query and adds pairs into
@@ -24,9 +28,62 @@ func dotsAVX2(q []int16, codes []int8, stride int, out []int32) {
 	dotsAVX2Asm(&q[0], &codes[0], stride, n, &out[0])
 }
 
+// dotsVNNIAsm is the AVX-512 VNNI kernel (kernel_amd64.s): VPMOVSXBW
+// widens 32 codes to int16 in a zmm and VPDPWSSD multiplies and adds them
+// into int32 lanes in one instruction, four rows at a time. stride must be a
+// positive multiple of 32 (strideAlign) and q must hold stride values.
+//
+//go:noescape
+func dotsVNNIAsm(q *int16, codes *int8, stride int, n int, out *int32)
+
+func dotsVNNI(q []int16, codes []int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	_ = q[stride-1]
+	_ = codes[n*stride-1]
+	dotsVNNIAsm(&q[0], &codes[0], stride, n, &out[0])
+}
+
+// dotsGatherVNNIAsm is dotsVNNIAsm over scattered rows (see gatherDots).
+//
+//go:noescape
+func dotsGatherVNNIAsm(q *int16, rows **int8, stride int, n int, out *int32)
+
+func gatherDotsVNNI(q []int16, rows []*int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	if n%4 != 0 || len(rows) < n+gatherAhead || len(q) < stride {
+		panic("index: gatherDots: bad arguments")
+	}
+	dotsGatherVNNIAsm(&q[0], &rows[0], stride, n, &out[0])
+}
+
+// boundMaskAsm is scan's bound check in SIMD (see boundMask).
+//
+//go:noescape
+func boundMaskAsm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+
+func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64) {
+	n := len(d)
+	if n == 0 || n%64 != 0 || len(scales) < n || len(resid) < n || len(mask) < n/64 {
+		panic("index: boundMask: bad arguments")
+	}
+	boundMaskAsm(&d[0], &scales[0], &resid[0], n, t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
-		dots = dotsAVX2
-		kernelName = "avx2"
+		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
+		dots, kernelName = dotsAVX2, "avx2"
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
+		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
+		dots, kernelName = dotsVNNI, "vnni"
+		gatherDots = gatherDotsVNNI
+		boundMask = boundMaskAVX512
 	}
 }

@@ -96,3 +96,217 @@ inner1:
 done:
 	VZEROUPPER
 	RET
+
+// func dotsVNNIAsm(q *int16, codes *int8, stride int, n int, out *int32)
+//
+// The AVX-512 VNNI kernel: VPMOVSXBW widens 32 codes to int16 in a zmm,
+// VPDPWSSD multiplies them with the query and adds the pairs into int32
+// lanes in one instruction, four rows at a time. The products and sums are
+// the same integers as dotsAVX2Asm's. stride must be a positive multiple of
+// 32.
+TEXT ·dotsVNNIAsm(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ codes+8(FP), DI
+	MOVQ stride+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+
+vloop4:
+	CMPQ CX, $4
+	JLT  vtail
+	LEAQ (DI)(BX*1), R9
+	LEAQ (DI)(BX*2), R10
+	LEAQ (R9)(BX*2), R11
+	MOVQ BX, R12
+	IMULQ $(4*PREFDIST), R12
+	ADDQ DI, R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ AX, AX
+
+vinner4:
+	PREFETCHT0 (R12)(AX*4)
+	PREFETCHT0 64(R12)(AX*4)
+	VMOVDQU16 (SI)(AX*2), Z4
+	VPMOVSXBW (DI)(AX*1), Z5
+	VPMOVSXBW (R9)(AX*1), Z6
+	VPMOVSXBW (R10)(AX*1), Z7
+	VPMOVSXBW (R11)(AX*1), Z8
+	VPDPWSSD  Z4, Z5, Z0
+	VPDPWSSD  Z4, Z6, Z1
+	VPDPWSSD  Z4, Z7, Z2
+	VPDPWSSD  Z4, Z8, Z3
+	ADDQ      $32, AX
+	CMPQ      AX, BX
+	JLT       vinner4
+
+	// Fold each zmm to a ymm, then as in dotsAVX2Asm.
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y5
+	VPADDD        Y5, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y6
+	VPADDD        Y6, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y7
+	VPADDD        Y7, Y3, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y2, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VMOVDQU       X0, (DX)
+
+	ADDQ $16, DX
+	LEAQ (DI)(BX*4), DI
+	SUBQ $4, CX
+	JMP  vloop4
+
+vtail:
+	TESTQ CX, CX
+	JEQ   vdone
+	VPXORD Z0, Z0, Z0
+	XORQ  AX, AX
+
+vinner1:
+	VMOVDQU16 (SI)(AX*2), Z4
+	VPMOVSXBW (DI)(AX*1), Z5
+	VPDPWSSD  Z4, Z5, Z0
+	ADDQ      $32, AX
+	CMPQ      AX, BX
+	JLT       vinner1
+
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xb1, X0, X1
+	VPADDD        X1, X0, X0
+	VMOVD         X0, (DX)
+
+	ADDQ $4, DX
+	ADDQ BX, DI
+	DECQ CX
+	JMP  vtail
+
+vdone:
+	VZEROUPPER
+	RET
+
+// GATHERAHEAD is how many rows ahead dotsGatherVNNIAsm prefetches: the rows
+// of a gather are scattered, so every line must be asked for early.
+#define GATHERAHEAD 16
+
+// func dotsGatherVNNIAsm(q *int16, rows **int8, stride int, n int, out *int32)
+//
+// dotsVNNIAsm over scattered rows: out[i] is the dot product of the query
+// with the row rows[i] points to. n is a multiple of 4 and rows holds
+// n+GATHERAHEAD valid pointers (the last ones are only prefetched).
+TEXT ·dotsGatherVNNIAsm(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ stride+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+
+gloop4:
+	TESTQ CX, CX
+	JEQ   gdone
+	MOVQ  0(R8), DI
+	MOVQ  8(R8), R9
+	MOVQ  16(R8), R10
+	MOVQ  24(R8), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ  AX, AX
+
+ginner4:
+	MOVQ       (GATHERAHEAD*8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+16)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+24)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	VMOVDQU16  (SI)(AX*2), Z4
+	VPMOVSXBW  (DI)(AX*1), Z5
+	VPMOVSXBW  (R9)(AX*1), Z6
+	VPMOVSXBW  (R10)(AX*1), Z7
+	VPMOVSXBW  (R11)(AX*1), Z8
+	VPDPWSSD   Z4, Z5, Z0
+	VPDPWSSD   Z4, Z6, Z1
+	VPDPWSSD   Z4, Z7, Z2
+	VPDPWSSD   Z4, Z8, Z3
+	ADDQ       $32, AX
+	CMPQ       AX, BX
+	JLT        ginner4
+
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y5
+	VPADDD        Y5, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y6
+	VPADDD        Y6, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y7
+	VPADDD        Y7, Y3, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y2, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VMOVDQU       X0, (DX)
+
+	ADDQ $16, DX
+	ADDQ $32, R8
+	SUBQ $4, CX
+	JMP  gloop4
+
+gdone:
+	VZEROUPPER
+	RET
+
+// func boundMaskAsm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+//
+// The bound check of scan in SIMD, eight rows a step, in float64 with the
+// operations of the Go loop in its order: a = (scale·t)·d,
+// e = (r + (1+r)·ρ) + margin, and bit i of the mask is a+e ≥ τ (the row
+// may be in the top k). n is a positive multiple of 8.
+TEXT ·boundMaskAsm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scales+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Z10
+	VBROADCASTSD rho+40(FP), Z11
+	VBROADCASTSD tau+48(FP), Z12
+	VBROADCASTSD one+56(FP), Z13
+	VBROADCASTSD margin+64(FP), Z14
+	MOVQ         mask+72(FP), DX
+
+bloop:
+	VCVTDQ2PD (SI), Z0
+	VCVTPS2PD (DI), Z1
+	VCVTPS2PD (R8), Z2
+	VMULPD    Z10, Z1, Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    Z13, Z2, Z3
+	VMULPD    Z11, Z3, Z3
+	VADDPD    Z3, Z2, Z3
+	VADDPD    Z14, Z3, Z3
+	VADDPD    Z3, Z1, Z1
+	VCMPPD    $0x1d, Z12, Z1, K1
+	KMOVB     K1, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       bloop
+	VZEROUPPER
+	RET

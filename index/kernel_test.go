@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -8,8 +9,8 @@ import (
 // kernels lists every kernel this CPU can run, the generic one first.
 func kernels() map[string]func([]int16, []int8, int, []int32) {
 	ks := map[string]func([]int16, []int8, int, []int32){"generic": dotsGeneric}
-	if kernelName != "generic" {
-		ks[kernelName] = dots
+	for _, k := range asmKernels {
+		ks[k.name] = k.fn
 	}
 	return ks
 }
@@ -69,6 +70,14 @@ func TestDotsKernelsAgree(t *testing.T) {
 				codes[j] = -127
 			}
 			checkDots(t, q, codes, stride, n)
+			// Zero codes (a zero row, and a zero query): every sum is 0.
+			clear(codes)
+			checkDots(t, q, codes, stride, n)
+			clear(q)
+			for j := range codes {
+				codes[j] = int8(r.IntN(255) - 127)
+			}
+			checkDots(t, q, codes, stride, n)
 		}
 	}
 }
@@ -103,4 +112,71 @@ func FuzzDots(f *testing.F) {
 		}
 		checkDots(t, q, codes, stride, n)
 	})
+}
+
+// boundMaskGeneric is the reference for boundMask: scan's loop condition.
+func boundMaskGeneric(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64) {
+	clear(mask[:len(d)/64])
+	for i, di := range d {
+		a := float64(scales[i]) * t * float64(di)
+		r := float64(resid[i])
+		e := r + (1+r)*rho + roundingMargin
+		if !(a+e < tau) {
+			mask[i/64] |= 1 << (i % 64)
+		}
+	}
+}
+
+// TestBoundMask holds the SIMD bound check to the Go loop, bit for bit:
+// random blocks, τ at −∞, τ equal to a row's upper bound (the tie keeps the
+// row), zero dot products and extreme codes.
+func TestBoundMask(t *testing.T) {
+	if boundMask == nil {
+		if kernelName == "vnni" {
+			t.Fatal("a VNNI CPU without the SIMD bound check")
+		}
+		return // nothing to compare: scan runs the Go loop only
+	}
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for it := range 2000 {
+		n := 64 * (1 + r.IntN(4))
+		d := make([]int32, n)
+		scales := make([]float32, n)
+		resid := make([]float32, n)
+		for i := range d {
+			switch r.IntN(5) {
+			case 0:
+				d[i] = 0
+			case 1:
+				d[i] = int32(r.IntN(2)*2-1) * (127 * 32767 * 384)
+			default:
+				d[i] = int32(r.IntN(4000001) - 2000000)
+			}
+			scales[i] = float32(r.Float64() * 1e-2)
+			resid[i] = float32(r.Float64() * 0.05)
+		}
+		tq := r.Float64() * 1e-4
+		rho := r.Float64() * 1e-4
+		var tau float64
+		switch it % 3 {
+		case 0:
+			tau = math.Inf(-1)
+		case 1:
+			j := r.IntN(n) // a tie: exactly row j's upper bound
+			rr := float64(resid[j])
+			tau = float64(scales[j])*tq*float64(d[j]) + (rr + (1+rr)*rho + roundingMargin)
+		default:
+			tau = r.Float64()*0.4 - 0.2
+		}
+		want := make([]uint64, n/64)
+		got := make([]uint64, n/64)
+		boundMaskGeneric(d, scales, resid, tq, rho, tau, want)
+		boundMask(d, scales, resid, tq, rho, tau, got)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("iteration %d word %d: %064b, want %064b", it, i, got[i], want[i])
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -48,6 +49,18 @@ type Partition struct {
 	refs          []termRef      // likewise
 
 	bytes int64
+
+	// ivf is the inverted file of a large partition (ivf.go), or nil;
+	// none is made again below ivfRetry rows (calibration found it not
+	// worth it).
+	ivf      *ivf
+	ivfRetry int
+	// The background trainer of the inverted file (ivf.go): whether it
+	// runs, to wait for it, and a count of row moves (removals), by which
+	// it knows whether its assignment is still current.
+	training bool
+	trainWG  sync.WaitGroup
+	rowGen   uint64
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -449,6 +462,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 	c.rowSlot = append(c.rowSlot, sl)
 	p.sl(sl).row = int32(r)
 	p.rows++
+	p.ivfAdded(r)
 }
 
 func (p *Partition) removeSlot(sl int32) {
@@ -514,6 +528,8 @@ func (p *Partition) removeRow(r int) {
 	lc.resid = lc.resid[:li]
 	lc.rowSlot = lc.rowSlot[:li]
 	p.rows--
+	p.rowGen++
+	p.ivfRemoved(r, last)
 	if li == 0 {
 		// The last chunk is empty: give it back. With no vectors left, the
 		// next one may have another dimension.
@@ -526,9 +542,11 @@ func (p *Partition) removeRow(r int) {
 	}
 }
 
-// Search proposes candidates for q: the exact top q.K by cosine and the top
-// q.K by BM25 among the entries that pass q.Filter, each with both scores,
-// and the group neighbours of those that q.Neighbors asks for.
+// Search proposes candidates for q: the exact top q.K by cosine (in a
+// partition with an inverted file, the exact top q.K of the rows of the
+// lists nearest q, Result.Approximate; see Config.ApproxMinRows) and the
+// top q.K by BM25 among the entries that pass q.Filter, each with both
+// scores, and the group neighbours of those that q.Neighbors asks for.
 //
 // A query vector whose dimension differs from the partition's vectors is
 // refused (invalid_argument); a partition without vectors simply has no
@@ -631,7 +649,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	if q.Vector != nil && p.rows > 0 {
 		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
 		sc.qcodes = qv.codes
-		vtop, res.Rescored = p.vectorTopK(&qv, &f, q.K, sc)
+		vtop, res.Rescored, res.Approximate = p.vectorTopK(&qv, &f, q.K, sc)
 	}
 	var ttop []hit
 	if haveText {
@@ -920,6 +938,7 @@ type worker struct {
 	cands []vcand
 	lows  []float64 // min-heap of the k largest lo seen among passing rows
 	buf   [blockRows]int32
+	mask  [blockRows / 64]uint64 // rows of buf that may be in the top k (boundMask)
 }
 
 func (w *worker) reset() {
@@ -985,20 +1004,45 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 		resid := c.resid[i0 : i0+nb]
 		rowSlot := c.rowSlot[i0 : i0+nb]
 		t, rho := qv.t, qv.rho
-		for i, d := range buf {
-			a := float64(scales[i]) * t * float64(d)
-			r := float64(resid[i])
-			e := r + (1+r)*rho + roundingMargin
-			if a+e < tau {
-				continue
+		if boundMask != nil && nb == blockRows {
+			// The bound in SIMD with the τ of the block's start (τ only
+			// grows, so the mask keeps every row the loop below would),
+			// then the loop over the rows it keeps.
+			boundMask(buf, scales, resid, t, rho, tau, w.mask[:])
+			for mi, m := range w.mask {
+				for ; m != 0; m &= m - 1 {
+					i := mi*64 + bits.TrailingZeros64(m)
+					d := buf[i]
+					a := float64(scales[i]) * t * float64(d)
+					r := float64(resid[i])
+					e := r + (1+r)*rho + roundingMargin
+					if a+e < tau {
+						continue
+					}
+					s := p.sl(rowSlot[i])
+					if !f.pass(&s.m, s.id) {
+						continue
+					}
+					w.cands = append(w.cands, vcand{int32(r0 + i), a - e, a + e})
+					tau = w.pushLow(a-e, k)
+				}
 			}
-			row := r0 + i
-			s := p.sl(rowSlot[i])
-			if !f.pass(&s.m, s.id) {
-				continue
+		} else {
+			for i, d := range buf {
+				a := float64(scales[i]) * t * float64(d)
+				r := float64(resid[i])
+				e := r + (1+r)*rho + roundingMargin
+				if a+e < tau {
+					continue
+				}
+				row := r0 + i
+				s := p.sl(rowSlot[i])
+				if !f.pass(&s.m, s.id) {
+					continue
+				}
+				w.cands = append(w.cands, vcand{int32(row), a - e, a + e})
+				tau = w.pushLow(a-e, k)
 			}
-			w.cands = append(w.cands, vcand{int32(row), a - e, a + e})
-			tau = w.pushLow(a-e, k)
 		}
 		if len(w.cands) >= prune {
 			w.cands = slices.DeleteFunc(w.cands, func(c vcand) bool { return c.hi < tau })
@@ -1008,8 +1052,22 @@ func (p *Partition) scan(qv *qvec, f *compiled, k, from, to int, w *worker) {
 }
 
 // vectorTopK returns the exact top k rows by cosine (see the comment on
-// exactness in vector.go) and how many rows were re-scored.
-func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
+// exactness in vector.go) and how many rows were re-scored; or, for a
+// partition with an inverted file, the exact top k of the rows it probes
+// (approximate true; see ivf.go).
+func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top []hit, rescored int, approximate bool) {
+	if p.ivf != nil {
+		if hits, rescored, ok := p.ivfTopK(qv, f, k, sc); ok {
+			return hits, rescored, true
+		}
+	}
+	top, rescored = p.exactTopK(qv, f, k, sc)
+	return top, rescored, false
+}
+
+// exactTopK is the exact scan of every row: the exact top k rows by cosine
+// and how many rows were re-scored.
+func (p *Partition) exactTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
 	n := p.rows
 	parts := 1
 	if minRows := p.cfg.ParallelMinRows; n >= 2*minRows {
@@ -1035,6 +1093,12 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit
 		wg.Wait()
 	}
 
+	return p.rescore(qv, ws, k, sc)
+}
+
+// rescore returns the exact top k of the candidates the workers ws
+// collected, and how many it re-scored.
+func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
 	// τ: the k-th largest lower bound over all passing rows.
 	tau := math.Inf(-1)
 	lows := sc.lows[:0]
@@ -1083,6 +1147,11 @@ type scratch struct {
 	found   []int32
 	ws      []*worker
 	qm      []qmatch
+	// The inverted file's search (ivf.go).
+	cscores []int32
+	order   []ivfScore
+	ptrs    []*int8
+	ents    []ivfRow
 	// byPostings maps the postings of the search's query terms (qts, once
 	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
 	// says it is made for this search.
