@@ -133,9 +133,11 @@ func (r *recaller) entry(m *memgate.Memory) index.Entry {
 
 // group is the neighbour group of a memory: conversation turns give each
 // other context, other kinds stand alone.
-func group(m *memgate.Memory) string {
-	if m.Kind == memgate.KindMessage && m.Conversation != "" {
-		return "c:" + m.Conversation
+func group(m *memgate.Memory) string { return groupOf(m.Kind, m.Conversation) }
+
+func groupOf(kind memgate.Kind, conversation string) string {
+	if kind == memgate.KindMessage && conversation != "" {
+		return "c:" + conversation
 	}
 	return ""
 }
@@ -154,25 +156,41 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 
 // load is the index's loader. It reads the partition's head before its
 // memories, so the partition starts at a version no later than what it
-// holds (see replica.go).
+// holds (see replica.go). It reads only what the index keeps
+// (store.Store.LoadIndex: compact columns, terms analysed at write time),
+// and gives the index the same entries as entry would of the full
+// memories.
 func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := e.store.LoadPartition(ctx, tenant, principal)
+	var model store.EmbeddingModel
+	if cur := e.rec.current(); cur.dim > 0 {
+		model = store.EmbeddingModel{Provider: cur.provider, Model: cur.name, Dim: cur.dim}
+	}
+	var en index.Entry // reused: the index copies what it keeps
+	err = e.store.LoadIndex(ctx, tenant, principal, model, func(r *store.IndexRow) error {
+		en = indexEntry(r)
+		return add(&en)
+	})
 	if err != nil {
 		return 0, err
 	}
-	var en index.Entry // reused: the index copies what it keeps
-	for i, m := range ms {
-		en = e.rec.entry(m)
-		ms[i] = nil // let the memory go once its entry is in
-		if err := add(&en); err != nil {
-			return 0, err
-		}
-	}
 	return head, nil
+}
+
+// indexEntry is the Entry of an active memory read by LoadIndex: what
+// entry makes of the full memory.
+func indexEntry(r *store.IndexRow) index.Entry {
+	en := index.Entry{
+		ID: r.ID, Vector: r.Vector, Terms: r.Terms,
+		Agent: r.Agent, Conversation: r.Conversation,
+		Kind: r.Kind, Source: r.Source, Sensitivity: r.Sensitivity, Status: memgate.StatusActive,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil,
+		Group: groupOf(r.Kind, r.Conversation),
+	}
+	return en
 }
 
 // Recall returns the memories of the scope that matter for the query, best
