@@ -143,3 +143,54 @@ func testSamePartition(t *testing.T, db store.Store) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestLoadStopsAtTheIndexError: when the index refuses an entry (a
+// partition over its budget), load stops reading and returns that error;
+// the control load of the same partition hands over every memory.
+func TestLoadStopsAtTheIndexError(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eng, err := New(Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var rs []RememberRequest
+	for i := range 3*loadBatchRows + 7 {
+		rs = append(rs, RememberRequest{Memory: memgate.Memory{Tenant: "acme", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser,
+			Content: fmt.Sprintf("Fact %d about the garden.", i)}})
+	}
+	for len(rs) > 0 {
+		n := min(len(rs), 500)
+		if _, err := eng.RememberBatch(ctx, rs[:n]); err != nil {
+			t.Fatal(err)
+		}
+		rs = rs[n:]
+	}
+	var ids []string
+	if _, err := eng.load(ctx, "acme", "alice", func(e *index.Entry) error { ids = append(ids, e.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 3*loadBatchRows+7 {
+		t.Fatalf("control load handed over %d entries, want %d", len(ids), 3*loadBatchRows+7)
+	}
+	stop := fmt.Errorf("over budget: %w", index.ErrTooLarge)
+	n := 0
+	_, err = eng.load(ctx, "acme", "alice", func(e *index.Entry) error {
+		if e.ID != ids[n] {
+			t.Errorf("entry %d is %s, want %s", n, e.ID, ids[n])
+		}
+		if n++; n == loadBatchRows+3 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != loadBatchRows+3 {
+		t.Fatalf("load after the index's error: %v after %d entries, want %v after %d", err, n, stop, loadBatchRows+3)
+	}
+}
