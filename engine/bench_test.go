@@ -10,7 +10,10 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/postgres"
+	"github.com/memgate/memgate/postgres/pgtest"
 	"github.com/memgate/memgate/sqlite"
+	"github.com/memgate/memgate/store"
 )
 
 // Recall latency through the engine over SQLite, with the built-in
@@ -67,18 +70,33 @@ func benchRecall(b *testing.B, write bool) {
 }
 
 // BenchmarkColdRecall times the first recall of a 10,000-memory partition
-// that is not resident: each iteration starts a fresh engine over the same
-// SQLite file (its index empty) and times one recall, which loads the
+// that is not resident, on SQLite and on PostgreSQL (MEMGATE_TEST_POSTGRES,
+// in a schema of its own): each iteration starts a fresh engine over the
+// same database (its index empty) and times one recall, which loads the
 // partition from the store into the index. It reports p50 and p99.
 //
 //	go test ./engine -run '^$' -bench ColdRecall -benchtime 20x
 func BenchmarkColdRecall(b *testing.B) {
+	b.Run("SQLite", func(b *testing.B) {
+		db, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		benchColdRecall(b, db)
+	})
+	b.Run("PostgreSQL", func(b *testing.B) {
+		db, err := postgres.Open(b.Context(), postgres.Config{URL: pgtest.URL(b), Schema: pgtest.NewSchema(b), MaxConns: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		benchColdRecall(b, db)
+	})
+}
+
+func benchColdRecall(b *testing.B, db store.Store) {
 	ctx := b.Context()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	eng, err := engine.New(engine.Config{Store: db, Embedder: builtin.New()})
 	if err != nil {
 		b.Fatal(err)

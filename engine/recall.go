@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unsafe"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/analysis"
@@ -133,9 +134,11 @@ func (r *recaller) entry(m *memgate.Memory) index.Entry {
 
 // group is the neighbour group of a memory: conversation turns give each
 // other context, other kinds stand alone.
-func group(m *memgate.Memory) string {
-	if m.Kind == memgate.KindMessage && m.Conversation != "" {
-		return "c:" + m.Conversation
+func group(m *memgate.Memory) string { return groupOf(m.Kind, m.Conversation) }
+
+func groupOf(kind memgate.Kind, conversation string) string {
+	if kind == memgate.KindMessage && conversation != "" {
+		return "c:" + conversation
 	}
 	return ""
 }
@@ -154,25 +157,148 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 
 // load is the index's loader. It reads the partition's head before its
 // memories, so the partition starts at a version no later than what it
-// holds (see replica.go).
+// holds (see replica.go). It reads only what the index keeps
+// (store.Store.LoadIndex: compact columns, terms analysed at write time)
+// and gives the index the entries entry would make of the full memories.
+// Reading and building overlap: a goroutine reads rows into batches while
+// this one adds the previous batch to the index.
 func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := e.store.LoadPartition(ctx, tenant, principal)
-	if err != nil {
-		return 0, err
+	var model store.EmbeddingModel
+	if cur := e.rec.current(); cur.dim > 0 {
+		model = store.EmbeddingModel{Provider: cur.provider, Model: cur.name, Dim: cur.dim}
 	}
-	var en index.Entry // reused: the index copies what it keeps
-	for i, m := range ms {
-		en = e.rec.entry(m)
-		ms[i] = nil // let the memory go once its entry is in
-		if err := add(&en); err != nil {
-			return 0, err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const batches = 3
+	full := make(chan *loadBatch, batches)
+	free := make(chan *loadBatch, batches)
+	for range batches {
+		free <- new(loadBatch)
+	}
+	var readErr error
+	go func() {
+		defer close(full)
+		b := <-free
+		send := func() error {
+			b.seal()
+			select {
+			case full <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case b = <-free:
+				b.reset()
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
+		readErr = e.store.LoadIndex(ctx, tenant, principal, model, func(r *store.IndexRow) error {
+			if b.add(r) < loadBatchRows {
+				return nil
+			}
+			return send()
+		})
+		if readErr == nil && len(b.entries) > 0 {
+			b.seal()
+			full <- b // never blocks: batches are only ever in free, full or here
+		}
+	}()
+	var addErr error
+	for b := range full {
+		for i := range b.entries {
+			if addErr != nil {
+				break
+			}
+			if addErr = add(&b.entries[i]); addErr != nil {
+				cancel() // stop the reader
+			}
+		}
+		free <- b
+	}
+	if addErr != nil {
+		return 0, addErr
+	}
+	if readErr != nil {
+		return 0, readErr
 	}
 	return head, nil
+}
+
+// loadBatchRows is the number of rows load hands over at a time.
+const loadBatchRows = 256
+
+// loadBatch is a batch of entries load read, with copies of the vectors
+// and terms LoadIndex lends (it reuses them row after row), held in a few
+// arrays that later batches reuse.
+type loadBatch struct {
+	entries []index.Entry
+	spans   []loadSpan
+	vecs    []float32
+	arena   []byte   // the bytes of every term
+	terms   []string // views of arena, once sealed
+	ends    []int32  // the end in arena of each term
+}
+
+// loadSpan is where an entry's vector and terms are in its batch.
+type loadSpan struct {
+	vec, dim     int
+	term, nterms int
+}
+
+func (b *loadBatch) reset() {
+	b.entries, b.spans, b.vecs, b.arena, b.terms, b.ends = b.entries[:0], b.spans[:0], b.vecs[:0], b.arena[:0], b.terms[:0], b.ends[:0]
+}
+
+// add copies r into b and returns the number of entries in b.
+func (b *loadBatch) add(r *store.IndexRow) int {
+	sp := loadSpan{vec: len(b.vecs), dim: len(r.Vector), term: len(b.ends), nterms: len(r.Terms)}
+	b.vecs = append(b.vecs, r.Vector...)
+	for _, t := range r.Terms {
+		b.arena = append(b.arena, t...)
+		b.ends = append(b.ends, int32(len(b.arena)))
+	}
+	en := indexEntry(r)
+	en.Vector, en.Terms = nil, nil // set by seal, once b's arrays stop moving
+	b.entries = append(b.entries, en)
+	b.spans = append(b.spans, sp)
+	return len(b.entries)
+}
+
+// seal points every entry at its vector and terms.
+func (b *loadBatch) seal() {
+	start := int32(0)
+	for _, end := range b.ends {
+		b.terms = append(b.terms, unsafe.String(unsafe.SliceData(b.arena[start:]), int(end-start)))
+		start = end
+	}
+	for i, sp := range b.spans {
+		en := &b.entries[i]
+		if sp.dim > 0 {
+			en.Vector = b.vecs[sp.vec : sp.vec+sp.dim : sp.vec+sp.dim]
+		}
+		if sp.nterms > 0 {
+			en.Terms = b.terms[sp.term : sp.term+sp.nterms : sp.term+sp.nterms]
+		}
+	}
+}
+
+// indexEntry is the Entry of an active memory read by LoadIndex: what
+// entry makes of the full memory.
+func indexEntry(r *store.IndexRow) index.Entry {
+	en := index.Entry{
+		ID: r.ID, Vector: r.Vector, Terms: r.Terms,
+		Agent: r.Agent, Conversation: r.Conversation,
+		Kind: r.Kind, Source: r.Source, Sensitivity: r.Sensitivity, Status: memgate.StatusActive,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil,
+		Group: groupOf(r.Kind, r.Conversation),
+	}
+	return en
 }
 
 // Recall returns the memories of the scope that matter for the query, best

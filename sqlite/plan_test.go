@@ -60,8 +60,12 @@ func TestPlans(t *testing.T) {
 		"retention count":         {"SEARCH populations USING PRIMARY KEY (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)"},
 		"retention eviction":      {"INDEX memories_retention (tenant=? AND principal=? AND agent=? AND kind=? AND source=?)", "(tenant=? AND id=?)"},
 		"sweep":                   {"USING INDEX memories_expiry", "(tenant=? AND id=?)"},
-		"partition head":          {"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"},
-		"changed memories":        {"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"},
+		// A cold load walks the partition in seq order; a fill updates
+		// rows by id.
+		"load index":       {"SEARCH memories USING INDEX memories_partition (tenant=? AND principal=?)"},
+		"fill index terms": {"(tenant=? AND id=?)"},
+		"partition head":   {"SEARCH partition_heads USING PRIMARY KEY (tenant=? AND principal=?)"},
+		"changed memories": {"SEARCH memories USING INDEX memories_changes (tenant=? AND principal=? AND change_seq>?)"},
 		"deleted ids": {
 			"SEARCH t USING PRIMARY KEY (tenant=? AND principal=? AND change_seq>?)",
 			"SEARCH m USING INDEX sqlite_autoindex_memories_1 (tenant=? AND id=?)",

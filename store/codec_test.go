@@ -57,3 +57,43 @@ func FuzzDecodeVector(f *testing.F) {
 		}
 	})
 }
+
+func TestTermsEncoding(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		terms []string
+		want  []string // grouped by first occurrence
+	}{
+		{"None", nil, nil},
+		{"One", []string{"garden"}, []string{"garden"}},
+		{"Repeats grouped in order of first occurrence", []string{"b", "a", "b", "c", "a", "b"}, []string{"b", "b", "b", "a", "a", "c"}},
+		{"Unicode", []string{"東京", "cafe", "東京"}, []string{"東京", "東京", "cafe"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := store.DecodeTerms(nil, store.EncodeTerms(tc.terms))
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("DecodeTerms(EncodeTerms(%q)) = %q, %v; want %q", tc.terms, got, err, tc.want)
+			}
+		})
+	}
+	good := store.EncodeTerms([]string{"a", "bb", "a"})
+	for _, bad := range [][]byte{nil, {}, good[:len(good)-1], append(slices.Clone(good), 0), {1, 1, 'a', 0}, {1, 9, 'a', 1}, {200}} {
+		if got, err := store.DecodeTerms(nil, bad); err == nil {
+			t.Errorf("DecodeTerms(% x) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// BenchmarkContentTerms is what the write path adds to each memory it
+// stores for the index's terms (issue 27):
+//
+//	go test ./store -run '^$' -bench ContentTerms
+func BenchmarkContentTerms(b *testing.B) {
+	const content = "Message 4217: the garden needs watering on day 3, and the 12 tomatoes are ripe near bed 47."
+	b.ReportAllocs()
+	for b.Loop() {
+		store.ContentTerms(content)
+	}
+}

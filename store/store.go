@@ -188,6 +188,19 @@ type Store interface {
 	// recall index. Pending, revoked and superseded memories are left out.
 	LoadPartition(ctx context.Context, tenant, principal string) ([]*memgate.Memory, error)
 
+	// LoadIndex calls fn with what the recall index needs of every memory
+	// LoadPartition returns, in the same order, reading only compact
+	// columns: the filter fields, the vector (only when the memory's
+	// embedding was made by model, else nil) and the analysed terms of the
+	// content, as stored at write time (ContentTerms). A memory whose
+	// stored terms are missing or of another analysis.TermsVersion has its
+	// content analysed instead, so the terms are always
+	// analysis.Terms(content); its terms are then written back, best
+	// effort, after fn has seen every row (a write that fails is not an
+	// error of the load). The row and its slices are reused: fn must copy
+	// what it keeps. An error of fn stops the load and is returned as is.
+	LoadIndex(ctx context.Context, tenant, principal string, model EmbeddingModel, fn func(*IndexRow) error) error
+
 	// Fetch returns the memories among ids that the scope contains and that
 	// pass g, in any order; the others are silently absent. It is the
 	// store's final say on recall: the predicate is part of the query that
@@ -689,4 +702,24 @@ func ClampLimit(n int) (limit int, clamped bool) {
 		return MaxPageSize, true
 	}
 	return n, false
+}
+
+// EmbeddingModel names the embeddings LoadIndex passes on: those of this
+// provider, model and dimension. The zero value passes none.
+type EmbeddingModel struct {
+	Provider, Model string
+	Dim             int
+}
+
+// IndexRow is what LoadIndex reads of one memory. Times are Unix
+// microseconds, 0 when unset.
+type IndexRow struct {
+	ID, Agent, Conversation string
+	Kind                    memgate.Kind
+	Source                  memgate.Source
+	Sensitivity             memgate.Sensitivity
+	CreatedAt, ExpiresAt    int64
+	ValidFrom, ValidUntil   int64
+	Vector                  []float32 // nil unless the embedding is of the model asked for
+	Terms                   []string  // analysis.Terms(content), repeats grouped
 }

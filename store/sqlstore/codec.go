@@ -17,9 +17,14 @@ const memoryColumns = `id, tenant, principal, agent, conversation, kind, source,
 	dedup_key, seen_count, flags, feedback_count, feedback_sum, created_by, updated_by, key,
 	imported_status, imported_created_by, imported_updated_by`
 
-const insertMemory = `INSERT INTO memories (` + memoryColumns + `)
+// writeColumns are the columns memoryArgs writes: memoryColumns, then the
+// content's terms for the recall index (store.ContentTerms), which only
+// LoadIndex reads.
+const writeColumns = memoryColumns + `, index_terms, terms_version`
+
+const insertMemory = `INSERT INTO memories (` + writeColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // selectMemory reads memories; a statement appends its FROM clause.
 const selectMemory = "SELECT " + memoryColumns + " FROM memories"
@@ -29,10 +34,17 @@ const selectMemory = "SELECT " + memoryColumns + " FROM memories"
 // write rows of an older schema.
 const MemoryColumns = memoryColumns
 
-// MemoryArgs returns memoryArgs(m).
-func MemoryArgs(m *memgate.Memory) ([]any, error) { return memoryArgs(m) }
+// MemoryArgs returns the values of MemoryColumns for m: memoryArgs(m)
+// without the terms.
+func MemoryArgs(m *memgate.Memory) ([]any, error) {
+	args, err := memoryArgs(m)
+	if err != nil {
+		return nil, err
+	}
+	return args[:len(args)-2], nil
+}
 
-// memoryArgs returns the values of memoryColumns for m, checked. A
+// memoryArgs returns the values of writeColumns for m, checked. A
 // SeenCount of 0 is stored as 1: a memory has been seen at least once,
 // when it was stored.
 func memoryArgs(m *memgate.Memory) ([]any, error) {
@@ -44,6 +56,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		return nil, err
 	}
 	provider, model, dim, vector := embeddingArgs(m.Embedding)
+	terms, termsVersion := store.ContentTerms(m.Content)
 	return []any{
 		m.ID, m.Tenant, m.Principal, m.Agent, m.Conversation,
 		string(m.Kind), string(m.Source), string(m.Sensitivity),
@@ -54,6 +67,7 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		m.DedupKey, max(m.SeenCount, 1), flagsArg(m.Flags), m.Feedback.Count, m.Feedback.Sum,
 		m.CreatedBy, m.UpdatedBy, m.Key,
 		string(m.ImportedStatus), m.ImportedCreatedBy, m.ImportedUpdatedBy,
+		terms, termsVersion,
 	}, nil
 }
 

@@ -173,6 +173,7 @@ func (s *Store) Update(ctx context.Context, sc memgate.Scope, m *memgate.Memory,
 		return nil, err
 	}
 	provider, model, dim, vector := embeddingArgs(m.Embedding)
+	terms, termsVersion := store.ContentTerms(m.Content)
 	var status, statusReason any
 	if m.Status == memgate.StatusActive || m.Status == memgate.StatusPending {
 		status, statusReason = string(m.Status), m.StatusReason
@@ -180,6 +181,8 @@ func (s *Store) Update(ctx context.Context, sc memgate.Scope, m *memgate.Memory,
 	var b Query
 	b.SQL(`UPDATE memories SET content = `, b.Arg(m.Content),
 		`, content_sha256 = `, b.Arg(m.ContentSHA256),
+		`, index_terms = `, b.Arg(terms),
+		`, terms_version = `, b.Arg(termsVersion),
 		`, reason = `, b.Arg(m.Reason),
 		`, metadata = `, b.Arg(md),
 		`, kind = `, b.Arg(string(m.Kind)),

@@ -2,10 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
 	"github.com/memgate/memgate/store"
 )
 
@@ -17,6 +19,115 @@ func (s *Store) LoadPartition(ctx context.Context, tenant, principal string) ([]
 	return read(ctx, s, "load partition", func(q Querier) ([]*memgate.Memory, error) {
 		return collect(scanOneMemory)(q.Query(ctx, selectMemory+" WHERE tenant = ? AND principal = ? AND status = 'active' ORDER BY seq", tenant, principal))
 	})
+}
+
+// loadIndexSQL reads the compact columns of a partition for LoadIndex
+// (%[1]s... are Dialect.Micros of the times): the vector only when the
+// embedding is of the model asked for, the stored terms only when they are
+// of this binary's analysis, and the content only when they are not, so a
+// current row reads neither its content nor a foreign vector.
+const loadIndexSQL = `SELECT id, agent, conversation, kind, source, sensitivity,
+	%[1]s, COALESCE(%[2]s, 0), COALESCE(%[3]s, 0), COALESCE(%[4]s, 0),
+	CASE WHEN embedding_provider = ? AND embedding_model = ? AND embedding_dim = ? THEN embedding_vector END,
+	CASE WHEN terms_version = ? THEN index_terms END,
+	CASE WHEN terms_version = ? THEN NULL ELSE content END
+	FROM memories WHERE tenant = ? AND principal = ? AND status = 'active' ORDER BY seq`
+
+// fillTermsSQL writes back the terms LoadIndex made from a row's content,
+// unless the content changed since it was read. Like any write to a
+// memory's row, it raises the partition's head (0006_changes): a reader
+// catches up with the filled rows once, reading them in full.
+const fillTermsSQL = `UPDATE memories SET index_terms = ?, terms_version = ?
+	WHERE tenant = ? AND principal = ? AND id = ? AND content = ? AND (terms_version IS NULL OR terms_version <> ?)`
+
+// maxFill bounds the rows LoadIndex writes back in one transaction.
+const maxFill = 500
+
+// fnError carries LoadIndex's callback error through the driver, which
+// would otherwise interpret an error it does not know as internal.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
+// LoadIndex implements store.Store.
+func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model store.EmbeddingModel, fn func(*store.IndexRow) error) error {
+	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
+		return err
+	}
+	type fill struct{ id, content string }
+	var fills []fill
+	mc := s.dl.Micros
+	query := fmt.Sprintf(loadIndexSQL, mc("created_at"), mc("expires_at"), mc("valid_from"), mc("valid_until"))
+	var (
+		row                       store.IndexRow
+		kind, source, sensitivity string
+		vector, terms             []byte
+		content                   *string
+		version                   = analysis.TermsVersion
+		fnErr                     *fnError
+	)
+	_, err := read(ctx, s, "load index", func(q Querier) (struct{}, error) {
+		rows, err := q.Query(ctx, query, model.Provider, model.Model, int64(model.Dim), version, version, tenant, principal)
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(&row.ID, &row.Agent, &row.Conversation, &kind, &source, &sensitivity,
+				&row.CreatedAt, &row.ExpiresAt, &row.ValidFrom, &row.ValidUntil, &vector, &terms, &content); err != nil {
+				return struct{}{}, err
+			}
+			row.Kind, row.Source, row.Sensitivity = memgate.Kind(kind), memgate.Source(source), memgate.Sensitivity(sensitivity)
+			row.Vector = row.Vector[:0]
+			if vector != nil {
+				if row.Vector, err = store.DecodeVectorInto(row.Vector, vector); err != nil {
+					return struct{}{}, fmt.Errorf("memory %s: %w", row.ID, err)
+				}
+			}
+			if model.Dim == 0 || len(row.Vector) != model.Dim {
+				row.Vector = nil
+			}
+			row.Terms = row.Terms[:0]
+			switch {
+			case content != nil:
+				row.Terms = analysis.AppendTerms(row.Terms, *content)
+				fills = append(fills, fill{row.ID, *content})
+			case terms != nil:
+				if row.Terms, err = store.DecodeTerms(row.Terms, terms); err != nil {
+					return struct{}{}, fmt.Errorf("memory %s: %w", row.ID, err)
+				}
+			}
+			if err := fn(&row); err != nil {
+				fnErr = &fnError{err}
+				return struct{}{}, fnErr
+			}
+		}
+		return struct{}{}, rows.Err()
+	})
+	if fnErr != nil {
+		return fnErr.err
+	}
+	if err != nil {
+		return err
+	}
+	// Best effort: a row not filled is analysed again by the next load.
+	for len(fills) > 0 {
+		n := min(len(fills), maxFill)
+		err := s.d.Write(ctx, "fill index terms", func(q Querier) error {
+			for _, f := range fills[:n] {
+				b, v := store.ContentTerms(f.content)
+				if _, err := q.Exec(ctx, fillTermsSQL, b, v, tenant, principal, f.id, f.content, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			break
+		}
+		fills = fills[n:]
+	}
+	return nil
 }
 
 // Fetch implements store.Store: scope, ids and every predicate of the read

@@ -41,9 +41,9 @@ const dedupSQL = `SELECT id FROM memories
 // insertUnlessDuplicateSQL inserts a new memory (memoryArgs, then
 // dedupArgs) unless dedupSQL finds the memory it folds into, and returns
 // its id when it inserted: no row means a duplicate stands.
-var insertUnlessDuplicateSQL = `INSERT INTO memories (` + memoryColumns + `)
+var insertUnlessDuplicateSQL = `INSERT INTO memories (` + writeColumns + `)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+	?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (` + strings.TrimSuffix(dedupSQL, "\n\tORDER BY seq LIMIT 1") + `) RETURNING id`
 
 // dedupArgs are dedupSQL's arguments for the new memory m.

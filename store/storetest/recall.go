@@ -2,16 +2,19 @@ package storetest
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
 	"github.com/memgate/memgate/store"
 )
 
 var recallTests = []test{
 	{"LoadPartitionOnlyActiveOfThatPrincipal", testLoadPartition},
+	{"LoadIndexIsLoadPartitionCompact", testLoadIndex},
 	{"FetchAppliesScope", testFetchScope},
 	{"FetchAppliesReadGate", testFetchGate},
 	{"FetchMetadataEquality", testFetchMetadata},
@@ -203,4 +206,126 @@ func testFetchTooMany(t *testing.T, newStore func(t *testing.T) store.Store) {
 		t.Fatalf("Fetch of %d ids: %v, want invalid_argument", len(ids), err)
 	}
 	requireIDs(t, "control: max ids", fetchIDs(t, s, alice, ids[:store.MaxFetch], gate()), []string{id(1)})
+}
+
+// IndexRowOf is what LoadIndex must give for a memory LoadPartition
+// returns, with model's vectors: drivers' tests compare the two.
+func IndexRowOf(m *memgate.Memory, model store.EmbeddingModel) store.IndexRow {
+	r := store.IndexRow{
+		ID: m.ID, Agent: m.Agent, Conversation: m.Conversation,
+		Kind: m.Kind, Source: m.Source, Sensitivity: m.Sensitivity,
+		CreatedAt: micros(&m.CreatedAt), ExpiresAt: micros(m.ExpiresAt),
+		ValidFrom: micros(m.ValidFrom), ValidUntil: micros(m.ValidUntil),
+		Terms: analysis.Terms(m.Content),
+	}
+	if e := m.Embedding; e != nil && model.Dim > 0 && e.Provider == model.Provider && e.Model == model.Model && e.Dim == model.Dim && len(e.Vector) == model.Dim {
+		r.Vector = e.Vector
+	}
+	return r
+}
+
+func micros(t *time.Time) int64 {
+	if t == nil || t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// LoadIndexRows returns a copy of every row LoadIndex gives, in order.
+func LoadIndexRows(t *testing.T, s store.Store, tenant, principal string, model store.EmbeddingModel) []store.IndexRow {
+	t.Helper()
+	var out []store.IndexRow
+	err := s.LoadIndex(t.Context(), tenant, principal, model, func(r *store.IndexRow) error {
+		c := *r
+		c.Vector = slices.Clone(r.Vector)
+		c.Terms = make([]string, len(r.Terms))
+		for i, term := range r.Terms {
+			c.Terms[i] = string([]byte(term)) // the row's memory is reused
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("LoadIndex(%s, %s): %v", tenant, principal, err)
+	}
+	return out
+}
+
+// RequireIndexRows fails unless got are the rows of ms, in order: every
+// field equal, the terms the same with the same counts.
+func RequireIndexRows(t *testing.T, what string, got []store.IndexRow, ms []*memgate.Memory, model store.EmbeddingModel) {
+	t.Helper()
+	if len(got) != len(ms) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(ms))
+	}
+	for i, m := range ms {
+		want := IndexRowOf(m, model)
+		g := got[i]
+		gt, wt := slices.Sorted(slices.Values(g.Terms)), slices.Sorted(slices.Values(want.Terms))
+		g.Terms, want.Terms = nil, nil
+		gv, wv := g.Vector, want.Vector
+		g.Vector, want.Vector = nil, nil
+		if !reflect.DeepEqual(g, want) || !slices.Equal(gt, wt) || !slices.Equal(gv, wv) || (gv == nil) != (wv == nil) {
+			t.Fatalf("%s: row %d = %+v terms %q vector %v; want %+v terms %q vector %v", what, i, g, gt, gv, want, wt, wv)
+		}
+	}
+}
+
+func testLoadIndex(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	model := store.EmbeddingModel{Provider: "p", Model: "m", Dim: 2}
+	active := newMemory(alice, id(1), "Alice likes the garden; the garden likes rain.")
+	active.Embedding = &memgate.Embedding{Provider: "p", Model: "m", Dim: 2, Vector: []float32{0.6, 0.8}}
+	other := newMemory(memgate.Scope{Tenant: "acme", Principal: "alice", Agent: "a1", Conversation: "c1"}, id(2), "agent one, another model")
+	other.Kind = memgate.KindMessage
+	other.Embedding = &memgate.Embedding{Provider: "p", Model: "other", Dim: 2, Vector: []float32{1, 0}}
+	timed := newMemory(alice, id(3), "expired but active")
+	timed.ExpiresAt = ptr(t0.Add(time.Minute))
+	timed.ValidFrom, timed.ValidUntil = ptr(t0.Add(-time.Hour)), ptr(t0.Add(time.Hour))
+	timed.Sensitivity = memgate.SensitivityRestricted
+	empty := newMemory(alice, id(4), "the and of") // stop words only: no terms
+	pending := newMemory(alice, id(5), "pending")
+	pending.Status = memgate.StatusPending
+	bobs := newMemory(bob, id(7), "bob's")
+	mustInsert(t, s, active, other, timed, empty, pending, bobs)
+
+	ms, err := s.LoadPartition(t.Context(), "acme", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireIDs(t, "LoadPartition(acme, alice)", idsOf(ms), []string{id(1), id(2), id(3), id(4)})
+	got := LoadIndexRows(t, s, "acme", "alice", model)
+	RequireIndexRows(t, "LoadIndex(acme, alice)", got, ms, model)
+	if got[0].Vector == nil || got[1].Vector != nil {
+		t.Fatalf("vectors of the model and of another: %v, %v", got[0].Vector, got[1].Vector)
+	}
+	if len(got[0].Terms) == 0 {
+		t.Fatal("no terms for the first memory")
+	}
+	// No model: no vectors.
+	for _, r := range LoadIndexRows(t, s, "acme", "alice", store.EmbeddingModel{}) {
+		if r.Vector != nil {
+			t.Fatalf("LoadIndex without a model gave %s a vector", r.ID)
+		}
+	}
+	// An update of the content changes the terms.
+	upd := *ms[0]
+	upd.Content, upd.ContentSHA256 = "Bees visit the orchard", memgate.ContentHash("Bees visit the orchard")
+	if _, err := s.Update(t.Context(), alice, &upd, upd.Version); err != nil {
+		t.Fatal(err)
+	}
+	ms, err = s.LoadPartition(t.Context(), "acme", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	RequireIndexRows(t, "LoadIndex after an update", LoadIndexRows(t, s, "acme", "alice", model), ms, model)
+	// Control: bob's partition holds bob's memory, and only it.
+	bm, err := s.LoadPartition(t.Context(), "acme", "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	RequireIndexRows(t, "LoadIndex(acme, bob)", LoadIndexRows(t, s, "acme", "bob", model), bm, model)
+	if err := s.LoadIndex(t.Context(), "", "alice", model, func(*store.IndexRow) error { return nil }); memgate.ErrorCode(err) != memgate.EINVALID {
+		t.Fatalf("LoadIndex without tenant: %v, want invalid_argument", err)
+	}
 }

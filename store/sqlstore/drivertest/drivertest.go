@@ -35,7 +35,10 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/store"
 	"github.com/memgate/memgate/store/sqlstore"
+	"github.com/memgate/memgate/store/storetest"
 )
 
 // Run runs the suite; newDriver returns a driver over a new, migrated,
@@ -57,6 +60,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) sqlstore.Driver) {
 		{"MetadataEqualsTellsTypesApart", testMetadata},
 		{"MicrosIsUnixMicroseconds", testMicros},
 		{"ClosedIsUnavailable", testClosed},
+		{"IndexTermsNeverStale", testIndexTerms},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -547,5 +551,59 @@ func testClosed(t *testing.T, d sqlstore.Driver) {
 	}
 	if err := d.Write(ctx, "test", func(sqlstore.Querier) error { return nil }); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 		t.Fatalf("Write after Close: %v, want unavailable", err)
+	}
+}
+
+// testIndexTerms: LoadIndex never uses terms that are missing (a row
+// written before the column) or of another analysis version: it analyses
+// the content instead and writes the terms back.
+func testIndexTerms(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	s := sqlstore.New(d)
+	var ms []*memgate.Memory
+	for i, content := range []string{"Alice waters the tomatoes.", "Bees visit the orchard at dawn.", "The garden needs rain."} {
+		ms = append(ms, &memgate.Memory{ID: fmt.Sprintf("m-%d", i), Tenant: "acme", Principal: "alice", Kind: memgate.KindFact,
+			Source: memgate.SourceUser, Sensitivity: memgate.SensitivityStandard, Status: memgate.StatusActive,
+			Content: content, ContentSHA256: memgate.ContentHash(content), CreatedAt: at.Add(time.Duration(i) * time.Second),
+			UpdatedAt: at, Version: 1})
+	}
+	if err := s.Insert(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	stale := store.EncodeTerms([]string{"stale"})
+	if err := d.Write(ctx, "age terms", func(q sqlstore.Querier) error {
+		if _, err := q.Exec(ctx, `UPDATE memories SET index_terms = NULL, terms_version = NULL WHERE tenant = ? AND id = ?`, "acme", "m-0"); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, `UPDATE memories SET index_terms = ?, terms_version = ? WHERE tenant = ? AND id = ?`, stale, "analysis-v0", "acme", "m-1")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() map[string]string {
+		out := map[string]string{}
+		q, err := d.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			var v *string
+			if err := q.QueryRow(ctx, `SELECT terms_version FROM memories WHERE tenant = ? AND id = ?`, "acme", m.ID).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v != nil {
+				out[m.ID] = *v
+			}
+		}
+		return out
+	}
+	if v := versions(); v["m-0"] != "" || v["m-1"] != "analysis-v0" || v["m-2"] != analysis.TermsVersion {
+		t.Fatalf("terms versions before the load: %v", v)
+	}
+	for range 2 { // the first load analyses and fills, the second reads the filled terms
+		storetest.RequireIndexRows(t, "LoadIndex", storetest.LoadIndexRows(t, s, "acme", "alice", store.EmbeddingModel{}), ms, store.EmbeddingModel{})
+		if v := versions(); v["m-0"] != analysis.TermsVersion || v["m-1"] != analysis.TermsVersion || v["m-2"] != analysis.TermsVersion {
+			t.Fatalf("terms versions after the load: %v", v)
+		}
 	}
 }
