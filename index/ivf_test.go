@@ -181,7 +181,7 @@ func TestIVFRecall(t *testing.T) {
 		recall += recallAt(got, want)
 	}
 	recall /= float64(len(c.queries))
-	t.Logf("recall@10 %.4f over %d queries", recall, len(c.queries))
+	t.Logf("recall@10 %.4f over %d queries, trained %d, probes %d of %d", recall, len(c.queries), approx.ivf.trained, approx.ivf.probes, approx.ivf.nlist)
 	if recall < 0.99 {
 		t.Fatalf("recall@10 %.4f < 0.99", recall)
 	}
