@@ -40,7 +40,15 @@ const (
 type classifierModel struct {
 	bias, scale, threshold, thresholdNoCue float32
 	w                                      []int8
+	// dense, when set, adds a term to the score (the leave-one-set-out
+	// evaluation tries dense features with it; the shipped model has none).
+	dense func(s string) float64
 }
+
+// classifierExtraFeatures, when set, adds features to classifierFeatures
+// (the leave-one-set-out evaluation tries feature sets with it; nil in the
+// shipped detector).
+var classifierExtraFeatures func(s string, add func(h uint32))
 
 // classifierHeader is the size of the blob's header: bias, scale and the
 // two thresholds as little-endian float32.
@@ -153,6 +161,9 @@ func classifierFeatures(s string, add func(h uint32)) {
 			}
 		}
 	}
+	if classifierExtraFeatures != nil {
+		classifierExtraFeatures(s, add)
+	}
 }
 
 // cueFeatureWeight and wordFeatureWeight are how many times a cue
@@ -195,7 +206,11 @@ func (m *classifierModel) score(s string) float64 {
 	if count == 0 {
 		return math.Inf(-1)
 	}
-	return float64(m.bias) + float64(m.scale)*sum/math.Sqrt(float64(count))
+	z := float64(m.bias) + float64(m.scale)*sum/math.Sqrt(float64(count))
+	if m.dense != nil {
+		z += m.dense(s)
+	}
+	return z
 }
 
 // requestCues are the cue categories of which a sentence must hold one for
