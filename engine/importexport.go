@@ -145,7 +145,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 // their file's status over the gate's.
 func (e *Engine) auditImport(ctx context.Context, req ImportRequest, res ImportResult, evicted map[string][]string, order []string) {
 	for _, p := range order {
-		e.auditLater(ctx, store.AuditEvent{Tenant: req.Tenant, Principal: p, Action: ActionEvict, MemoryIDs: evicted[p], Reason: "retention_cap"})
+		e.audit(ctx, store.AuditEvent{Tenant: req.Tenant, Principal: p, Action: ActionEvict, MemoryIDs: evicted[p], Reason: "retention_cap"})
 	}
 	ev := store.AuditEvent{Tenant: req.Tenant, Action: ActionImport, Counts: map[string]int64{
 		"imported": int64(res.Imported), "deduplicated": int64(res.Deduplicated), "pending": int64(res.Pending),

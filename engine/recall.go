@@ -313,9 +313,6 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 			items = append(items, render.Item{ID: m.ID, Kind: string(m.Kind), Source: string(m.Source), Date: date, Score: r.Score, Content: m.Content})
 		}
 	}
-	if req.Render {
-		out.Context = render.Context(items)
-	}
 	action := ActionRecall
 	counts := map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(ranked), "below_floor": int64(ex.BelowFloor)}
 	if req.Preview {
@@ -330,11 +327,22 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		ids[i], scores[i] = h.Memory.ID, h.Score
 	}
 	counts["returned"] = int64(len(ids))
-	e.auditLater(ctx, store.AuditEvent{
+	// The recall answers only once its audit event is committed (group
+	// commit, audit.go): a recall whose event cannot be recorded is not
+	// answered, so every recall a caller received is in the audit log.
+	// The event is queued now and waited for last: the rendering and the
+	// explanation are made while its batch commits.
+	pending, err := e.submitAudit(ctx, store.AuditEvent{
 		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Action: action, At: now,
 		RecallID: out.RecallID, MemoryIDs: ids, Scores: scores, QuerySHA256: QueryHash(req.Query),
 		Counts: counts,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("record the recall in the audit log: %w", err)
+	}
+	if req.Render {
+		out.Context = render.Context(items)
+	}
 	if req.Explain {
 		out.Explain = &RecallStats{RankExplain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms,
 			IdentifyingTerms: len(q.Exclude), Embedder: qv.provenance, TookMicros: took.Microseconds()}
@@ -343,6 +351,9 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 			out.Explain.Calibration = &Calibration{ProbeVersion: rank.ProbeVersion, Probes: qv.probes, Background: qv.background,
 				NullSamples: qv.null.Samples(), Memories: res.N, VectorLow: o.VectorLow, VectorHigh: o.VectorHigh}
 		}
+	}
+	if err := e.awaitAudit(ctx, pending); err != nil {
+		return nil, fmt.Errorf("record the recall in the audit log: %w", err)
 	}
 	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID, "preview", req.Preview,
 		"proposed", len(res.Candidates), "refused", len(v.refused), "returned", len(out.Results), "below_floor", ex.BelowFloor, "took", took)

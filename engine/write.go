@@ -178,10 +178,11 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		t.evicted = append(t.evicted, r.ID)
 	}
 	first := ms[0]
+	var evs []store.AuditEvent
 	for _, principal := range order {
 		t := byPrincipal[principal]
 		if len(t.stored)+len(t.folded)+len(t.replayed) > 0 {
-			e.auditLater(ctx, store.AuditEvent{
+			evs = append(evs, store.AuditEvent{
 				Tenant: first.Tenant, Principal: principal, Agent: agentOf(ms, principal), Action: ActionRemember,
 				MemoryIDs: append(append(append([]string(nil), t.stored...), t.folded...), t.replayed...),
 				Counts: map[string]int64{"stored": int64(len(t.stored)), "deduplicated": int64(len(t.folded)), "pending": int64(len(t.pending)),
@@ -189,8 +190,14 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 			})
 		}
 		if len(t.evicted) > 0 {
-			e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: principal, Action: ActionEvict, MemoryIDs: t.evicted, Reason: "retention_cap"})
+			evs = append(evs, store.AuditEvent{Tenant: first.Tenant, Principal: principal, Action: ActionEvict, MemoryIDs: t.evicted, Reason: "retention_cap"})
 		}
+	}
+	// The write has committed: the remember answers once its events are
+	// committed too (group commit), and a failed append is logged, never
+	// undoing the write.
+	if len(evs) > 0 {
+		e.audit(ctx, evs...)
 	}
 	if len(ms) == 1 {
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
@@ -245,7 +252,7 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		if old := res.Superseded[i]; old != "" {
 			// It took its key from old, which recall no longer returns.
 			e.rec.idx.Remove(m.Tenant, m.Principal, old)
-			e.auditLater(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
+			e.audit(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
 		}
 	}
 	for _, r := range res.Evicted {
@@ -730,7 +737,7 @@ func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	if res.Replayed {
 		// Superseded, indexed and audited by the first request: this one
 		// is recorded as a replayed remember, as Remember records one.
-		e.auditLater(ctx, store.AuditEvent{
+		e.audit(ctx, store.AuditEvent{
 			Tenant: next.Tenant, Principal: next.Principal, Agent: next.Agent, Action: ActionRemember, MemoryIDs: []string{next.ID},
 			Counts: map[string]int64{"stored": 0, "deduplicated": 0, "pending": 0, "replayed": 1, "evicted": 0},
 		})
