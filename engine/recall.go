@@ -217,7 +217,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if err != nil {
 		return nil, err
 	}
-	rel := e.related(req.Query, q.Exclude)
+	rel := e.related(req.Query, q.Exclude, req.Explain || req.Preview)
 	q.Related = rel.words
 	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {
