@@ -299,9 +299,12 @@ func checkFull(t *testing.T, a *api, b []byte, wantMsg string, acked []string) {
 	if total != int64(len(acked)) {
 		t.Fatalf("the database holds %d memories, %d were acknowledged", total, len(acked))
 	}
-	// Audit events are appended after the write commits, in batches: the
-	// ones that met the full database are dropped (and logged).
-	t.Logf("remember events name %d of the %d memories stored", audited, total)
+	// A write's audit event is appended in the write's own transaction:
+	// every memory stored is named by a remember event (none was stored
+	// whose event met the full database).
+	if int64(audited) != total {
+		t.Fatalf("remember events name %d of the %d memories stored", audited, total)
+	}
 	// Control: a remember that fits would be a 201 (the fill proved it);
 	// here a batch and a single memory both fail and store nothing.
 	for _, body := range []string{batchJSON("refused-batch", 8), memoryJSON("refused-single")} {
