@@ -78,12 +78,21 @@ func appendAudit(ctx context.Context, q Querier, events []store.AuditEvent, rows
 	}
 	var b Query
 	n := 0
+	var last [3]any // the last ref added, repeated to pad the statement
 	insertRefs := func() error {
 		if n == 0 {
 			return nil
 		}
-		// An event may name a memory twice (memory_ids keeps both);
-		// the ref says only that the event names it.
+		// The statement has a power of two of rows, the last ref
+		// repeated to fill it: the refs of a batch come in every count,
+		// and a statement text per count would crowd the driver's
+		// cache of prepared statements (each count parsed and planned
+		// anew). The repeats, like an event naming a memory twice
+		// (memory_ids keeps both), insert nothing: the ref says only
+		// that the event names it.
+		for ; n&(n-1) != 0; n++ {
+			b.SQL(", (", b.Arg(last[0]), ", ", b.Arg(last[1]), ", ", b.Arg(last[2]), ")")
+		}
 		_, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...)
 		b, n = Query{}, 0
 		return err
@@ -95,7 +104,8 @@ func appendAudit(ctx context.Context, q Querier, events []store.AuditEvent, rows
 			} else {
 				b.SQL(", ")
 			}
-			b.SQL("(", b.Arg(e.Tenant), ", ", b.Arg(id), ", ", b.Arg(seqs[i]), ")")
+			last = [3]any{e.Tenant, id, seqs[i]}
+			b.SQL("(", b.Arg(last[0]), ", ", b.Arg(last[1]), ", ", b.Arg(last[2]), ")")
 			if n++; n == auditRefsPerStatement {
 				if err := insertRefs(); err != nil {
 					return err
@@ -107,7 +117,8 @@ func appendAudit(ctx context.Context, q Querier, events []store.AuditEvent, rows
 }
 
 // auditRefsPerStatement bounds the rows of one insert of audit refs (three
-// bound values each), far below every backend's limit on parameters.
+// bound values each), far below every backend's limit on parameters; a
+// power of two, as insertRefs pads to.
 const auditRefsPerStatement = 256
 
 // auditQuery builds ListAudit's statement: the tenant and every filter in
