@@ -570,17 +570,21 @@ func (v *verifier) fetch(ctx context.Context, cands []index.Candidate, ids []str
 // candidates returns the rank candidates: every proposal not refused (when
 // every candidate has been read, only those admitted), with the index's
 // proposal beside each. content lists the indexes of the search's terms
-// that rank scores (see rankQuery).
+// that rank scores (see rankQuery). The proposals kept are props itself
+// when none is dropped (the usual case: a copy of every proposal was a
+// third of a recall's allocation), a copy otherwise; the caller must not
+// modify either.
 func (v *verifier) candidates(props []index.Candidate, cur model, content []int) ([]rank.Candidate, []index.Candidate) {
 	cands := make([]rank.Candidate, 0, len(props))
-	kept := make([]index.Candidate, 0, len(props))
+	var kept []index.Candidate // nil while every proposal so far is kept
 	matches := make([]rank.Match, len(content)*len(props))
-	for _, c := range props {
-		if v.refused[c.ID] {
-			continue
-		}
+	for i, c := range props {
 		m := v.fetched[c.ID]
-		if v.all && m == nil {
+		if v.refused[c.ID] || v.all && m == nil {
+			if kept == nil {
+				kept = make([]index.Candidate, i, len(props))
+				copy(kept, props[:i])
+			}
 			continue
 		}
 		rc := rank.Candidate{ID: c.ID, DocLen: c.DocLen, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt), Named: c.BM25 > c.ContentBM25}
@@ -603,7 +607,12 @@ func (v *verifier) candidates(props []index.Candidate, cur model, content []int)
 			rc.Chars = len(m.Content)
 		}
 		cands = append(cands, rc)
-		kept = append(kept, c)
+		if kept != nil {
+			kept = append(kept, c)
+		}
+	}
+	if kept == nil {
+		return cands, props
 	}
 	return cands, kept
 }
