@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"math"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -62,124 +61,170 @@ func QueryHash(q string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// audit appends one event. The operation it records has already committed:
-// a failure to append is logged (ids only) and does not undo it.
-func (e *Engine) audit(ctx context.Context, ev store.AuditEvent) {
-	ev.Actor = actorOf(ctx)
-	if ev.At.IsZero() {
-		ev.At = e.now()
-	}
-	e.appendAudit(context.WithoutCancel(ctx), []store.AuditEvent{ev})
+// audit appends one event of an operation that has already committed,
+// through the group commit (commitAudit), and returns once it is
+// committed: a failure to append is logged (ids only) and does not undo
+// the operation.
+func (e *Engine) audit(ctx context.Context, evs ...store.AuditEvent) {
+	_ = e.commitAudit(context.WithoutCancel(ctx), evs...)
 }
 
-func (e *Engine) appendAudit(ctx context.Context, evs []store.AuditEvent) {
-	if err := e.store.AppendAudit(ctx, evs); err != nil {
-		e.log.ErrorContext(ctx, "audit append failed", "events", len(evs), "action", evs[0].Action, "err", memgate.ErrorCode(err))
-	}
-}
-
-// auditLater queues an event for a frequent operation (recall, remember): a
-// write transaction of its own on each would cost more than the operation
-// itself. The trade-off: a process killed within auditFlushEvery of an
-// operation may lose that operation's audit event (never the operation,
-// which has committed). Queued events
-// are appended in batches by one goroutine, within auditFlushEvery; Audit
-// and Close flush the queue first, so this process reads its own events.
-// When the queue is full the event is appended at once (never dropped).
-func (e *Engine) auditLater(ctx context.Context, ev store.AuditEvent) {
-	ev.Actor = actorOf(ctx)
-	if ev.At.IsZero() {
-		ev.At = e.now()
-	}
-	e.auditOnce.Do(e.startAuditor)
-	select {
-	case e.auditq <- ev:
-	default:
-		e.appendAudit(context.WithoutCancel(ctx), []store.AuditEvent{ev})
-	}
-}
-
+// Group commit of audit events. Every operation's audit events go to one
+// goroutine, the committer, and the operation waits until they are
+// committed before it answers: an acknowledged recall or remember has its
+// event in the database (a process killed at any moment loses only events
+// of operations it had not acknowledged). The committer appends, in one
+// store transaction, every event queued while the previous transaction ran
+// (up to auditBatch): under load one commit carries the events of many
+// concurrent requests, so the single writer of SQLite (or a round trip to
+// PostgreSQL) is paid once per batch, not once per request. A failed
+// append fails every request of its batch (issue 27, BENCHMARKS.md).
 const (
-	auditQueue      = 4096
-	auditBatch      = 256
-	auditFlushEvery = 50 * time.Millisecond
+	auditQueue = 4096 // requests waiting for the committer
+	auditBatch = 256  // events per transaction, at most (a larger request goes alone)
 )
 
+// auditReq is one request's events and where the committer answers.
+type auditReq struct {
+	evs  []store.AuditEvent
+	done chan error // buffered: the committer never waits for the request
+}
+
+// errAuditClosed answers a request that came after Close.
+var errAuditClosed = &memgate.Error{Code: memgate.EUNAVAILABLE, Message: "the audit log is closed (the server is shutting down)"}
+
+// commitAudit appends evs (none: it waits for the events queued before it)
+// through the group commit and waits until they are committed. It returns
+// the append's error (of the whole batch), ctx's when ctx ends first, or
+// errAuditClosed after Close; then the events may or may not be committed,
+// and the caller must not acknowledge its operation as audited. An event
+// the store would refuse is refused before it joins a batch, so it fails
+// only its own request.
+func (e *Engine) commitAudit(ctx context.Context, evs ...store.AuditEvent) error {
+	r, err := e.submitAudit(ctx, evs...)
+	if err != nil {
+		return err
+	}
+	return e.awaitAudit(ctx, r)
+}
+
+// submitAudit is the first half of commitAudit: it queues evs for the
+// committer and returns without waiting, so the caller can finish its
+// answer while the batch commits; it must then call awaitAudit before it
+// answers.
+func (e *Engine) submitAudit(ctx context.Context, evs ...store.AuditEvent) (*auditReq, error) {
+	actor := actorOf(ctx)
+	for i := range evs {
+		evs[i].Actor = actor
+		if evs[i].At.IsZero() {
+			evs[i].At = e.now()
+		}
+		if err := store.CheckAuditEvent(&evs[i]); err != nil {
+			e.log.ErrorContext(ctx, "audit append failed", "events", len(evs), "action", evs[i].Action, "err", memgate.ErrorCode(err))
+			return nil, err
+		}
+	}
+	e.auditOnce.Do(e.startAuditor)
+	r := &auditReq{evs: evs, done: make(chan error, 1)}
+	select {
+	case e.auditq <- r:
+		return r, nil
+	case <-e.auditDone:
+		return nil, errAuditClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// awaitAudit is the second half of commitAudit: it waits until r's batch
+// is committed and returns its error.
+func (e *Engine) awaitAudit(ctx context.Context, r *auditReq) error {
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.auditDone:
+		select {
+		case err := <-r.done: // answered just before the committer stopped
+			return err
+		default:
+			return errAuditClosed
+		}
+	}
+}
+
 func (e *Engine) startAuditor() {
-	e.auditq = make(chan store.AuditEvent, auditQueue)
-	e.auditFlush = make(chan chan struct{})
+	e.auditq = make(chan *auditReq, auditQueue)
 	e.auditDone = make(chan struct{})
 	go e.auditor()
 }
 
+// auditor is the committer.
 func (e *Engine) auditor() {
 	defer close(e.auditDone)
-	t := time.NewTicker(auditFlushEvery)
-	defer t.Stop()
-	var batch []store.AuditEvent
-	flush := func() {
-		if len(batch) > 0 {
-			e.appendAudit(context.Background(), batch)
-			batch = batch[:0]
-		}
+	var (
+		batch []store.AuditEvent
+		reqs  []*auditReq
+	)
+	take := func(r *auditReq) {
+		reqs = append(reqs, r)
+		batch = append(batch, r.evs...)
 	}
-	// drain appends the batch and up to n queued events (fewer if the
-	// queue runs dry first).
-	drain := func(n int) {
-		for range n {
+	commit := func() {
+		var err error
+		if len(batch) > 0 {
+			if err = e.store.AppendAudit(context.Background(), batch); err != nil {
+				e.log.Error("audit append failed", "events", len(batch), "requests", len(reqs), "action", batch[0].Action, "err", memgate.ErrorCode(err))
+			}
+		}
+		for _, r := range reqs {
+			r.done <- err
+		}
+		clear(batch) // let the events go
+		clear(reqs)
+		batch, reqs = batch[:0], reqs[:0]
+	}
+	// gather takes what is queued now, up to auditBatch events.
+	gather := func() {
+		for len(batch) < auditBatch {
 			select {
-			case ev := <-e.auditq:
-				batch = append(batch, ev)
-				if len(batch) >= auditBatch {
-					flush()
-				}
+			case r := <-e.auditq:
+				take(r)
 			default:
-				flush()
 				return
 			}
 		}
-		flush()
 	}
 	for {
 		select {
-		case ev, ok := <-e.auditq:
-			if !ok {
-				flush()
-				return
-			}
-			batch = append(batch, ev)
-			if len(batch) >= auditBatch {
-				flush()
-			}
-		case <-t.C:
-			flush()
-		case done := <-e.auditFlush:
-			// The events queued before the flush was asked for, and not
-			// those queued since: under load the queue is never empty,
-			// and a flush that waited for it to be (a forget, an audit
-			// read) waited seconds (issue 27, BENCHMARKS.md).
-			drain(len(e.auditq))
-			close(done)
+		case r := <-e.auditq:
+			take(r)
+			gather()
+			commit()
 		case <-e.auditStop:
-			drain(math.MaxInt) // the producers are done: up to empty
-			return
+			// The producers are done: commit what is queued, up to empty.
+			for {
+				gather()
+				if len(reqs) == 0 {
+					return
+				}
+				commit()
+			}
 		}
 	}
 }
 
-// flushAudit waits until every queued event is appended.
+// flushAudit waits until every event queued before it is committed. An
+// acknowledged operation's events are committed already; this orders a
+// read of the audit log after operations still answering.
 func (e *Engine) flushAudit() {
-	e.auditOnce.Do(e.startAuditor)
-	done := make(chan struct{})
-	select {
-	case e.auditFlush <- done:
-		<-done
-	case <-e.auditDone:
-	}
+	_ = e.commitAudit(context.Background())
 }
 
-// Close flushes the audit queue and stops the engine's background work. It
-// does not close the store, which the caller owns.
+// Close commits the queued audit events and stops the engine's background
+// work; an audit event that comes later fails its operation. It does not
+// close the store, which the caller owns.
 func (e *Engine) Close() error {
 	e.auditOnce.Do(e.startAuditor)
 	e.closeOnce.Do(func() { close(e.auditStop) })

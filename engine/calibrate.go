@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -96,6 +97,9 @@ func (e *Engine) calibration(ctx context.Context) (model, *rank.Calibration, err
 	return cur, cal, nil
 }
 
+// probeCount is len(rank.Probes()), which parses the probe set: once.
+var probeCount = sync.OnceValue(func() int { return len(rank.Probes()) })
+
 // queryVectors are a recall's query vector and what ranking needs of it.
 type queryVectors struct {
 	model      model
@@ -168,7 +172,7 @@ func (e *Engine) queryVectors(ctx context.Context, s memgate.Scope, query string
 	}
 	out.background = cal.Background(q.Vector)
 	out.null = cal.Null()
-	out.calibrated, out.probes = true, len(rank.Probes())
+	out.calibrated, out.probes = true, probeCount()
 	return out, nil
 }
 

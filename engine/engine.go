@@ -129,12 +129,11 @@ type Engine struct {
 	pkey   []byte
 	ready  readyCache
 
-	auditOnce  sync.Once
-	closeOnce  sync.Once
-	auditq     chan store.AuditEvent
-	auditFlush chan chan struct{}
-	auditStop  chan struct{}
-	auditDone  chan struct{}
+	auditOnce sync.Once
+	closeOnce sync.Once
+	auditq    chan *auditReq
+	auditStop chan struct{}
+	auditDone chan struct{}
 }
 
 // New returns an engine over cfg.Store.

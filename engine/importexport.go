@@ -108,7 +108,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 	var order []string
 	for i := 0; i < len(ms); i += req.BatchSize {
 		batch := ms[i:min(i+req.BatchSize, len(ms))]
-		wr, err := e.write(ctx, batch, nil)
+		wr, _, err := e.write(ctx, batch, nil, nil)
 		if err != nil {
 			e.auditImport(ctx, req, res, evicted, order)
 			return res, fmt.Errorf("import batch %d (memories %d to %d): %w", res.Batches+1, i+1, i+len(batch), err)
@@ -145,7 +145,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 // their file's status over the gate's.
 func (e *Engine) auditImport(ctx context.Context, req ImportRequest, res ImportResult, evicted map[string][]string, order []string) {
 	for _, p := range order {
-		e.auditLater(ctx, store.AuditEvent{Tenant: req.Tenant, Principal: p, Action: ActionEvict, MemoryIDs: evicted[p], Reason: "retention_cap"})
+		e.audit(ctx, store.AuditEvent{Tenant: req.Tenant, Principal: p, Action: ActionEvict, MemoryIDs: evicted[p], Reason: "retention_cap"})
 	}
 	ev := store.AuditEvent{Tenant: req.Tenant, Action: ActionImport, Counts: map[string]int64{
 		"imported": int64(res.Imported), "deduplicated": int64(res.Deduplicated), "pending": int64(res.Pending),

@@ -343,7 +343,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if err != nil {
 		return nil, err
 	}
-	rel := e.related(req.Query, q.Exclude)
+	rel := e.related(req.Query, q.Exclude, req.Explain || req.Preview)
 	q.Related = rel.words
 	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {
@@ -439,9 +439,6 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 			items = append(items, render.Item{ID: m.ID, Kind: string(m.Kind), Source: string(m.Source), Date: date, Score: r.Score, Content: m.Content})
 		}
 	}
-	if req.Render {
-		out.Context = render.Context(items)
-	}
 	action := ActionRecall
 	counts := map[string]int64{"proposed": int64(len(res.Candidates)), "ranked": int64(ranked), "below_floor": int64(ex.BelowFloor)}
 	if req.Preview {
@@ -456,11 +453,22 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 		ids[i], scores[i] = h.Memory.ID, h.Score
 	}
 	counts["returned"] = int64(len(ids))
-	e.auditLater(ctx, store.AuditEvent{
+	// The recall answers only once its audit event is committed (group
+	// commit, audit.go): a recall whose event cannot be recorded is not
+	// answered, so every recall a caller received is in the audit log.
+	// The event is queued now and waited for last: the rendering and the
+	// explanation are made while its batch commits.
+	pending, err := e.submitAudit(ctx, store.AuditEvent{
 		Tenant: s.Tenant, Principal: s.Principal, Agent: s.Agent, Action: action, At: now,
 		RecallID: out.RecallID, MemoryIDs: ids, Scores: scores, QuerySHA256: QueryHash(req.Query),
 		Counts: counts,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("record the recall in the audit log: %w", err)
+	}
+	if req.Render {
+		out.Context = render.Context(items)
+	}
 	if req.Explain {
 		out.Explain = &RecallStats{RankExplain: ex, Proposed: len(res.Candidates), Ranked: ranked, Read: len(v.fetched), QueryTerms: res.QueryTerms,
 			IdentifyingTerms: len(q.Exclude), Embedder: qv.provenance, TookMicros: took.Microseconds()}
@@ -469,6 +477,9 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 			out.Explain.Calibration = &Calibration{ProbeVersion: rank.ProbeVersion, Probes: qv.probes, Background: qv.background,
 				NullSamples: qv.null.Samples(), Memories: res.N, VectorLow: o.VectorLow, VectorHigh: o.VectorHigh}
 		}
+	}
+	if err := e.awaitAudit(ctx, pending); err != nil {
+		return nil, fmt.Errorf("record the recall in the audit log: %w", err)
 	}
 	e.log.InfoContext(ctx, "recall", "tenant", s.Tenant, "principal", s.Principal, "recall_id", out.RecallID, "preview", req.Preview,
 		"proposed", len(res.Candidates), "refused", len(v.refused), "returned", len(out.Results), "below_floor", ex.BelowFloor, "took", took)
@@ -685,17 +696,21 @@ func (v *verifier) fetch(ctx context.Context, cands []index.Candidate, ids []str
 // candidates returns the rank candidates: every proposal not refused (when
 // every candidate has been read, only those admitted), with the index's
 // proposal beside each. content lists the indexes of the search's terms
-// that rank scores (see rankQuery).
+// that rank scores (see rankQuery). The proposals kept are props itself
+// when none is dropped (the usual case: a copy of every proposal was a
+// third of a recall's allocation), a copy otherwise; the caller must not
+// modify either.
 func (v *verifier) candidates(props []index.Candidate, cur model, content []int) ([]rank.Candidate, []index.Candidate) {
 	cands := make([]rank.Candidate, 0, len(props))
-	kept := make([]index.Candidate, 0, len(props))
+	var kept []index.Candidate // nil while every proposal so far is kept
 	matches := make([]rank.Match, len(content)*len(props))
-	for _, c := range props {
-		if v.refused[c.ID] {
-			continue
-		}
+	for i, c := range props {
 		m := v.fetched[c.ID]
-		if v.all && m == nil {
+		if v.refused[c.ID] || v.all && m == nil {
+			if kept == nil {
+				kept = make([]index.Candidate, i, len(props))
+				copy(kept, props[:i])
+			}
 			continue
 		}
 		rc := rank.Candidate{ID: c.ID, DocLen: c.DocLen, Group: c.Group, Seq: c.Seq, Time: time.UnixMicro(c.CreatedAt), Named: c.BM25 > c.ContentBM25}
@@ -718,7 +733,12 @@ func (v *verifier) candidates(props []index.Candidate, cur model, content []int)
 			rc.Chars = len(m.Content)
 		}
 		cands = append(cands, rc)
-		kept = append(kept, c)
+		if kept != nil {
+			kept = append(kept, c)
+		}
+	}
+	if kept == nil {
+		return cands, props
 	}
 	return cands, kept
 }

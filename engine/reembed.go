@@ -180,7 +180,7 @@ func (e *Engine) reembedBatch(ctx context.Context, ms []*memgate.Memory, res *Re
 	for _, p := range order {
 		e.rec.idx.Drop(p.tenant, p.principal)
 		ids := done[p]
-		e.auditLater(ctx, store.AuditEvent{Tenant: p.tenant, Principal: p.principal, Action: ActionReembed,
+		e.audit(ctx, store.AuditEvent{Tenant: p.tenant, Principal: p.principal, Action: ActionReembed,
 			MemoryIDs: ids, Counts: map[string]int64{"reembedded": int64(len(ids))}})
 	}
 	return nil

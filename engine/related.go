@@ -21,8 +21,9 @@ type related struct {
 // related returns the related words of the query's content words (those
 // whose term is not excluded): each word's (package relate), and those of
 // two adjacent content words that are one lemma together ("board game"),
-// given to both.
-func (e *Engine) related(query string, exclude []string) related {
+// given to both. What relates each word (how) is kept only with explain:
+// nothing else reads it, and it was a sixth of a recall's allocations.
+func (e *Engine) related(query string, exclude []string, explain bool) related {
 	var out related
 	if e.relater == nil {
 		return out
@@ -35,24 +36,40 @@ func (e *Engine) related(query string, exclude []string) related {
 		}
 	}
 	ctx := relate.Context(tokens)
-	add := func(of string, ws []relate.Word) {
-		for _, w := range e.relater.InContext(ws, ctx) {
-			if len(out.words) == index.MaxRelated {
-				return
-			}
-			out.words = append(out.words, index.Related{Term: w.Term, Of: of, Weight: w.Weight})
-			out.how = append(out.how, w)
-		}
+	// The related words of each content word (shared, not to be
+	// changed), gathered first so that out.words is allocated once.
+	type of struct {
+		term string
+		ws   []relate.Word
 	}
+	var lists []of
+	n := 0
 	for i, w := range words {
 		if slices.Contains(exclude, w.Term) {
 			continue
 		}
-		add(w.Term, e.relater.Related(w.Token))
+		lists = append(lists, of{w.Term, e.relater.Related(w.Token)})
+		n += len(lists[len(lists)-1].ws)
 		if i+1 < len(words) && !slices.Contains(exclude, words[i+1].Term) {
 			if ws := e.relater.Bigram(w.Token, words[i+1].Token); len(ws) > 0 {
-				add(w.Term, ws)
-				add(words[i+1].Term, ws)
+				lists = append(lists, of{w.Term, ws}, of{words[i+1].Term, ws})
+				n += 2 * len(ws)
+			}
+		}
+	}
+	out.words = make([]index.Related, 0, min(n, index.MaxRelated))
+	for _, l := range lists {
+		for _, w := range l.ws {
+			w, ok := e.relater.Fit(w, ctx) // InContext, one word at a time
+			if !ok {
+				continue
+			}
+			if len(out.words) == index.MaxRelated {
+				return out
+			}
+			out.words = append(out.words, index.Related{Term: w.Term, Of: l.term, Weight: w.Weight})
+			if explain {
+				out.how = append(out.how, w)
 			}
 		}
 	}

@@ -130,14 +130,50 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		}
 		ms[i] = m
 	}
-	res, err := e.write(ctx, ms, keys)
+	res, audited, err := e.write(ctx, ms, keys, func(res *store.WriteResult) []store.AuditEvent { return rememberEvents(ms, res) })
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Remembered, len(ms))
-	// One audit event per principal: a batch may hold several people's
-	// memories, and each person's audit log holds their own (never the
-	// first item's principal for all).
+	var folded, pending, replayed int
+	principals := map[string]bool{}
+	for i, m := range res.Memories {
+		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i], Replayed: res.Replayed[i]}
+		e.derive(m, now)
+		principals[m.Principal] = true
+		switch {
+		case res.Replayed[i]:
+			replayed++
+		case res.Deduplicated[i]:
+			folded++
+		case m.Status == memgate.StatusPending:
+			pending++
+		}
+	}
+	first := ms[0]
+	if !audited {
+		// A store that cannot append the events in the write's own
+		// transaction: the write has committed, the remember answers once
+		// its events are committed too (group commit), and a failed
+		// append is logged, never undoing the write.
+		if evs := rememberEvents(ms, res); len(evs) > 0 {
+			e.audit(ctx, evs...)
+		}
+	}
+	if len(ms) == 1 {
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
+	} else {
+		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "principals", len(principals), "deduplicated", folded, "pending", pending, "replayed", replayed, "evicted", len(res.Evicted), "took", time.Since(start))
+	}
+	return out, nil
+}
+
+// rememberEvents are a write's audit events: one remember event per
+// principal (a batch may hold several people's memories, and each
+// person's audit log holds their own, never the first item's principal
+// for all), and an evict event per principal whose retention cap evicted
+// memories.
+func rememberEvents(ms []*memgate.Memory, res *store.WriteResult) []store.AuditEvent {
 	type tally struct {
 		stored, folded, pending, replayed, evicted []string
 	}
@@ -152,23 +188,16 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		}
 		return t
 	}
-	var folded, pending, replayed int
 	for i, m := range res.Memories {
-		out[i] = &Remembered{Memory: m, Deduplicated: res.Deduplicated[i], Replayed: res.Replayed[i]}
-		e.derive(m, now)
 		t := of(m.Principal)
 		switch {
 		case res.Replayed[i]:
 			t.replayed = append(t.replayed, m.ID)
-			replayed++
-			continue // stored, indexed and audited by the first request
 		case res.Deduplicated[i]:
 			t.folded = append(t.folded, m.ID)
-			folded++
 		case m.Status == memgate.StatusPending:
 			t.pending = append(t.pending, m.ID)
 			t.stored = append(t.stored, m.ID)
-			pending++
 		default:
 			t.stored = append(t.stored, m.ID)
 		}
@@ -178,10 +207,11 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		t.evicted = append(t.evicted, r.ID)
 	}
 	first := ms[0]
+	var evs []store.AuditEvent
 	for _, principal := range order {
 		t := byPrincipal[principal]
 		if len(t.stored)+len(t.folded)+len(t.replayed) > 0 {
-			e.auditLater(ctx, store.AuditEvent{
+			evs = append(evs, store.AuditEvent{
 				Tenant: first.Tenant, Principal: principal, Agent: agentOf(ms, principal), Action: ActionRemember,
 				MemoryIDs: append(append(append([]string(nil), t.stored...), t.folded...), t.replayed...),
 				Counts: map[string]int64{"stored": int64(len(t.stored)), "deduplicated": int64(len(t.folded)), "pending": int64(len(t.pending)),
@@ -189,15 +219,22 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 			})
 		}
 		if len(t.evicted) > 0 {
-			e.auditLater(ctx, store.AuditEvent{Tenant: first.Tenant, Principal: principal, Action: ActionEvict, MemoryIDs: t.evicted, Reason: "retention_cap"})
+			evs = append(evs, store.AuditEvent{Tenant: first.Tenant, Principal: principal, Action: ActionEvict, MemoryIDs: t.evicted, Reason: "retention_cap"})
 		}
 	}
-	if len(ms) == 1 {
-		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
-	} else {
-		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "count", len(ms), "principals", len(order), "deduplicated", folded, "pending", pending, "replayed", replayed, "evicted", len(res.Evicted), "took", time.Since(start))
+	return evs
+}
+
+// supersedeEvents are the audit events of the memories a write's keyed
+// memories superseded (each took its key from the old one).
+func supersedeEvents(res *store.WriteResult) []store.AuditEvent {
+	var evs []store.AuditEvent
+	for i, m := range res.Memories {
+		if old := res.Superseded[i]; old != "" && !res.Replayed[i] {
+			evs = append(evs, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
+		}
 	}
-	return out, nil
+	return evs
 }
 
 // write stores memories the write gate has passed, in one store
@@ -205,13 +242,17 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 // embeds the ones that do not fold into a memory already there, stores
 // them all or none, and brings the index up to date (a memory not
 // active, one a keyed memory superseded, and every memory evicted leave
-// it; a supersession is audited). The callers audit the write itself.
-func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.IdempotencyKey) (*store.WriteResult, error) {
+// it). The supersessions are audited, and so are events(res) when events
+// is not nil: in the write's own transaction where the store can
+// (store.AuditedRememberer: the write and its events commit together, or
+// neither does, in one commit), else after it. audited reports the
+// former; then the caller must not append events(res) again.
+func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.IdempotencyKey, events func(*store.WriteResult) []store.AuditEvent) (res *store.WriteResult, audited bool, err error) {
 	// Duplicates are folded by the store; finding them first spares the
 	// embedder work it would throw away.
 	dups, err := e.store.FindDuplicates(ctx, ms)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var fresh []*memgate.Memory
 	for i, m := range ms {
@@ -220,7 +261,7 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		}
 	}
 	if err := e.embed(ctx, fresh); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	caps := map[memgate.Kind]int{}
 	for _, k := range memgate.Kinds {
@@ -228,12 +269,24 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 			caps[k] = c
 		}
 	}
-	res, err := e.store.Remember(ctx, ms, caps, keys...)
+	if ar, ok := e.store.(store.AuditedRememberer); ok && events != nil {
+		actor, at := actorOf(ctx), e.now()
+		res, err = ar.RememberAudited(ctx, ms, caps, func(r *store.WriteResult) []store.AuditEvent {
+			evs := append(events(r), supersedeEvents(r)...)
+			for i := range evs {
+				evs[i].Actor, evs[i].At = actor, at
+			}
+			return evs
+		}, keys...)
+		audited = true
+	} else {
+		res, err = e.store.Remember(ctx, ms, caps, keys...)
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := e.embedMissed(ctx, res, dups); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for i, m := range res.Memories {
 		if res.Replayed[i] {
@@ -245,13 +298,17 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		if old := res.Superseded[i]; old != "" {
 			// It took its key from old, which recall no longer returns.
 			e.rec.idx.Remove(m.Tenant, m.Principal, old)
-			e.auditLater(ctx, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Agent: m.Agent, Action: ActionSupersede, MemoryIDs: []string{old, m.ID}})
+		}
+	}
+	if !audited {
+		if evs := supersedeEvents(res); len(evs) > 0 {
+			e.audit(ctx, evs...)
 		}
 	}
 	for _, r := range res.Evicted {
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
 	}
-	return res, nil
+	return res, audited, nil
 }
 
 // agentOf is the agent a batch's audit event for principal names: the
@@ -730,7 +787,7 @@ func (e *Engine) supersede(ctx context.Context, s memgate.Scope, oldID string, r
 	if res.Replayed {
 		// Superseded, indexed and audited by the first request: this one
 		// is recorded as a replayed remember, as Remember records one.
-		e.auditLater(ctx, store.AuditEvent{
+		e.audit(ctx, store.AuditEvent{
 			Tenant: next.Tenant, Principal: next.Principal, Agent: next.Agent, Action: ActionRemember, MemoryIDs: []string{next.ID},
 			Counts: map[string]int64{"stored": 0, "deduplicated": 0, "pending": 0, "replayed": 1, "evicted": 0},
 		})

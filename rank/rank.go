@@ -560,9 +560,11 @@ func Score(q Query, cands []Candidate, o Options) Scored {
 	n := len(cands)
 	out := Scored{Scores: make([]float64, n), Components: make([]Components, n), Excess: make([]float64, n), order: make([]float64, n)}
 	own := make([]float64, n)
+	var buf [16]float64
+	ws := termWeights(q, o, buf[:])
 	for i, c := range cands {
 		comp := &out.Components[i]
-		comp.Text = TextEvidence(q, c, o)
+		comp.Text = ws.evidence(q, c)
 		if c.HasVector && q.Background.SD > 0 {
 			z := q.Background.Z(c.Cosine)
 			out.Excess[i] = q.Null.Excess(z, q.Memories)
@@ -607,11 +609,32 @@ func Score(q Query, cands []Candidate, o Options) Scored {
 // length (1 for one occurrence at the partition's mean length; at most 1),
 // in [0, 1].
 func TextEvidence(q Query, c Candidate, o Options) float64 {
-	var sum float64
+	return termWeights(q, o, nil).evidence(q, c)
+}
+
+// weights is the weight of each of a query's terms (Term.weight) and
+// their sum: the same for every candidate, so Score computes them once
+// (a math.Pow each) rather than twice per candidate.
+type weights struct {
+	w   []float64
+	sum float64
+}
+
+// termWeights returns q's term weights, in buf's storage when it is large
+// enough.
+func termWeights(q Query, o Options, buf []float64) weights {
+	ws := weights{w: buf[:0]}
 	for _, t := range q.Terms {
-		sum += t.weight(o)
+		w := t.weight(o)
+		ws.w = append(ws.w, w)
+		ws.sum += w
 	}
-	if !(sum > 0) {
+	return ws
+}
+
+// evidence is TextEvidence with q's weights ws.
+func (ws weights) evidence(q Query, c Candidate) float64 {
+	if !(ws.sum > 0) {
 		return 0
 	}
 	avg := q.AvgDocLen
@@ -625,9 +648,9 @@ func TextEvidence(q Query, c Candidate, o Options) float64 {
 		}
 		f := float64(m.TF)
 		sat := f * (K1 + 1) / (f + K1*(1-B+B*float64(max(c.DocLen, 1))/avg))
-		got += q.Terms[j].weight(o) * min(1, finite(m.Weight)) * min(1, sat)
+		got += ws.w[j] * min(1, finite(m.Weight)) * min(1, sat)
 	}
-	return max(0, min(1, finite(got/sum)))
+	return max(0, min(1, finite(got/ws.sum)))
 }
 
 // Calibrate maps x to [0, 1] linearly between low (0) and high (1).

@@ -448,23 +448,32 @@ func dot32(a, b []float32) float64 {
 // changed; the result is new, in ws's order.
 func (r *Relater) InContext(ws []Word, ctx []float32) []Word {
 	out := make([]Word, 0, len(ws))
-	tb := wordvec.Default()
 	for _, w := range ws {
-		f := 1.0
-		switch {
-		case w.glove == -2:
-		case w.glove < 0 || ctx == nil:
-			f = r.o.SenseUnknown
-		default:
-			c := tb.Cosine(w.glove, ctx)
-			f = max(0, min(1, (c-r.o.SenseLow)/(r.o.SenseHigh-r.o.SenseLow)))
-		}
-		if w.Weight*f > 0 {
-			w.Weight *= f
+		if w, ok := r.Fit(w, ctx); ok {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// Fit is InContext of one word: w with its weight scaled by how well it
+// fits ctx, and whether it is kept. It allocates nothing, for callers
+// that copy the kept words elsewhere anyway.
+func (r *Relater) Fit(w Word, ctx []float32) (Word, bool) {
+	f := 1.0
+	switch {
+	case w.glove == -2:
+	case w.glove < 0 || ctx == nil:
+		f = r.o.SenseUnknown
+	default:
+		c := wordvec.Default().Cosine(w.glove, ctx)
+		f = max(0, min(1, (c-r.o.SenseLow)/(r.o.SenseHigh-r.o.SenseLow)))
+	}
+	if w.Weight*f > 0 {
+		w.Weight *= f
+		return w, true
+	}
+	return w, false
 }
 
 func related(token string, o Options) []Word {

@@ -285,8 +285,8 @@ func fill(t *testing.T, a *api, prefix string, limit int) (acked []string, full 
 // checkFull asserts what a full (or failing) database must do over HTTP,
 // with b the 503 answer that showed it: the answer names the condition
 // (wantMsg), a batch stores nothing (count, list and audit unchanged),
-// and reads keep answering 200: GET and list of acknowledged memories and
-// a recall that finds them.
+// reads keep answering 200 (GET and list of acknowledged memories), and a
+// recall, whose audit event cannot be committed, answers 503 too.
 func checkFull(t *testing.T, a *api, b []byte, wantMsg string, acked []string) {
 	t.Helper()
 	if code, msg := errorOf(b); code != "unavailable" || !strings.Contains(msg, wantMsg) {
@@ -299,9 +299,12 @@ func checkFull(t *testing.T, a *api, b []byte, wantMsg string, acked []string) {
 	if total != int64(len(acked)) {
 		t.Fatalf("the database holds %d memories, %d were acknowledged", total, len(acked))
 	}
-	// Audit events are appended after the write commits, in batches: the
-	// ones that met the full database are dropped (and logged).
-	t.Logf("remember events name %d of the %d memories stored", audited, total)
+	// A write's audit event is appended in the write's own transaction:
+	// every memory stored is named by a remember event (none was stored
+	// whose event met the full database).
+	if int64(audited) != total {
+		t.Fatalf("remember events name %d of the %d memories stored", audited, total)
+	}
 	// Control: a remember that fits would be a 201 (the fill proved it);
 	// here a batch and a single memory both fail and store nothing.
 	for _, body := range []string{batchJSON("refused-batch", 8), memoryJSON("refused-single")} {
@@ -325,18 +328,56 @@ func checkFull(t *testing.T, a *api, b []byte, wantMsg string, acked []string) {
 	if n := a.listed(plantedFault); n == 0 {
 		t.Fatal("list while full found nothing")
 	}
-	var rec struct {
-		Results []json.RawMessage `json:"results"`
+	// A recall is answered only once its audit event is committed (group
+	// commit, engine/audit.go): while the database cannot take the event,
+	// the recall answers 503 naming the condition and returns nothing.
+	// checkAllReadable is the control: the same recall once there is room.
+	// (An event may still fit where the memory did not, in a page the
+	// database already has: then the recall is answered, and its event
+	// must be in the log.)
+	status, rb := a.do("POST", "/v1/recall", recallJSON)
+	if status == http.StatusOK {
+		var rec struct {
+			RecallID string `json:"recall_id"`
+		}
+		json.Unmarshal(rb, &rec)
+		var page struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		json.Unmarshal(a.ok(http.StatusOK, "GET", "/v1/audit?recall_id="+url.QueryEscape(rec.RecallID), ""), &page)
+		if rec.RecallID == "" || len(page.Events) != 1 {
+			t.Fatalf("a recall answered while full is not in the audit log (%d events of %q)", len(page.Events), rec.RecallID)
+		}
+		t.Log("a recall's event fitted while full: answered and audited")
+		return
 	}
-	json.Unmarshal(a.ok(http.StatusOK, "POST", "/v1/recall", `{"principal":"alice","query":"When do the tomatoes by the south fence want water?"}`), &rec)
-	if len(rec.Results) == 0 {
-		t.Fatal("recall while full found nothing")
+	if code, msg := errorOf(rb); status != http.StatusServiceUnavailable || code != "unavailable" || !strings.Contains(msg, wantMsg) {
+		t.Fatalf("recall while full: %d %s, want 503 unavailable naming %q (or 200 and audited)", status, rb, wantMsg)
+	}
+	if strings.Contains(string(rb), plantedFault) {
+		t.Fatalf("the refused recall shows content: %s", rb)
 	}
 }
 
-// checkAllReadable asserts every acknowledged id still answers 200.
+const recallJSON = `{"principal":"alice","query":"When do the tomatoes by the south fence want water?"}`
+
+// checkRecall asserts a recall answers 200 with results.
+func checkRecall(t *testing.T, a *api) {
+	t.Helper()
+	var rec struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	json.Unmarshal(a.ok(http.StatusOK, "POST", "/v1/recall", recallJSON), &rec)
+	if len(rec.Results) == 0 {
+		t.Fatal("recall found nothing")
+	}
+}
+
+// checkAllReadable asserts every acknowledged id still answers 200, and
+// a recall finds memories.
 func checkAllReadable(t *testing.T, a *api, acked []string) {
 	t.Helper()
+	checkRecall(t, a)
 	for _, id := range acked {
 		if status, b := a.do("GET", "/v1/memories/"+id+"?principal=alice", ""); status != http.StatusOK {
 			t.Fatalf("acknowledged memory %s: %d %s", id, status, b)

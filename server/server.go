@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -122,6 +123,11 @@ type Config struct {
 	// then Metrics defaults to MetricsOff.
 	Metrics     string
 	MetricsAddr string
+	// PprofAddr, when set, serves Go's profiler (net/http/pprof under
+	// /debug/pprof/) on a listener of its own, without a key. It must be a
+	// loopback address: profiles show what the process does, and a heap
+	// profile may hold fragments of memories.
+	PprofAddr string
 	// PublicURL is the URL clients reach the API at (behind a proxy or a
 	// load balancer, its address), named in the servers of /openapi.json
 	// (httpapi.CheckPublicURL). Empty: the listen address, with http or
@@ -236,6 +242,8 @@ func (c Config) Validate() error {
 		return errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
 	case c.Metrics != httpapi.MetricsPublic && c.Metrics != httpapi.MetricsKey && c.Metrics != httpapi.MetricsOff:
 		return fmt.Errorf("metrics must be %s, %s or %s", httpapi.MetricsPublic, httpapi.MetricsKey, httpapi.MetricsOff)
+	case c.PprofAddr != "" && !loopbackAddr(c.PprofAddr):
+		return errors.New("the profiler (--pprof-addr) must listen on a loopback address, such as 127.0.0.1:6060")
 	}
 	if c.PublicURL != "" {
 		if _, err := httpapi.CheckPublicURL(c.PublicURL); err != nil {
@@ -283,6 +291,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			return fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
 		}
 		defer mln.Close()
+	}
+	var pln net.Listener
+	if cfg.PprofAddr != "" {
+		if pln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.PprofAddr); err != nil {
+			return fmt.Errorf("listen on %s (pprof): %w", cfg.PprofAddr, err)
+		}
+		defer pln.Close()
 	}
 
 	emb, err := startEmbedder(ctx, cfg.Embedder, log)
@@ -397,6 +412,19 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		go msrv.Serve(mln)
 		defer msrv.Close()
 		log.Info("serving metrics", "addr", mln.Addr().String())
+	}
+	if pln != nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go psrv.Serve(pln)
+		defer psrv.Close()
+		log.Info("serving the profiler", "addr", pln.Addr().String())
 	}
 
 	// The sweeper runs with the engine's actor for the audit log and stops

@@ -578,6 +578,16 @@ type Ref struct {
 }
 
 // AuditEvent is memgate.AuditEvent (the callers' contract).
+// AuditedRememberer is a Store that can append a write's audit events in
+// the write's own transaction: RememberAudited is Remember, and, before
+// the commit, appends the events audit returns for the result (it may be
+// called more than once if the transaction is retried, and must only
+// read its argument). The write and its events commit together or not at
+// all; an event AppendAudit would refuse fails the write.
+type AuditedRememberer interface {
+	RememberAudited(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, audit func(*WriteResult) []AuditEvent, keys ...IdempotencyKey) (*WriteResult, error)
+}
+
 type AuditEvent = memgate.AuditEvent
 
 // AuditFilter is memgate.AuditFilter (the callers' contract).

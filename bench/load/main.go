@@ -143,6 +143,25 @@ type options struct {
 	replicas          int
 	latencyWorkers    int   // workers of the one-replica recall latency phase
 	throughputWorkers []int // workers of each recall throughput phase over every replica
+
+	bin       string // memgate binary to run (empty: build cmd/memgate)
+	pprofAddr string // the child's --pprof-addr (empty: none)
+}
+
+// binary returns o.bin, or builds cmd/memgate into dir.
+func (o options) binary(ctx context.Context, dir string) (string, error) {
+	if o.bin != "" {
+		return o.bin, nil
+	}
+	return memgatebin.Build(ctx, dir)
+}
+
+// serveArgs appends the flags every child gets from the options.
+func (o options) serveArgs(args []string) []string {
+	if o.pprofAddr != "" {
+		args = append(args, "--pprof-addr", o.pprofAddr)
+	}
+	return args
 }
 
 func main() {
@@ -175,6 +194,8 @@ func main() {
 	flag.BoolVar(&o.pgAnalyze, "pg-analyze", true, "with -postgres: ANALYZE the database after the seed (what autovacuum does within a minute or so)")
 	flag.IntVar(&o.replicas, "replicas", 1, "with -postgres: servers over the database; workers spread requests round-robin over them")
 	flag.IntVar(&o.latencyWorkers, "latency-c", 4, "with -postgres: workers of the recall latency phase (one replica)")
+	flag.StringVar(&o.bin, "bin", "", "memgate binary to run (default: build cmd/memgate of this module): to compare two builds")
+	flag.StringVar(&o.pprofAddr, "pprof-addr", "", "the child server's --pprof-addr (a loopback address): profile it during a phase with go tool pprof")
 	tput := flag.String("throughput-c", "16,32", "with -postgres: workers of each recall throughput phase (all replicas), comma-separated")
 	flag.Parse()
 	set := map[string]bool{}
@@ -291,11 +312,11 @@ func run(ctx context.Context, o options, serverURL, key string) (*Report, error)
 			return nil, err
 		}
 		defer os.RemoveAll(dir) // after the child stopped (deferred below)
-		bin, err := memgatebin.Build(ctx, dir)
+		bin, err := o.binary(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "load.db"), "--rate", "-1"}
+		args := o.serveArgs([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "load.db"), "--rate", "-1"})
 		if o.retention > 0 {
 			pol, err := writePolicy(dir, o.retention)
 			if err != nil {

@@ -88,7 +88,7 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir) // after the replicas stopped (deferred below)
-	bin, err := memgatebin.Build(ctx, dir)
+	bin, err := o.binary(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

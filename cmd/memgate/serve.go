@@ -46,6 +46,7 @@ func cmdServe(e env, args []string) error {
 	fs.StringVar(&proxies, "trusted-proxies", os.Getenv("MEMGATE_TRUSTED_PROXIES"),
 		"comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (default $MEMGATE_TRUSTED_PROXIES; none: the header is ignored)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve GET /metrics without a key on this address of its own (an internal one, for the scraper)")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", "", "serve Go's profiler (/debug/pprof/) without a key on this loopback address of its own, for profiling")
 	fs.BoolVar(&cfg.MCPForget, "mcp-forget", false,
 		"offer the MCP tool forget_me on /mcp to keys that may forget (off by default, as memgate mcp's --allow-forget)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests get to finish on shutdown")

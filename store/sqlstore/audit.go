@@ -25,17 +25,26 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 // refs of the memories they name in one statement per
 // auditRefsPerStatement.
 func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
+	rows, err := auditRows(events)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return s.d.Write(ctx, "append audit", func(q Querier) error { return appendAudit(ctx, q, events, rows) })
+}
+
+// auditRows checks events and returns the arguments of their inserts.
+func auditRows(events []store.AuditEvent) ([][]any, error) {
 	rows := make([][]any, len(events))
 	for i := range events {
 		e := &events[i]
 		if err := store.CheckAuditEvent(e); err != nil {
-			return err
+			return nil, err
 		}
 		var counts, ids, scores any
 		if len(e.Counts) > 0 {
 			b, err := json.Marshal(e.Counts)
 			if err != nil {
-				return memgate.FieldError("counts", "must be serializable as JSON")
+				return nil, memgate.FieldError("counts", "must be serializable as JSON")
 			}
 			counts = string(b)
 		}
@@ -48,56 +57,68 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 		rows[i] = []any{e.Tenant, e.Principal, e.Agent, e.Actor, e.Action, e.At.UTC(),
 			e.RecallID, e.QuerySHA256, e.Reason, counts, ids, scores, e.ContentSHA256}
 	}
-	if len(events) == 0 {
-		return nil
+	return rows, nil
+}
+
+// appendAudit inserts events (with their rows, auditRows) in the
+// transaction of q.
+func appendAudit(ctx context.Context, q Querier, events []store.AuditEvent, rows [][]any) error {
+	// The events in one round trip where the driver batches, then
+	// the refs in as few statements as auditRefsPerStatement allows:
+	// a statement and a round trip per event made a batch of a few
+	// dozen take seconds on a loaded PostgreSQL, and a forget, which
+	// waits for the queued events, waited as long (issue 27).
+	seqs := make([]int64, len(events))
+	qs := make([]BatchQuery, len(events))
+	for i := range events {
+		qs[i] = BatchQuery{SQL: insertAudit, Args: rows[i], Scan: func(r Row) error { return r.Scan(&seqs[i]) }}
 	}
-	return s.d.Write(ctx, "append audit", func(q Querier) error {
-		// The events in one round trip where the driver batches, then
-		// the refs in as few statements as auditRefsPerStatement allows:
-		// a statement and a round trip per event made a batch of a few
-		// dozen take seconds on a loaded PostgreSQL, and a forget, which
-		// waits for the queued events, waited as long (issue 27).
-		seqs := make([]int64, len(events))
-		qs := make([]BatchQuery, len(events))
-		for i := range events {
-			qs[i] = BatchQuery{SQL: insertAudit, Args: rows[i], Scan: func(r Row) error { return r.Scan(&seqs[i]) }}
+	if err := RowBatch(ctx, q, qs); err != nil {
+		return err
+	}
+	var b Query
+	n := 0
+	var last [3]any // the last ref added, repeated to pad the statement
+	insertRefs := func() error {
+		if n == 0 {
+			return nil
 		}
-		if err := RowBatch(ctx, q, qs); err != nil {
-			return err
+		// The statement has a power of two of rows, the last ref
+		// repeated to fill it: the refs of a batch come in every count,
+		// and a statement text per count would crowd the driver's
+		// cache of prepared statements (each count parsed and planned
+		// anew). The repeats, like an event naming a memory twice
+		// (memory_ids keeps both), insert nothing: the ref says only
+		// that the event names it.
+		for ; n&(n-1) != 0; n++ {
+			b.SQL(", (", b.Arg(last[0]), ", ", b.Arg(last[1]), ", ", b.Arg(last[2]), ")")
 		}
-		var b Query
-		n := 0
-		insertRefs := func() error {
+		_, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...)
+		b, n = Query{}, 0
+		return err
+	}
+	for i, e := range events {
+		for _, id := range e.MemoryIDs {
 			if n == 0 {
-				return nil
+				b.SQL("INSERT INTO audit_refs (tenant, memory_id, seq) VALUES ")
+			} else {
+				b.SQL(", ")
 			}
-			// An event may name a memory twice (memory_ids keeps both);
-			// the ref says only that the event names it.
-			_, err := q.Exec(ctx, b.SQL(" ON CONFLICT DO NOTHING").String(), b.Args()...)
-			b, n = Query{}, 0
-			return err
-		}
-		for i, e := range events {
-			for _, id := range e.MemoryIDs {
-				if n == 0 {
-					b.SQL("INSERT INTO audit_refs (tenant, memory_id, seq) VALUES ")
-				} else {
-					b.SQL(", ")
-				}
-				b.SQL("(", b.Arg(e.Tenant), ", ", b.Arg(id), ", ", b.Arg(seqs[i]), ")")
-				if n++; n == auditRefsPerStatement {
-					if err := insertRefs(); err != nil {
-						return err
-					}
+			last = [3]any{e.Tenant, id, seqs[i]}
+			b.SQL("(", b.Arg(last[0]), ", ", b.Arg(last[1]), ", ", b.Arg(last[2]), ")")
+			if n++; n == auditRefsPerStatement {
+				if err := insertRefs(); err != nil {
+					return err
 				}
 			}
 		}
-		return insertRefs()
-	})
+	}
+	return insertRefs()
 }
 
 // auditRefsPerStatement bounds the rows of one insert of audit refs (three
-// bound values each), far below every backend's limit on parameters.
+// bound values each), far below every backend's limit on parameters; a
+// power of two, as insertRefs pads to.
 const auditRefsPerStatement = 256
 
 // auditQuery builds ListAudit's statement: the tenant and every filter in

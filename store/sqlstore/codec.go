@@ -78,7 +78,8 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 	var (
 		kind, source, sensitivity, status string
 		importedStatus                    string
-		metadata, vector                  []byte
+		metadata                          []byte
+		vector                            vectorDest
 		provider, model                   *string
 		dim                               *int64
 		flags                             []string
@@ -114,11 +115,10 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 		m.Flags = flags
 	}
 	if provider != nil {
-		v, err := store.DecodeVector(vector)
-		if err != nil {
-			return nil, 0, fmt.Errorf("memory %s: %w", m.ID, err)
+		if vector.err != nil {
+			return nil, 0, fmt.Errorf("memory %s: %w", m.ID, vector.err)
 		}
-		e := &memgate.Embedding{Provider: *provider, Vector: v}
+		e := &memgate.Embedding{Provider: *provider, Vector: vector.v}
 		if model != nil {
 			e.Model = *model
 		}
@@ -128,6 +128,33 @@ func scanMemory(row interface{ Scan(...any) error }, withSeq bool) (m *memgate.M
 		m.Embedding = e
 	}
 	return m, seq, nil
+}
+
+// vectorDest scans a stored vector (store.EncodeVector's bytes, or NULL)
+// and decodes it as it is scanned: scanned into a []byte, database/sql
+// copied the driver's bytes first, only for DecodeVector to copy them
+// again (an allocation of every vector a recall's verified read returns).
+// A vector that does not decode is kept as err, reported by scanMemory
+// with the memory's id.
+type vectorDest struct {
+	v   []float32
+	err error
+}
+
+// Scan implements sql.Scanner (which pgx honours too). src is read here
+// and not kept: a driver may reuse it after Scan returns.
+func (d *vectorDest) Scan(src any) error {
+	switch b := src.(type) {
+	case nil:
+		d.v, d.err = nil, nil
+	case []byte:
+		d.v, d.err = store.DecodeVector(b)
+	case string:
+		d.v, d.err = store.DecodeVector([]byte(b))
+	default:
+		return fmt.Errorf("stored vector is %T, not bytes", src)
+	}
+	return nil
 }
 
 // collect returns a function that reads every row of a query's result

@@ -132,6 +132,13 @@ type population struct {
 // memory evicted by the same call is reported as it stood before the
 // eviction.
 func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
+	return s.RememberAudited(ctx, ms, caps, nil, keys...)
+}
+
+// RememberAudited implements store.AuditedRememberer: Remember, with the
+// events audit returns for the result appended in the same transaction
+// (none when audit is nil).
+func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, audit func(*store.WriteResult) []store.AuditEvent, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
 		if err := store.CheckNew(m); err != nil {
@@ -247,6 +254,17 @@ func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[mem
 					return nil, err
 				}
 				res.Evicted = append(res.Evicted, evicted...)
+			}
+		}
+		if audit != nil {
+			if evs := audit(res); len(evs) > 0 {
+				rows, err := auditRows(evs)
+				if err != nil {
+					return nil, err
+				}
+				if err := appendAudit(ctx, q, evs, rows); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return res, nil
