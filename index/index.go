@@ -142,7 +142,7 @@ func tooLargeError(bytes, budget int64) error {
 type tooLarge struct{ bytes, budget int64 }
 
 func (e *tooLarge) Error() string {
-	return fmt.Sprintf("partition is larger than the index budget of %d MiB (its load passed %d MiB): raise index.max_bytes to serve it",
+	return fmt.Sprintf("partition is larger than the index budget of %d MiB (its load passed %d MiB): raise index.max_bytes (memgate serve --index-max-bytes) to serve it",
 		e.budget>>20, e.bytes>>20)
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/guard"
 	"github.com/memgate/memgate/httpapi"
+	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/internal/buildinfo"
 	"github.com/memgate/memgate/internal/logfmt"
@@ -75,6 +76,15 @@ type Config struct {
 	// stores nothing, while reads go on; deleting memories or restarting
 	// with a larger cap makes room. It does not apply to PostgreSQL.
 	MaxDBBytes int64
+	// IndexMaxBytes is the memory budget of the in-memory recall index
+	// (index.Config.MaxBytes; 0: index.DefaultMaxBytes, 1 GiB). A partition
+	// larger than it is refused (503 unavailable naming --index-max-bytes),
+	// never reloaded per search. IndexApproxMinRows is the number of vectors
+	// from which a partition's vector search may use its inverted file
+	// (index.Config.ApproxMinRows; 0: index.DefaultApproxMinRows; negative:
+	// always exact).
+	IndexMaxBytes      int64
+	IndexApproxMinRows int
 	// Postgres is a PostgreSQL URL: when set, the store is that database
 	// (package postgres) instead of the SQLite file, and DB must be empty.
 	// Several servers may share it. It may hold a password, which no log
@@ -228,6 +238,8 @@ func (c Config) Validate() error {
 		return errors.New("use either a SQLite database (--db) or PostgreSQL (--postgres), not both")
 	case c.MaxDBBytes < 0:
 		return errors.New("the database size cap (--max-db-bytes) must not be negative")
+	case c.IndexMaxBytes < 0:
+		return errors.New("the index memory budget (--index-max-bytes) must not be negative")
 	case c.MaxDBBytes > 0 && c.Postgres != "":
 		return errors.New("the database size cap (--max-db-bytes) applies to the embedded database, not to PostgreSQL")
 	case c.Extract && c.LLM == nil:
@@ -332,7 +344,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, Policy: pol, Logger: log})
+	eng, err := engine.New(engine.Config{Store: db, Embedder: emb, Policy: pol, Logger: log,
+		Index: index.Config{MaxBytes: cfg.IndexMaxBytes, ApproxMinRows: cfg.IndexApproxMinRows}})
 	if err != nil {
 		return err
 	}
@@ -441,7 +454,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "public_url", publicURL, "metrics", cfg.Metrics, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "public_url", publicURL, "metrics", cfg.Metrics, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "index_max_bytes", cfg.IndexMaxBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	serveout.PrintServingURL(stdout, scheme+"://"+addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)

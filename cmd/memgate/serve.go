@@ -21,6 +21,10 @@ func cmdServe(e env, args []string) error {
 	fs.StringVar(&cfg.DB, "db", envDefault("MEMGATE_DB", server.DefaultDB), "path of the embedded database")
 	fs.Int64Var(&cfg.MaxDBBytes, "max-db-bytes", 0,
 		"largest size of the embedded database in bytes: a write past it answers 503 and stores nothing, reads go on (0: no cap)")
+	fs.Int64Var(&cfg.IndexMaxBytes, "index-max-bytes", 0,
+		"memory budget of the in-memory recall index in bytes: a partition larger than it is refused with 503, never reloaded per search (0: 1 GiB)")
+	fs.IntVar(&cfg.IndexApproxMinRows, "index-approx-min-rows", 0,
+		"vectors from which a partition's vector search may probe its nearest clusters instead of every row, where that is shown to keep recall (0: 50000; negative: always exact)")
 	fs.StringVar(&cfg.Postgres, "postgres", os.Getenv(postgresURLEnv),
 		"PostgreSQL URL to use instead of --db (default $MEMGATE_POSTGRES_URL; prefer the variable: a password in a flag shows in the process list)")
 	fs.StringVar(&cfg.PolicyFile, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
