@@ -108,7 +108,7 @@ func (e *Engine) Import(ctx context.Context, req ImportRequest, r io.Reader) (Im
 	var order []string
 	for i := 0; i < len(ms); i += req.BatchSize {
 		batch := ms[i:min(i+req.BatchSize, len(ms))]
-		wr, _, err := e.write(ctx, batch, nil, nil)
+		wr, err := e.write(ctx, batch, nil, nil)
 		if err != nil {
 			e.auditImport(ctx, req, res, evicted, order)
 			return res, fmt.Errorf("import batch %d (memories %d to %d): %w", res.Batches+1, i+1, i+len(batch), err)

@@ -130,7 +130,7 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		}
 		ms[i] = m
 	}
-	res, audited, err := e.write(ctx, ms, keys, func(res *store.WriteResult) []store.AuditEvent { return rememberEvents(ms, res) })
+	res, err := e.write(ctx, ms, keys, func(res *store.WriteResult) []store.AuditEvent { return rememberEvents(ms, res) })
 	if err != nil {
 		return nil, err
 	}
@@ -151,15 +151,6 @@ func (e *Engine) remember(ctx context.Context, rs []RememberRequest, keys []stor
 		}
 	}
 	first := ms[0]
-	if !audited {
-		// A store that cannot append the events in the write's own
-		// transaction: the write has committed, the remember answers once
-		// its events are committed too (group commit), and a failed
-		// append is logged, never undoing the write.
-		if evs := rememberEvents(ms, res); len(evs) > 0 {
-			e.audit(ctx, evs...)
-		}
-	}
 	if len(ms) == 1 {
 		e.log.InfoContext(ctx, "remember", "tenant", first.Tenant, "principal", first.Principal, "id", out[0].ID, "status", out[0].Status, "deduplicated", out[0].Deduplicated, "replayed", out[0].Replayed, "took", time.Since(start))
 	} else {
@@ -245,14 +236,15 @@ func supersedeEvents(res *store.WriteResult) []store.AuditEvent {
 // it). The supersessions are audited, and so are events(res) when events
 // is not nil: in the write's own transaction where the store can
 // (store.AuditedRememberer: the write and its events commit together, or
-// neither does, in one commit), else after it. audited reports the
-// former; then the caller must not append events(res) again.
-func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.IdempotencyKey, events func(*store.WriteResult) []store.AuditEvent) (res *store.WriteResult, audited bool, err error) {
+// neither does, in one commit), else after it, through the group commit
+// (the write has committed then: it answers once its events are committed
+// too, and a failed append is logged, never undoing the write).
+func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.IdempotencyKey, events func(*store.WriteResult) []store.AuditEvent) (*store.WriteResult, error) {
 	// Duplicates are folded by the store; finding them first spares the
 	// embedder work it would throw away.
 	dups, err := e.store.FindDuplicates(ctx, ms)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var fresh []*memgate.Memory
 	for i, m := range ms {
@@ -261,7 +253,7 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		}
 	}
 	if err := e.embed(ctx, fresh); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	caps := map[memgate.Kind]int{}
 	for _, k := range memgate.Kinds {
@@ -269,7 +261,9 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 			caps[k] = c
 		}
 	}
-	if ar, ok := e.store.(store.AuditedRememberer); ok && events != nil {
+	var res *store.WriteResult
+	ar, audited := e.store.(store.AuditedRememberer)
+	if audited = audited && events != nil; audited {
 		actor, at := actorOf(ctx), e.now()
 		res, err = ar.RememberAudited(ctx, ms, caps, func(r *store.WriteResult) []store.AuditEvent {
 			evs := append(events(r), supersedeEvents(r)...)
@@ -278,15 +272,14 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 			}
 			return evs
 		}, keys...)
-		audited = true
 	} else {
 		res, err = e.store.Remember(ctx, ms, caps, keys...)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if err := e.embedMissed(ctx, res, dups); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	for i, m := range res.Memories {
 		if res.Replayed[i] {
@@ -301,14 +294,18 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		}
 	}
 	if !audited {
-		if evs := supersedeEvents(res); len(evs) > 0 {
+		evs := supersedeEvents(res)
+		if events != nil {
+			evs = append(evs, events(res)...)
+		}
+		if len(evs) > 0 {
 			e.audit(ctx, evs...)
 		}
 	}
 	for _, r := range res.Evicted {
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
 	}
-	return res, audited, nil
+	return res, nil
 }
 
 // agentOf is the agent a batch's audit event for principal names: the
