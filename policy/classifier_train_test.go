@@ -1,15 +1,12 @@
 package policy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 )
@@ -95,23 +92,10 @@ func trainingSetOf(t *testing.T, sets []string) []trainExample {
 			out = append(out, exampleOf(e.Text, 0, 0))
 		}
 	}
-	for _, name := range []string{"facts.jsonl", "memories.jsonl"} {
-		f, err := os.Open(filepath.Join("..", "bench", "locomo", name))
-		if err != nil {
-			t.Fatal(err)
+	for _, name := range locomoFiles {
+		for _, m := range locomoMemories(t, name) {
+			out = append(out, exampleOf(m.Content, 0, 1))
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var rec struct {
-				Content string `json:"content"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, exampleOf(rec.Content, 0, 1))
-		}
-		f.Close()
 	}
 	return out
 }

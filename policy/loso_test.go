@@ -1,14 +1,10 @@
 package policy
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -209,26 +205,8 @@ type losoResult struct {
 func loadLoCoMo(t *testing.T) []*memgate.Memory {
 	t.Helper()
 	var out []*memgate.Memory
-	for _, name := range []string{"facts.jsonl", "memories.jsonl"} {
-		f, err := os.Open(filepath.Join("..", "bench", "locomo", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var rec struct {
-				Conversation string         `json:"conversation"`
-				Kind         memgate.Kind   `json:"kind"`
-				Content      string         `json:"content"`
-				Metadata     map[string]any `json:"metadata"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, &memgate.Memory{Source: memgate.SourceUser, Kind: rec.Kind, Content: rec.Content, Conversation: rec.Conversation, Metadata: rec.Metadata})
-		}
-		f.Close()
+	for _, name := range locomoFiles {
+		out = append(out, locomoMemories(t, name)...)
 	}
 	return out
 }
