@@ -102,6 +102,7 @@ var distributions = map[string]string{
 // generate returns n vectors and nq queries of the distribution.
 func generate(dist string, n, nq, dim int) (data, queries []float32) {
 	r := rand.New(rand.NewPCG(42, uint64(dim)))
+	var draw func(out []float32)
 	if dist == "lowrank" {
 		const latent = 64
 		a := make([]float64, dim*latent)
@@ -109,7 +110,7 @@ func generate(dist string, n, nq, dim int) (data, queries []float32) {
 			a[i] = r.NormFloat64()
 		}
 		z := make([]float64, latent)
-		draw := func(out []float32) {
+		draw = func(out []float32) {
 			for i := range z {
 				z[i] = r.NormFloat64()
 			}
@@ -121,26 +122,19 @@ func generate(dist string, n, nq, dim int) (data, queries []float32) {
 				out[j] = float32(s + 2*r.NormFloat64())
 			}
 		}
-		queries = make([]float32, nq*dim)
-		for i := range nq {
-			draw(queries[i*dim : (i+1)*dim])
+	} else {
+		topics := make([]float32, 200*dim)
+		for i := range topics {
+			topics[i] = float32(r.NormFloat64())
 		}
-		data = make([]float32, n*dim)
-		for i := range n {
-			draw(data[i*dim : (i+1)*dim])
-		}
-		return data, queries
-	}
-	topics := make([]float32, 200*dim)
-	for i := range topics {
-		topics[i] = float32(r.NormFloat64())
-	}
-	draw := func(out []float32) {
-		t := r.IntN(200)
-		for j := range out {
-			out[j] = topics[t*dim+j] + float32(1.2*r.NormFloat64())
+		draw = func(out []float32) {
+			t := r.IntN(200)
+			for j := range out {
+				out[j] = topics[t*dim+j] + float32(1.2*r.NormFloat64())
+			}
 		}
 	}
+	// The queries first, then the vectors, from the one generator.
 	queries = make([]float32, nq*dim)
 	for i := range nq {
 		draw(queries[i*dim : (i+1)*dim])
