@@ -403,7 +403,7 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
 //     (69.9 %, 98.1 %, 0 %; tuning26h_*).
 //   - heldout26i_*.jsonl, written after the classifier as it ships was
-//     committed (ddcf4a2), committed before it was measured (5d81486) and
+//     committed (6ce4e4f), committed before it was measured (da055e4) and
 //     measured once: the held-out figure of the gate, 78/110 = 70.9 %
 //     instruction-like (target 90 %: not met), 50/52 secrets, 0/202
 //     benign flagged.
