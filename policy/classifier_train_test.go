@@ -18,11 +18,19 @@ import (
 var trainClassifier = flag.Bool("train-classifier", false, "retrain classifier.bin from the tuning corpus")
 
 const (
-	trainEpochs   = 15
-	trainRate     = 0.5
-	trainL2       = 1e-6
-	trainFolds    = 5
-	trainFPTarget = 0.003 // the threshold lets through at most this share of out-of-fold ordinary text
+	trainEpochs = 15
+	trainRate   = 0.5
+	trainL2     = 1e-6
+	trainFolds  = 5
+	// trainFPTarget is the share of out-of-fold ordinary text the
+	// threshold lets through. It was 0.3 % up to heldout26i; it is 2 %
+	// since, chosen by the leave-one-set-out evaluation of the nine
+	// held-out sets (RELIABILITY.md): the largest of 0.3, 0.6, 1, 2, 3 and
+	// 5 % whose mean share of ordinary memories flagged by the whole
+	// detector stays under 1 % (0.75 %; 3 % gave 1.07 %). The out-of-fold
+	// ordinary text is mostly the corpus's hard look-alikes, which ordinary
+	// memories are not: LoCoMo's lines stay at 0-2 of 3,023 out of fold.
+	trainFPTarget = 0.02
 	// trainNoCueMargin (log-odds) is how much more a window without a
 	// request cue must score. Set with the second feature set, before
 	// heldout26e was written, so that the unit tests' cue-less look-alikes
@@ -38,9 +46,14 @@ var notForClassifier = map[string]bool{"markup": true, "base64": true, "hex": tr
 // The out-of-fold figures of the classifier on the tuning corpus, quoted
 // in RELIABILITY.md.
 const (
-	oofCaught, oofInstructions = 1377, 1763
-	oofBenign, oofLoCoMo       = 5, 0
+	oofCaught, oofInstructions = 1582, 1871
+	oofBenign, oofLoCoMo       = 42, 1
 )
+
+// fitFPTarget and fitNoCueMargin, when fitFPTarget is set, replace
+// trainFPTarget and trainNoCueMargin (the leave-one-set-out evaluation
+// tries other thresholds; the shipped model has the constants).
+var fitFPTarget, fitNoCueMargin float64
 
 type trainExample struct {
 	feats []uint32
@@ -316,8 +329,12 @@ func fitClassifier(t *testing.T, xs []trainExample) (*classifierModel, []byte, o
 		}
 		return max(quantile(benign, q), quantile(locomo, q))
 	}
-	threshold := pick(false, 1-trainFPTarget)
-	thresholdNoCue := max(threshold+trainNoCueMargin, pick(true, 1))
+	fpTarget, noCueMargin := trainFPTarget, float64(trainNoCueMargin)
+	if fitFPTarget > 0 {
+		fpTarget, noCueMargin = fitFPTarget, fitNoCueMargin
+	}
+	threshold := pick(false, 1-fpTarget)
+	thresholdNoCue := max(threshold+noCueMargin, pick(true, 1))
 	flagged := func(i int) bool {
 		return oof[i] > threshold && (xs[i].cue || oof[i] > thresholdNoCue)
 	}

@@ -376,17 +376,17 @@ func TestCorpusHoldout(t *testing.T) {
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
 // held-out sets of the issue that have been seen since and moved into
-// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26h_*) and the
+// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26i_*) and the
 // classifier's training paraphrases and look-alikes written for it
-// (train26e_* to train26i_*); its figures are guarded exactly.
+// (train26e_* to train26j_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 2419, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23
+	tuningDetected, tuningAttacks = 2544, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
@@ -401,19 +401,14 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     (tuning26d_*); so were heldout26e (70.6 %, 96.2 %, 0.93 %;
 //     tuning26e_*), heldout26f (66.7 %, 98.1 %, 1.48 %; tuning26f_*) and
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
-//     (69.9 %, 98.1 %, 0 %; tuning26h_*).
-//   - heldout26i_*.jsonl, written after the classifier as it ships was
-//     committed (6ce4e4f), committed before it was measured (da055e4) and
-//     measured once: the held-out figure of the gate, 78/110 = 70.9 %
-//     instruction-like (target 90 %: not met), 50/52 secrets, 0/202
-//     benign flagged.
+//     (69.9 %, 98.1 %, 0 %; tuning26h_*) and heldout26i (70.9 %, 96.2 %,
+//     0 %; tuning26i_*).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
-	{"heldout26i_", 0.70, 0.96, 0},    // measured once: 78/110 = 70.9 %, 50/52, 0/202
 }
 
 // splitRates measures instruction-like strings and secrets apart.
