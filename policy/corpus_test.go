@@ -403,12 +403,19 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
 //     (69.9 %, 98.1 %, 0 %; tuning26h_*) and heldout26i (70.9 %, 96.2 %,
 //     0 %; tuning26i_*).
+//   - heldout26j_*.jsonl, written blind (by a writer who never ran the
+//     gate or read its lexicons) while the threshold change was made,
+//     committed after it (3fe5289) and measured once: 112/125 = 89.6 %
+//     instruction-like (target 90 %), 48/51 secrets, 5/208 = 2.4 % benign
+//     flagged (target 1 %). The gate before the change (338824a) scored
+//     107/125 = 85.6 %, 48/51 and 4/208 on it.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26j_", 0.89, 0.94, 0.025}, // measured once: 112/125 = 89.6 %, 48/51, 5/208
 }
 
 // splitRates measures instruction-like strings and secrets apart.
