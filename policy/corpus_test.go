@@ -380,13 +380,13 @@ func TestCorpusHoldout(t *testing.T) {
 // classifier's training paraphrases and look-alikes written for it
 // (train26e_* to train26j_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 2544, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58
+	tuningDetected, tuningAttacks = 2782, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
@@ -403,19 +403,19 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     heldout26g (71.9 %, 98.1 %, 0.49 %; tuning26g_*) and heldout26h
 //     (69.9 %, 98.1 %, 0 %; tuning26h_*) and heldout26i (70.9 %, 96.2 %,
 //     0 %; tuning26i_*).
-//   - heldout26j_*.jsonl, written blind (by a writer who never ran the
+//   - heldout26j (now tuning26j_*), written blind (by a writer who never ran the
 //     gate or read its lexicons) while the threshold change was made,
 //     committed after it (3fe5289) and measured once: 112/125 = 89.6 %
 //     instruction-like (target 90 %), 48/51 secrets, 5/208 = 2.4 % benign
 //     flagged (target 1 %). The gate before the change (338824a) scored
-//     107/125 = 85.6 %, 48/51 and 4/208 on it.
+//     107/125 = 85.6 %, 48/51 and 4/208 on it. Its misses and false
+//     positives were then fixed as classes and it moved into tuning.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
-	{"heldout26j_", 0.89, 0.94, 0.025}, // measured once: 112/125 = 89.6 %, 48/51, 5/208
+	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
 }
 
 // splitRates measures instruction-like strings and secrets apart.

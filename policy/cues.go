@@ -777,6 +777,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueMine && !ownsGuidance(text, ms, mi) {
 			continue
 		}
+		if m.cat == cueAddressWeak && modifiesNoun(text, m.end) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
@@ -830,8 +833,15 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 				mask |= m.cat
 			}
 		}
-		if mask&(cueAI|cueYou|cueYour|cueAddress|cueReader) != 0 &&
-			mask&(cueDo|cueRespond|cueRisky|cueIgnore|cueConceal|cueFuture|cueNoAsk) != 0 {
+		// A role label opening a line of the comment ("system:",
+		// "assistant:") addresses the model as a chat transcript does, and
+		// then a claim of authority or a grant asks as much as a verb.
+		act := cueDo | cueRespond | cueRisky | cueIgnore | cueConceal | cueFuture | cueNoAsk
+		if commentRoleLabel(text[s:end]) {
+			mask |= cueAddress
+			act |= cueAuthority | cueGrant | cueOverride | cueOff
+		}
+		if mask&(cueAI|cueYou|cueYour|cueAddress|cueReader) != 0 && mask&act != 0 {
 			hits = append(hits, hit{Finding{Type: InstructionHidden, Start: s, End: end}, prio})
 		}
 		i = end
@@ -840,6 +850,53 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 	}
 	return hits
+}
+
+// compoundHeads are nouns that an AI word before them modifies: "for the
+// AI project" names a project, not a reader.
+var compoundHeads = []string{"project", "projects", "team", "teams", "course", "class", "lab", "group", "club",
+	"conference", "meetup", "workshop", "hackathon", "startup", "company", "policy", "act", "ethics", "safety",
+	"research", "researchers", "tool", "tools", "feature", "features", "summit", "talk", "industry", "market",
+	"strategy", "budget", "roadmap", "pilot", "demo", "launch", "review", "committee", "manager", "lead", "job",
+	"role", "position", "training", "evaluation", "benchmark", "paper", "thesis", "book", "article", "newsletter",
+	"podcast", "hype", "art", "images", "image", "section", "chapter", "module", "unit", "exam", "homework", "program",
+	"programme", "initiative", "department", "office", "vendor", "contract", "licence", "license", "subscription",
+	"account", "slides", "deck", "report", "guidelines", "rollout", "integration", "migration", "sprint", "ticket"}
+
+// modifiesNoun reports whether the word that starts after i (one space
+// on) is one of compoundHeads.
+func modifiesNoun(text string, i int) bool {
+	if i >= len(text) || text[i] != ' ' {
+		return false
+	}
+	j := i + 1
+	for j < len(text) && isAlpha(text[j]) {
+		j++
+	}
+	return slices.Contains(compoundHeads, strings.ToLower(text[i+1:j]))
+}
+
+// commentRoleLabels are the speakers of a chat transcript that, opening a
+// line of an HTML comment, address the model.
+var commentRoleLabels = []string{"system", "assistant", "developer", "ai", "model", "llm", "bot", "chatbot"}
+
+// commentRoleLabel reports whether a line of the HTML comment c (its
+// "<!--" and "-->" included) begins with a role label and a colon, after
+// spaces and the comment's opening.
+func commentRoleLabel(c string) bool {
+	c = strings.TrimSuffix(strings.TrimPrefix(c, "<!--"), "-->")
+	for line := range strings.SplitSeq(c, "\n") {
+		line = strings.TrimLeft(line, " \t\r-*#>[")
+		for _, l := range commentRoleLabels {
+			if len(line) > len(l) && strings.EqualFold(line[:len(l)], l) {
+				rest := strings.TrimLeft(line[len(l):], " ]")
+				if strings.HasPrefix(rest, ":") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // findDests adds a cueDest match for every URL ("http://", "https://")

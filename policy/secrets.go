@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -307,9 +308,14 @@ var secretRules = newRuleSet([]tokenRule{
 	{
 		// A passphrase or recovery phrase: several words after the name.
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
-		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words"},
-		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words)` +
-			`(?:\s(?:for|of|to)(?:\s[a-z]{1,12}){1,3}?)?(?:\s?(?:is|was|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:[a-z]{2,12}(?:[ ,]{1,2}|-)){3,23}[a-z0-9]{1,12}))`),
+		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words",
+			"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "phrase de récupération", "phrase secrète",
+			"phrase de passe", "wiederherstellungsphrase", "seed-phrase", "frase de recuperação", "frase semente", "frase di recupero",
+			"parole di recupero"},
+		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed[ -]phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words|` +
+			`frase semilla|frase de recuperaci[oó]n|palabras semilla|phrase de récupération|phrase secrète|phrase de passe|wiederherstellungsphrase|` +
+			`frase de recuperação|frase semente|frase di recupero|parole di recupero)` +
+			`(?:\s(?:for|of|to|de|del|du|des|der|für|da|do|di|della)(?:\s[\p{L}]{1,12}){1,3}?)?(?:\s?(?:(?:is|was|es|est|ist|é|è)\s|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
 	{
@@ -485,6 +491,8 @@ var secretScanners = []struct {
 	fn  func(string) [][2]int
 }{
 	{SecretAWSSecretAccessKey, findAWSSecretKeys},
+	{SecretAzureStorageKey, findAzureStorageKeys},
+	{SecretCredential, findLoginPairs},
 	{SecretCredential, findProsePasswords},
 	{SecretDiscordBotToken, findDiscordTokens},
 	{SecretTelegramBotToken, findTelegramTokens},
@@ -1154,6 +1162,76 @@ func findAWSSecretKeys(text string) [][2]int {
 	return out
 }
 
+// findAzureStorageKeys finds Azure storage account keys without their
+// name: 64 random bytes in base64, 86 characters of its alphabet and "==",
+// standing alone, mixing upper case, lower case and digits, with the
+// entropy of random base64 (at least 5 bits per character; a base64 run of
+// text or of a small image header has less).
+func findAzureStorageKeys(text string) [][2]int {
+	var out [][2]int
+	for i := 0; ; {
+		k := strings.Index(text[i:], "==")
+		if k < 0 {
+			return out
+		}
+		e := i + k + 2
+		s := i + k
+		for s > 0 && isBase64Byte(text[s-1]) && text[s-1] != '=' {
+			s--
+		}
+		if e-s == 88 && (s == 0 || !isTokenByte(text[s-1])) && (e == len(text) || !isTokenByte(text[e])) {
+			if key := text[s : e-2]; hasUpperLowerDigit(key) && entropy(key) >= 5 {
+				out = append(out, [2]int{s, e})
+			}
+		}
+		i = e
+	}
+}
+
+// findLoginPairs finds a login written as an e-mail address and its
+// password side by side ("j.okafor@example.com / Tarmac-Blue-2026",
+// "ana@example.org | Kettle9!Blue"): an address, then within a few
+// bytes a separator ('/', '|', ':', ',' or ';') and a token shaped like a
+// password (proseSecret) that is not itself an address or a URL.
+func findLoginPairs(text string) [][2]int {
+	var out [][2]int
+	for i := 0; ; {
+		k := strings.IndexByte(text[i:], '@')
+		if k < 0 {
+			return out
+		}
+		at := i + k
+		e := at + 1
+		for e < len(text) && (isWordByte(text[e]) || text[e] == '.' || text[e] == '-') {
+			e++
+		}
+		i = e
+		if at == 0 || !isWordByte(text[at-1]) || !strings.Contains(text[at:e], ".") {
+			if i >= len(text) {
+				return out
+			}
+			continue
+		}
+		addr := strings.TrimRight(text[at:e], ".")
+		j := at + len(addr)
+		sep := false
+		for j < len(text) && j-at-len(addr) < 8 && (text[j] == ' ' || text[j] == '/' || text[j] == '|' || text[j] == ':' || text[j] == ',' || text[j] == ';') {
+			sep = sep || text[j] != ' '
+			j++
+		}
+		if !sep || j >= len(text) {
+			continue
+		}
+		t := j
+		for t < len(text) && text[t] > ' ' && text[t] != '"' && text[t] != '\'' {
+			t++
+		}
+		if t > j && !strings.Contains(text[j:t], "@") && proseSecret(text, j, t) {
+			out = append(out, [2]int{j, t})
+		}
+	}
+}
+
 // entropy is the Shannon entropy of s in bits per byte.
 func entropy(s string) float64 {
 	var counts [256]int
@@ -1233,6 +1311,15 @@ func findProsePasswords(text string) [][2]int {
 		}
 	}
 	return out
+}
+
+// passwordManagers are products that keep passwords, named where a
+// password would be ("in 1Password", "the LastPass vault").
+var passwordManagers = []string{"1password", "lastpass", "keepass", "keepassxc", "bitwarden", "dashlane", "vaultwarden", "nordpass", "roboform", "enpass"}
+
+func passwordManager(v string) bool {
+	v = strings.ToLower(strings.TrimRight(v, "'s’"))
+	return slices.Contains(passwordManagers, v)
 }
 
 // findTelegramTokens finds Telegram bot tokens: a bot id of 8 to 10 digits,
@@ -1329,7 +1416,7 @@ func proseSecret(text string, s, e int) bool {
 	if strings.ContainsAny(v, "([{`/\\") || shellVariable(v) || v[0] == '@' || codeReference.MatchString(v) || envName.MatchString(v) {
 		return false
 	}
-	if len(v) < 6 {
+	if len(v) < 6 || passwordManager(v) {
 		return false
 	}
 	// A letter, and a digit or a symbol other than the hyphens and

@@ -100,6 +100,11 @@ func secretCases() []secretCase {
 		c("uk nino compact", "", "JG103759A", ",", SecretUKNINO),
 		c("iban grouped", "pay to ", "GB82 WEST 1234 5698 7654 32", " today", SecretIBAN),
 		c("iban compact", "", "DE89370400440532013000", "", SecretIBAN),
+		c("azure storage key without a name", "key for the backups: ", "hTGWokXLPhVCsA/kg0i61WaLnEGNCQ1vr62fC76d3PSrXF3oFE6c2KjVtw5RoKfSWKY0RJcx2K6/xBMmDWS/s+==", "", SecretAzureStorageKey),
+		c("e-mail and password side by side", "login for the parking portal: j.okafor@example.com / ", "Tarmac-Blue-2026", "", SecretCredential),
+		c("e-mail and password after a bar", "ana@example.org | ", "Kettle9!Blue", " for the gym", SecretCredential),
+		c("spanish seed phrase", "Frase semilla de la cartera: ", "cometa nube tigre salsa bosque rayo hielo mapa lunes vidrio perla trueno", "", SecretCredential),
+		c("french recovery phrase", "phrase de récupération : ", "lampe rivière soleil chat orange piano vent sable", "", SecretCredential),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -134,6 +139,13 @@ func TestDetectSecretsIgnores(t *testing.T) {
 	tests := []struct{ name, text string }{
 		{"prose", "The quick brown fox jumps over the lazy dog. We passed the keys to Anna, who kept the secret."},
 		{"prose about passwords", "Your password must be at least 8 characters long; tokens expire after an hour."},
+		{"a password manager", "Passwords for the family accounts live in the shared 1Password vault called 'Home'."},
+		{"another password manager", "My password is in Bitwarden, ask me for it."},
+		{"e-mail and a date", "Write to ana@example.org / 2026-05-01 is the deadline."},
+		{"e-mail and a word", "Send it to ana@example.org, thanks"},
+		{"e-mail and another address", "ana@example.org / ben@example.org share the account."},
+		{"base64 of text, 88 characters", "SGVsbG8gd29ybGQsIHRoaXMgaXMgYSBwbGFpbiBFbmdsaXNoIHNlbnRlbmNlIGFib3V0IHRoZSB3ZWF0aGVyLiA="},
+		{"spanish phrase about a seed", "La frase semilla está guardada en la caja fuerte de casa."},
 		{"phone us", "Call me at +1 (415) 555-2671 or 415-555-2671 tomorrow."},
 		{"phone uk", "Office: +44 20 7946 0958"},
 		{"phone international digits", "+49 30 12345678 or 0049 30 12345678"},
