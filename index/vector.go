@@ -176,8 +176,14 @@ func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
 	s := float64(scale)
 	inv := 1 / norm
 	k := inv / s // x·k ≈ x/norm/s, the code before rounding
+	n := len(v) &^ (quantizeBlock - 1)
 	var r0, r1 float64
-	i = 0
+	if quantizeBody != nil && n > 0 {
+		r0 = quantizeBody(v[:n], k, inv, s, codes[:n])
+	} else {
+		n = 0
+	}
+	i = n
 	for ; i+2 <= len(v); i += 2 {
 		x0, x1 := float64(v[i]), float64(v[i+1])
 		c0, c1 := clampCode((x0*k+magic)-magic), clampCode((x1*k+magic)-magic)

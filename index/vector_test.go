@@ -99,3 +99,58 @@ func TestCheckVector(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeKernels: the SIMD body of quantize, where the CPU has one,
+// gives the pure-Go loop's codes bit for bit and its residual within a
+// float32 step (the sum's order differs), on every distribution and on
+// dimensions that do and do not fill whole blocks, including values on a
+// rounding tie (half-integers on a grid of step 1).
+func TestQuantizeKernels(t *testing.T) {
+	if quantizeBody == nil {
+		t.Skip("no SIMD quantize on this CPU")
+	}
+	simd := quantizeBody
+	quantizeWith := func(body func([]float32, float64, float64, float64, []int8) float64, v []float32, norm float64, codes []int8) (float32, float32) {
+		old := quantizeBody
+		quantizeBody = body
+		defer func() { quantizeBody = old }()
+		return quantize(v, norm, codes)
+	}
+	r := newRand(11)
+	var vs [][]float32
+	for _, name := range []string{"gaussian", "outlier", "scaled", "ternary", "aligned"} {
+		for _, dim := range []int{8, 9, 16, 31, 384, 484, 1000} {
+			gen := distributions[name](r, dim)
+			for range 10 {
+				vs = append(vs, gen(r, dim, 0))
+			}
+		}
+	}
+	ties := make([]float32, 64) // 127 sets the grid step to 1/‖v‖: k·x is x
+	ties[0] = 127
+	for i := 1; i < len(ties); i++ {
+		ties[i] = float32(i%9) - 4.5
+	}
+	vs = append(vs, ties)
+	for _, v := range vs {
+		norm, _ := checkVector(v)
+		stride := alignStride(len(v))
+		a, b := make([]int8, stride), make([]int8, stride)
+		sa, ra := quantizeWith(simd, v, norm, a)
+		sb, rb := quantizeWith(nil, v, norm, b)
+		if sa != sb || string(int8Bytes(a)) != string(int8Bytes(b)) {
+			t.Fatalf("dim %d: SIMD codes %v (scale %v), Go %v (scale %v)", len(v), a, sa, b, sb)
+		}
+		if d := math.Abs(float64(ra) - float64(rb)); d > float64(math.Nextafter32(max(ra, rb), float32(math.Inf(1)))-max(ra, rb)) {
+			t.Fatalf("dim %d: SIMD residual %v, Go %v", len(v), ra, rb)
+		}
+	}
+}
+
+func int8Bytes(c []int8) []byte {
+	b := make([]byte, len(c))
+	for i, x := range c {
+		b[i] = byte(x)
+	}
+	return b
+}
