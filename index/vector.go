@@ -156,8 +156,10 @@ func checkVector(v []float32) (norm float64, ok bool) {
 // residual is measured against the codes chosen; the products are within
 // an ulp or two of the quotients, far inside roundingMargin. Ties round to
 // even, by adding and subtracting 1.5·2⁵² (exact for |w| < 2⁵¹; Go never
-// reassociates floating-point sums), which costs two additions where
-// math.Round is a function call. The maximum is taken over the bits of |x|,
+// reassociates floating-point sums, and the explicit conversion of the
+// product keeps it from being fused into the addition, so the codes are the
+// same on every architecture and in quantizeBody), which costs two
+// additions where math.Round is a function call. The maximum is taken over the bits of |x|,
 // which order as the values do for finite floats.
 func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
 	const magic = 0x1.8p52
@@ -186,7 +188,7 @@ func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
 	i = n
 	for ; i+2 <= len(v); i += 2 {
 		x0, x1 := float64(v[i]), float64(v[i+1])
-		c0, c1 := clampCode((x0*k+magic)-magic), clampCode((x1*k+magic)-magic)
+		c0, c1 := clampCode((float64(x0*k)+magic)-magic), clampCode((float64(x1*k)+magic)-magic)
 		codes[i], codes[i+1] = int8(c0), int8(c1)
 		d0, d1 := x0*inv-s*c0, x1*inv-s*c1
 		r0 += d0 * d0
@@ -194,7 +196,7 @@ func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
 	}
 	for ; i < len(v); i++ {
 		x := float64(v[i])
-		c := clampCode((x*k + magic) - magic)
+		c := clampCode((float64(x*k) + magic) - magic)
 		codes[i] = int8(c)
 		d := x*inv - s*c
 		r0 += d * d
