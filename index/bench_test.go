@@ -424,3 +424,15 @@ func BenchmarkFourBit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQuantize is the per-vector cost of a bulk load besides copying:
+// checking a 484-d vector and quantizing it.
+func BenchmarkQuantize(b *testing.B) {
+	r := newRand(1)
+	v := distributions["gaussian"](r, 484)(r, 484, 0)
+	codes := make([]int8, alignStride(len(v)))
+	for b.Loop() {
+		n, _ := checkVector(v)
+		quantize(v, n, codes)
+	}
+}

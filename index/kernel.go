@@ -57,6 +57,17 @@ func gatherDotsGeneric(q []int16, rows []*int8, stride int, out []int32) {
 // that order, as scan's loop does. len(d) is a multiple of 64. nil: none.
 var boundMask func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
 
+// quantizeBody, where the CPU has a SIMD version, does quantize's second
+// pass over v (len(v) a multiple of quantizeBlock): codes[i] =
+// clamp(roundToEven(x·k), ±codeMax) and the sum of (x·inv − s·code)², each
+// operation in float64 as quantize's loop does, so the codes are the
+// loop's bit for bit (the sum may differ in its last bits by the order of
+// additions). nil: quantize's loop does it all.
+var quantizeBody func(v []float32, k, inv, s float64, codes []int8) (r2 float64)
+
+// quantizeBlock is the number of values quantizeBody handles at a time.
+const quantizeBlock = 8
+
 // dotsGeneric is the pure-Go kernel, used where no assembly kernel applies
 // and as the reference the assembly kernels are tested against. Four rows
 // share each query load.

@@ -75,8 +75,25 @@ func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, ma
 	boundMaskAsm(&d[0], &scales[0], &resid[0], n, t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
 }
 
+// quantizeAVX2Asm is quantizeBody in AVX2 (kernel_amd64.s): eight values
+// at a time, converted to float64, multiplied, rounded (VROUNDPD, nearest
+// even), clamped, packed to int8, and their residuals squared and summed in
+// eight float64 lanes. n must be a positive multiple of 8.
+//
+//go:noescape
+func quantizeAVX2Asm(v *float32, n int, k, inv, s float64, codes *int8) float64
+
+func quantizeAVX2(v []float32, k, inv, s float64, codes []int8) float64 {
+	n := len(v)
+	if n == 0 || n%quantizeBlock != 0 || len(codes) < n {
+		panic("index: quantizeBody: bad arguments")
+	}
+	return quantizeAVX2Asm(&v[0], n, k, inv, s, &codes[0])
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
+		quantizeBody = quantizeAVX2
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
 		dots, kernelName = dotsAVX2, "avx2"
 	}

@@ -133,46 +133,88 @@ func roundUp32(x float64) float32 {
 
 // checkVector reports whether v can be indexed: finite values and a
 // non-zero norm.
+//
+// The norm decides both in one pass: a NaN value makes the sum of squares
+// NaN and an infinite one makes it +Inf (every term is ≥ 0, so no Inf − Inf
+// can hide it), while finite float32 values can never overflow a float64
+// sum of at most MaxDim squares (each < 2²⁵⁶).
 func checkVector(v []float32) (norm float64, ok bool) {
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return 0, false
-		}
-	}
 	norm = norm64(v)
-	return norm, norm > 0 && !math.IsInf(norm, 0)
+	if !(norm > 0) || math.IsInf(norm, 0) {
+		return 0, false
+	}
+	return norm, true
 }
 
 // quantize writes the int8 codes of v/norm into codes (len(codes) is the
 // stride; the padding is zeroed) and returns the scale and the residual
-// norm, rounded up.
+// norm, rounded up. v must be finite (checkVector).
+//
+// It multiplies where a direct transcription would divide twice per value
+// (u = x/norm, u/scale): the codes may differ from those divisions' at a
+// rounding tie, which the exactness argument does not care about, since the
+// residual is measured against the codes chosen; the products are within
+// an ulp or two of the quotients, far inside roundingMargin. Ties round to
+// even, by adding and subtracting 1.5·2⁵² (exact for |w| < 2⁵¹; Go never
+// reassociates floating-point sums, and the explicit conversion of the
+// product keeps it from being fused into the addition, so the codes are the
+// same on every architecture and in quantizeBody), which costs two
+// additions where math.Round is a function call. The maximum is taken over the bits of |x|,
+// which order as the values do for finite floats.
 func quantize(v []float32, norm float64, codes []int8) (scale, resid float32) {
-	var maxAbs float64
-	for _, x := range v {
-		if a := math.Abs(float64(x)); a > maxAbs {
-			maxAbs = a
-		}
+	const magic = 0x1.8p52
+	var m0, m1 uint32
+	i := 0
+	for ; i+2 <= len(v); i += 2 {
+		m0 = max(m0, math.Float32bits(v[i])&^(1<<31))
+		m1 = max(m1, math.Float32bits(v[i+1])&^(1<<31))
 	}
+	for ; i < len(v); i++ {
+		m0 = max(m0, math.Float32bits(v[i])&^(1<<31))
+	}
+	maxAbs := float64(math.Float32frombits(max(m0, m1)))
 	// maxAbs/norm ≥ 1/√dim, so the scale never underflows.
 	scale = float32(maxAbs / norm / codeMax)
 	s := float64(scale)
-	var r2 float64
-	for i, x := range v {
-		u := float64(x) / norm
-		c := math.Round(u / s)
-		// Plain comparisons: the values are finite, and math.Max/Min are
-		// not inlined.
-		if c > codeMax {
-			c = codeMax
-		} else if c < -codeMax {
-			c = -codeMax
-		}
+	inv := 1 / norm
+	k := inv / s // x·k ≈ x/norm/s, the code before rounding
+	n := len(v) &^ (quantizeBlock - 1)
+	var r0, r1 float64
+	if quantizeBody != nil && n > 0 {
+		r0 = quantizeBody(v[:n], k, inv, s, codes[:n])
+	} else {
+		n = 0
+	}
+	i = n
+	for ; i+2 <= len(v); i += 2 {
+		x0, x1 := float64(v[i]), float64(v[i+1])
+		c0, c1 := clampCode((float64(x0*k)+magic)-magic), clampCode((float64(x1*k)+magic)-magic)
+		codes[i], codes[i+1] = int8(c0), int8(c1)
+		d0, d1 := x0*inv-s*c0, x1*inv-s*c1
+		r0 += d0 * d0
+		r1 += d1 * d1
+	}
+	for ; i < len(v); i++ {
+		x := float64(v[i])
+		c := clampCode((float64(x*k) + magic) - magic)
 		codes[i] = int8(c)
-		d := u - s*c
-		r2 += d * d
+		d := x*inv - s*c
+		r0 += d * d
 	}
 	clear(codes[len(v):])
-	return scale, roundUp32(math.Sqrt(r2))
+	return scale, roundUp32(math.Sqrt(r0 + r1))
+}
+
+// clampCode bounds a rounded code to ±codeMax. Plain comparisons: the values
+// are finite, and math.Max/Min are not inlined.
+func clampCode(c float64) float64 {
+	if c > codeMax {
+		return codeMax
+	}
+	if c < -codeMax {
+		return -codeMax
+	}
+	return c
 }
 
 // qvec is a query vector prepared for the scan.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memgate/memgate/store/sqlstore"
@@ -248,7 +249,28 @@ func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return q.q.Query(ctx, q.sql(query, args), args...)
+	rs, err := q.q.Query(ctx, q.sql(query, args), args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows{rs}, nil
+}
+
+// rows maps sqlstore.Borrowed to pgx's DriverBytes, which points into the
+// connection's read buffer instead of copying.
+type rows struct{ pgx.Rows }
+
+func (r rows) Scan(dest ...any) error {
+	out, copied := dest, false
+	for i, d := range dest {
+		if p, ok := d.(*sqlstore.Borrowed); ok {
+			if !copied {
+				out, copied = append([]any(nil), dest...), true
+			}
+			out[i] = (*pgtype.DriverBytes)(p)
+		}
+	}
+	return r.Rows.Scan(out...)
 }
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {

@@ -379,6 +379,13 @@ func scanDest(dest []any) []any {
 			s = optMicrosDest{p}
 		case *[]string, *[]float64:
 			s = jsonDest{p}
+		case *sqlstore.Borrowed:
+			// database/sql hands a RawBytes the driver's own slice.
+			if !copied {
+				out, copied = append([]any(nil), dest...), true
+			}
+			out[i] = (*sql.RawBytes)(p)
+			continue
 		default:
 			continue
 		}

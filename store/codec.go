@@ -55,7 +55,10 @@ func EncodeMetadata(md map[string]any) (any, error) {
 	return string(b), nil
 }
 
-// DecodeVectorInto is DecodeVector reusing dst's storage.
+// DecodeVectorInto is DecodeVector reusing dst's storage. On a
+// little-endian machine the stored bytes are the float32 values' memory,
+// so it copies them whole (a cold load decodes every vector of a
+// partition); elsewhere it decodes value by value.
 func DecodeVectorInto(dst []float32, b []byte) ([]float32, error) {
 	if len(b)%4 != 0 {
 		return nil, fmt.Errorf("stored vector has %d bytes, not a multiple of 4", len(b))
@@ -64,11 +67,19 @@ func DecodeVectorInto(dst []float32, b []byte) ([]float32, error) {
 		return nil, nil
 	}
 	dst = slices.Grow(dst[:0], len(b)/4)[:len(b)/4]
+	if littleEndian {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), len(b)), b)
+		return dst, nil
+	}
 	for i := range dst {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return dst, nil
 }
+
+// littleEndian reports whether this machine stores a float32 as
+// EncodeVector does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // ContentTerms returns what backends store of content for the recall
 // index (the columns index_terms and terms_version): EncodeTerms of

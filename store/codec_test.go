@@ -36,6 +36,10 @@ func TestVectorEncoding(t *testing.T) {
 	if err != nil || !math.Signbit(float64(got[0])) {
 		t.Fatalf("negative zero read back as %v, %v", got, err)
 	}
+	into, err := store.DecodeVectorInto(make([]float32, 1, 8), []byte{0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0x3f})
+	if err != nil || !slices.Equal(into, []float32{-2, 0.5}) {
+		t.Fatalf("DecodeVectorInto = %v, %v; want [-2 0.5]", into, err)
+	}
 	if _, err := store.DecodeVector([]byte{1, 2, 3, 4, 5}); err == nil {
 		t.Fatal("5 bytes decoded")
 	}
@@ -54,6 +58,22 @@ func FuzzDecodeVector(f *testing.F) {
 		}
 		if err == nil && !slices.Equal(store.EncodeVector(v), b) {
 			t.Fatalf("% x does not round-trip", b)
+		}
+		// DecodeVectorInto gives the same values bit for bit (NaN
+		// payloads included), into reused storage longer or shorter
+		// than the vector and full of other values.
+		for _, n := range []int{0, len(b) / 8, len(b)/4 + 3} {
+			dst := make([]float32, n, n+1)
+			for i := range dst {
+				dst[i] = float32(i) + 0.5
+			}
+			w, err := store.DecodeVectorInto(dst, b)
+			if (err != nil) != (len(b)%4 != 0) {
+				t.Fatalf("DecodeVectorInto, %d bytes: err %v", len(b), err)
+			}
+			if err == nil && (len(w) != len(v) || !slices.Equal(store.EncodeVector(w), b)) {
+				t.Fatalf("DecodeVectorInto(% x) = %v, want %v", b, w, v)
+			}
 		}
 	})
 }

@@ -197,8 +197,10 @@ type Store interface {
 	// content analysed instead, so the terms are always
 	// analysis.Terms(content); its terms are then written back, best
 	// effort, after fn has seen every row (a write that fails is not an
-	// error of the load). The row and its slices are reused: fn must copy
-	// what it keeps. An error of fn stops the load and is returned as is.
+	// error of the load). The row, its slices and the bytes of its Terms
+	// are reused (a backend may decode them from memory its driver lends
+	// for one row): fn must copy what it keeps. An error of fn stops the
+	// load and is returned as is.
 	LoadIndex(ctx context.Context, tenant, principal string, model EmbeddingModel, fn func(*IndexRow) error) error
 
 	// Fetch returns the memories among ids that the scope contains and that

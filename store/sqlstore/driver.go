@@ -43,7 +43,8 @@ var ErrNoRows = errors.New("sqlstore: no rows in result set")
 //   - string, []byte, bool, int, int64, float64, and nil;
 //   - scan destinations are pointers to those (*time.Time, *[]string,
 //     *[]float64, *string, *int64, *bool, *[]byte...) or pointers to
-//     pointers (**string, **int64, **time.Time) for nullable columns.
+//     pointers (**string, **int64, **time.Time) for nullable columns;
+//   - *Borrowed, in Rows.Scan only, for a blob read without a copy.
 //
 // A driver translates nothing else: errors go back as the database gave
 // them, for Driver.Interpret.
@@ -88,6 +89,13 @@ func RowBatch(ctx context.Context, q Querier, qs []BatchQuery) error {
 	}
 	return nil
 }
+
+// Borrowed is a scan destination for a blob that the driver lends instead
+// of copying (database/sql's RawBytes, pgx's DriverBytes): nil for NULL,
+// and valid only until the next Rows.Next or Rows.Close. It saves a copy
+// and an allocation per row where a statement streams large blobs
+// (LoadIndex's vectors) that the caller decodes at once.
+type Borrowed []byte
 
 // Rows is the result of Querier.Query.
 type Rows interface {

@@ -61,7 +61,7 @@ func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model s
 	var (
 		row                       store.IndexRow
 		kind, source, sensitivity string
-		vector, terms             []byte
+		vector, terms             Borrowed // decoded before the next row
 		content                   *string
 		version                   = analysis.TermsVersion
 		fnErr                     *fnError

@@ -19,6 +19,8 @@
 //   - the Dialect: Contains is a literal, Unicode case-insensitive
 //     substring test (no wildcard), MetadataEquals tells types apart,
 //     Micros is unix microseconds;
+//   - a blob scanned into sqlstore.Borrowed is the row's own, row after
+//     row, and nil for NULL;
 //   - after Close, reads and writes are unavailable.
 //
 // It writes to the schema's own tables (keys, audit_events, memories),
@@ -61,6 +63,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) sqlstore.Driver) {
 		{"MicrosIsUnixMicroseconds", testMicros},
 		{"ClosedIsUnavailable", testClosed},
 		{"IndexTermsNeverStale", testIndexTerms},
+		{"BorrowedIsEachRowsBlob", testBorrowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -605,5 +608,59 @@ func testIndexTerms(t *testing.T, d sqlstore.Driver) {
 		if v := versions(); v["m-0"] != analysis.TermsVersion || v["m-1"] != analysis.TermsVersion || v["m-2"] != analysis.TermsVersion {
 			t.Fatalf("terms versions after the load: %v", v)
 		}
+	}
+}
+
+// testBorrowed: a blob scanned into Borrowed holds the current row's bytes,
+// whatever the rows before it held (longer, shorter, NULL), beside a
+// []byte destination of the same column.
+func testBorrowed(t *testing.T, d sqlstore.Driver) {
+	ctx := t.Context()
+	s := sqlstore.New(d)
+	vectors := [][]float32{{1, 2, 3, 4, 5, 6, 7, 8}, nil, {-0.5, 0.25}, make([]float32, 484), {3}}
+	vectors[3][0], vectors[3][483] = 1, -1
+	var ms []*memgate.Memory
+	for i, v := range vectors {
+		content := fmt.Sprintf("memory number %d", i)
+		m := &memgate.Memory{ID: fmt.Sprintf("m-%d", i), Tenant: "acme", Principal: "alice", Kind: memgate.KindFact,
+			Source: memgate.SourceUser, Sensitivity: memgate.SensitivityStandard, Status: memgate.StatusActive,
+			Content: content, ContentSHA256: memgate.ContentHash(content), CreatedAt: at, UpdatedAt: at, Version: 1}
+		if v != nil {
+			m.Embedding = &memgate.Embedding{Provider: "test", Model: "m", Dim: len(v), Vector: v}
+		}
+		ms = append(ms, m)
+	}
+	if err := s.Insert(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := reader(t, d).Query(ctx, "SELECT id, embedding_vector, embedding_vector FROM memories WHERE tenant = ? ORDER BY seq", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	n := 0
+	for rs.Next() {
+		var id string
+		var b sqlstore.Borrowed
+		var c []byte
+		if err := rs.Scan(&id, &b, &c); err != nil {
+			t.Fatal(err)
+		}
+		want := vectors[n]
+		switch {
+		case id != ms[n].ID:
+			t.Fatalf("row %d is %s, want %s", n, id, ms[n].ID)
+		case want == nil && (b != nil || c != nil):
+			t.Errorf("%s: a NULL vector read as %x and %x", id, b, c)
+		case want != nil && (string(b) != string(store.EncodeVector(want)) || string(c) != string(b)):
+			t.Errorf("%s: borrowed %x, copied %x, want %x", id, []byte(b), c, store.EncodeVector(want))
+		}
+		n++
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(vectors) {
+		t.Fatalf("%d rows, want %d", n, len(vectors))
 	}
 }
