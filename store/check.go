@@ -234,8 +234,10 @@ func IdempotencyConflict(i, n int, why string) *memgate.Error {
 }
 
 // ErrKeyHeld is the conflict of a keyed write whose key, in the write's
-// key space (its source), is held by a memory the writer may not replace:
-// a restricted one, for a writer that may not read restricted memories.
+// key space (its source, at its level), is held by a memory the writer may
+// not replace: a restricted one, for a writer that may not read restricted
+// memories; or any, for a new version of another memory (which replaces
+// only the memory it names).
 // It names neither the memory nor why, so it tells the writer no more than
 // any other conflict does.
 func ErrKeyHeld() *memgate.Error {

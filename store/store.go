@@ -110,8 +110,10 @@ type Store interface {
 	// updated_at = p.At) in the same transaction: a pending memory can carry
 	// the intent to replace another, which takes effect only when a person
 	// approves it. It returns the approved memory and the superseded one;
-	// superseded is nil when Supersedes is empty or names a memory that is
-	// no longer active (revoked, superseded or deleted meanwhile): the
+	// A keyed memory supersedes instead the active memory that has its key
+	// in its key space now, if any (the one it was held against, or a
+	// newer one: one chain). superseded is nil when there is none and
+	// Supersedes is empty or names a memory that is no longer active (revoked, superseded or deleted meanwhile): the
 	// approval stands and the link stays as the record of what it was
 	// meant to replace. An active memory is returned unchanged (idempotent,
 	// superseded nil); any other status: conflict. Not in scope or
@@ -125,8 +127,11 @@ type Store interface {
 	// tenant and principal as the old memory (invalid_argument otherwise),
 	// next.Supersedes must equal oldID, and next must be active (conflict
 	// otherwise: a memory held for approval supersedes only when approved,
-	// see Promote). The result holds old and next as stored after the
-	// writes.
+	// see Promote). next keeps old's key (a key of its own is
+	// invalid_argument), in its own key space: where that is not old's
+	// (another source, agent or conversation) and an active memory has the
+	// key there, ErrKeyHeld, and nothing is written. The result holds old
+	// and next as stored after the writes.
 	//
 	// Idempotency: keys holds at most one entry, for next, checked as
 	// Remember's are (CheckIdempotencyKeys, invalid_argument before any
@@ -321,7 +326,10 @@ type Store interface {
 	//     active memory supersedes that one in the same transaction
 	//     (superseded_by, as Supersede does; Superseded[i] names it), a
 	//     pending one is stored with Supersedes naming it and supersedes
-	//     it when approved (Promote). Two active memories never share a key at one level;
+	//     it when approved (Promote). A pending memory whose Supersedes
+	//     already names another memory (a new version held for approval)
+	//     and whose key another memory has in its key space is
+	//     ErrKeyHeld, as Supersede's is. Two active memories never share a key at one level;
 	//     concurrent calls with one key queue, so each supersedes the one
 	//     before (one chain). Dedup of a keyed memory folds only into the
 	//     memory with the same key, and of one without a key only into

@@ -289,15 +289,20 @@ func (s *Store) Promote(ctx context.Context, sc memgate.Scope, id string, p stor
 		}
 		// What the approval supersedes goes first (the unique index of
 		// keys never sees two active): for a keyed memory, whichever
-		// memory has its key at its level now (the one it was held
-		// against, or a newer one: one chain either way); otherwise the
-		// memory Supersedes names, which is the principal's, in whatever
+		// memory has its key in its key space now (the one it was held
+		// against, or a newer one: one chain either way); otherwise, or
+		// when none has (a new version in another source or level than
+		// the memory it names), the memory Supersedes names, which is the principal's, in whatever
 		// agent or conversation (the link was checked within the writer's
 		// scope when the pending memory was stored), if still active.
 		target := cur.Supersedes
 		if cur.Key != "" {
-			if target, _, err = keyHolder(ctx, q, cur); err != nil {
+			holder, _, err := keyHolder(ctx, q, cur)
+			if err != nil {
 				return err
+			}
+			if holder != "" {
+				target = holder
 			}
 		}
 		if target != "" {
@@ -369,10 +374,10 @@ func (s *Store) Supersede(ctx context.Context, sc memgate.Scope, oldID string, n
 			if args, err = memoryArgs(n); err != nil {
 				return nil, err
 			}
-			if n.Source != old.Source {
-				// The new version takes the key in its own source's key
-				// space, where another memory may hold it: that one is
-				// not what the caller asked to supersede.
+			if n.Source != old.Source || n.Agent != old.Agent || n.Conversation != old.Conversation {
+				// The new version takes the key in its own key space (its
+				// source, at its level), where another memory may hold
+				// it: that one is not what the caller asked to supersede.
 				if err := s.d.Lock(ctx, q, keyLock(n)); err != nil {
 					return nil, err
 				}

@@ -287,6 +287,13 @@ func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args 
 	if m.KeyHidesRestricted && sens == memgate.SensitivityRestricted {
 		return nil, "", store.ErrKeyHeld()
 	}
+	if m.Supersedes != "" && m.Supersedes != holder {
+		// A held new version of another memory (Supersede, pending),
+		// taking that memory's key in a key space where a third memory
+		// has it: not the one the caller named, so neither replaced nor
+		// named, as Supersede refuses it when the version is active.
+		return nil, "", store.ErrKeyHeld()
+	}
 	superseded := ""
 	if m.Status == memgate.StatusActive {
 		if _, err := q.Exec(ctx, supersedeSQL, m.ID, m.CreatedAt.UTC(), m.CreatedBy, m.Tenant, m.Principal, holder); err != nil {

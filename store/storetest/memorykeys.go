@@ -27,6 +27,7 @@ var memoryKeyTests = []test{
 	{"EachSourceIsItsOwnKeySpace", testKeySpaces},
 	{"HiddenRestrictedHolderIsAConflict", testKeyHiddenRestricted},
 	{"SupersedeIntoAHeldKeySpaceIsAConflict", testKeySupersedeOtherSpace},
+	{"HeldVersionIntoAHeldKeySpaceIsAConflict", testKeyHeldVersionOtherSpace},
 	{"DuplicateFoldsOnlyIntoItsOwnSource", testDedupBySource},
 }
 
@@ -394,6 +395,64 @@ func testKeySupersedeOtherSpace(t *testing.T, newStore func(*testing.T) store.St
 	res, err := s.Supersede(t.Context(), alice, "m-004", n, t1)
 	if err != nil || res.Next.Key != "pref:seat" || res.Old.Status != memgate.StatusSuperseded {
 		t.Fatalf("a new version into a free key space: %+v %v", res, err)
+	}
+}
+
+// testKeyHeldVersionOtherSpace: a new version held for approval (Remember
+// of a pending memory whose Supersedes names the old one) keeps the old
+// memory's key in its own key space, as Supersede's active version does:
+// where a third memory holds the key there, it is the same conflict, naming
+// nothing, and nothing is written; at another level of the same source
+// too. Control: with the space free it is stored pending with the link it
+// was given, and its approval supersedes the memory it names.
+func testKeyHeldVersionOtherSpace(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	mustRemember(t, s, withSource(withKey(alice, "m-001", "pref:coffee", "likes espresso"), memgate.SourceAssistant))
+	mustRemember(t, s, withKey(alice, "m-002", "pref:coffee", "likes tea"))
+	held := withKey(alice, "m-003", "pref:coffee", "likes cortados")
+	held.Status, held.Supersedes = memgate.StatusPending, "m-001"
+	_, err := s.Remember(t.Context(), []*memgate.Memory{held}, nil)
+	requireCode(t, "a held version into a held key space", err, memgate.ECONFLICT, "key")
+	if e, ok := err.(*memgate.Error); ok && (strings.Contains(e.Message, "m-001") || strings.Contains(e.Message, "m-002")) {
+		t.Fatalf("the conflict names a memory: %v", e)
+	}
+	for _, id := range []string{"m-001", "m-002"} {
+		if got := mustGet(t, s, alice, id); got.Status != memgate.StatusActive {
+			t.Fatalf("a refused held version left %s %s", id, got.Status)
+		}
+	}
+	if _, err := s.Get(t.Context(), alice, "m-003"); memgate.ErrorCode(err) != memgate.ENOTFOUND {
+		t.Fatalf("a refused held version was stored: %v", err)
+	}
+
+	// The same source at another level: the new version's space is the
+	// agent's, where m-005 holds the key.
+	aliceAgent := memgate.Scope{Tenant: alice.Tenant, Principal: alice.Principal, Agent: "planner"}
+	mustRemember(t, s, withKey(alice, "m-004", "pref:seat", "window"))
+	mustRemember(t, s, withKey(aliceAgent, "m-005", "pref:seat", "aisle"))
+	lower := withKey(aliceAgent, "m-006", "pref:seat", "front row")
+	lower.Status, lower.Supersedes = memgate.StatusPending, "m-004"
+	_, err = s.Remember(t.Context(), []*memgate.Memory{lower}, nil)
+	requireCode(t, "a held version into a held key space at another level", err, memgate.ECONFLICT, "key")
+	next := withKey(aliceAgent, "m-007", "pref:seat", "front row")
+	next.Supersedes = "m-004"
+	_, err = s.Supersede(t.Context(), alice, "m-004", next, t1)
+	requireCode(t, "a new version into a held key space at another level", err, memgate.ECONFLICT, "key")
+	if got := mustGet(t, s, alice, "m-004"); got.Status != memgate.StatusActive {
+		t.Fatalf("a refused supersession left m-004 %s", got.Status)
+	}
+
+	// Control: the user's key space is free for pref:desk.
+	mustRemember(t, s, withSource(withKey(alice, "m-008", "pref:desk", "standing"), memgate.SourceAssistant))
+	free := withKey(alice, "m-009", "pref:desk", "sitting")
+	free.Status, free.Supersedes = memgate.StatusPending, "m-008"
+	res := mustRemember(t, s, free)
+	if got := res.Memories[0]; got.Status != memgate.StatusPending || got.Supersedes != "m-008" {
+		t.Fatalf("a held version into a free key space: %+v", got)
+	}
+	approved, superseded, err := s.Promote(t.Context(), alice, "m-009", store.Promotion{At: t2})
+	if err != nil || approved.Status != memgate.StatusActive || superseded == nil || superseded.ID != "m-008" || superseded.SupersededBy != "m-009" {
+		t.Fatalf("approving a held version of another source: %+v superseded %+v, %v", approved, superseded, err)
 	}
 }
 
