@@ -388,6 +388,23 @@ func (r *run) remember(c *caller, q scopeReq, s memgate.Scope, code string) effe
 		countKeyed("conflict")
 		return effect{}
 	}
+	if super && old.mem.Key != "" && (in.Source != old.mem.Source || dest != old.owner) {
+		if h := r.keyHolder(dest, old.mem.Key, in.Source); h != nil {
+			// A new version keeps its memory's key, in its own key space
+			// (its source, at its level), where a third memory has it:
+			// not the memory the caller named, so it is neither replaced
+			// nor named, whether the version is active or held.
+			r.unchanged(snap, ref{})
+			if e := apiErr(err); e == nil || e.Code != memgate.ECONFLICT || e.Field != "key" {
+				r.fail("a new version of %s (key %q) into a key space where %s has the key was answered %v; want a conflict naming key", in.Supersedes, old.mem.Key, h.id, orOK(err))
+			} else if strings.Contains(e.Message, h.id) {
+				r.fail("the conflict of a new version into a held key space names the holder %s: %v", h.id, e)
+			}
+			r.count("supersede.key.held")
+			countKeyed("keyheld")
+			return effect{}
+		}
+	}
 	if h := r.keyHolder(dest, in.Key, in.Source); !super && h != nil && s.HideRestricted && restricted(h.mem) {
 		// The key's holder in the write's key space is restricted, and
 		// the key may not read it: neither replaced nor named. The write
@@ -1047,8 +1064,14 @@ func (r *run) idOp(op opKind, c *caller, q scopeReq, s memgate.Scope, code strin
 		// another marks that one superseded: the link was made within
 		// the same tenant and principal, in any agent or conversation
 		// (store.Promote), and that is the only other memory it may touch.
+		// A keyed one supersedes whichever memory has its key in its key
+		// space now (the one it was held against, or a newer one), and
+		// the one it names when none has.
 		es := []*entry{e}
-		if o := r.w.reg.get(e.tenant, was.Supersedes); was.Supersedes != "" && o != nil && o.alive() && o.owner.principal == e.owner.principal {
+		if h := r.keyHolder(e.owner, was.Key, was.Source); was.Status == memgate.StatusPending && h != nil {
+			es = append(es, h)
+			r.count("approve.key.holder")
+		} else if o := r.w.reg.get(e.tenant, was.Supersedes); was.Supersedes != "" && o != nil && o.alive() && o.owner.principal == e.owner.principal {
 			es = append(es, o)
 		}
 		eff := onlyEntries("memory "+id+" and the one it supersedes", es...)
@@ -1229,6 +1252,23 @@ func (r *run) importLines(c *caller, q scopeReq, s memgate.Scope, code string) e
 			conflict = true
 		}
 	}
+	// A keyed line is a keyed write by the importing key: stored active,
+	// it supersedes the active memory that has its key in its key space
+	// (owner, key, source), as a remember would (the importing key may
+	// supersede anything in its tenant). holders maps each such memory to
+	// the lines that may take its key.
+	holders := map[string][]string{}
+	for _, l := range lines {
+		str := func(k string) string { v, _ := l[k].(string); return v }
+		src := memgate.Source(str("source"))
+		if src == "" {
+			src = memgate.SourceImport
+		}
+		if h := r.keyHolder(owners[str("id")], str("key"), src); h != nil {
+			holders[h.id] = append(holders[h.id], str("id"))
+			r.count("import.key.holder")
+		}
+	}
 	r.desc += fmt.Sprintf(" %d lines (from %q, naming another tenant: %v, an id in use: %v)", len(lines), from, foreign, conflict)
 	n, err := r.drv.importJSONL(c, q, body.Bytes())
 	switch {
@@ -1267,6 +1307,9 @@ func (r *run) importLines(c *caller, q scopeReq, s memgate.Scope, code string) e
 		row: func(m *memgate.Memory, isNew bool) string {
 			o, ok := owners[m.ID]
 			switch {
+			case !isNew && m.Status == memgate.StatusSuperseded && slices.Contains(holders[m.ID], m.SupersededBy):
+				r.count("import.key.superseded")
+				return ""
 			case !ok || !isNew:
 				return "import changed a memory it did not import"
 			case ownerOf(m) != o:
