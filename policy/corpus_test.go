@@ -410,12 +410,18 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     flagged (target 1 %). The gate before the change (338824a) scored
 //     107/125 = 85.6 %, 48/51 and 4/208 on it. Its misses and false
 //     positives were then fixed as classes and it moved into tuning.
+//   - heldout26k_*.jsonl, written blind after those fixes (de2d2bf),
+//     committed before it was measured (it is what TestCorpusFigures
+//     printed the first time it ran with it): 130/137 = 94.9 %
+//     instruction-like, 52/56 = 92.9 % secrets, 3/231 = 1.30 % benign
+//     flagged, all three look-alikes (0 of the 164 ordinary memories).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26k_", 0.94, 0.92, 0.013}, // 130/137 = 94.9 %, 52/56, 3/231 (0/164 ordinary, 3/67 look-alikes)
 }
 
 // splitRates measures instruction-like strings and secrets apart.
