@@ -54,12 +54,12 @@ func (g *gated) recalled(t *testing.T, principal, query, id string) bool {
 	return contains(recallIDs(t, g.eng, memgate.RecallRequest{Scope: scope("t", principal), Query: query, K: 10}), id)
 }
 
-// rawDB returns every byte the database files hold (main file and WAL).
+// rawDB returns every byte the database's files hold.
 func (g *gated) rawDB(t *testing.T) []byte {
 	t.Helper()
 	var all []byte
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(g.path + suffix)
+	for _, f := range sqlite.Files(g.path) {
+		b, err := os.ReadFile(f)
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/sqlite"
 )
 
 // TestForgetLeavesNoIdentifier: the identifiers a caller chose for a
 // person (principal, agent, conversation, idempotency keys) are in none of
 // the server's log lines, and after forget (and, for a deleted memory's
 // idempotency key, after delete) in neither the audit log as the API
-// shows it nor the database's files (.db, -wal, -shm). The audit log keeps
+// shows it nor the database's files (sqlite.Files: the database and its
+// audit log, each with its -wal and -shm). The audit log keeps
 // the person's events, under pseudonyms. The populated control: before
 // forget the identifiers are in the files and the audit log, and another
 // person's events keep their agent.
@@ -47,14 +50,14 @@ func TestForgetLeavesNoIdentifier(t *testing.T) {
 	scan := func() map[string][]string {
 		t.Helper()
 		found := map[string][]string{}
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			b, err := os.ReadFile(h.path + suffix)
+		for _, f := range sqlite.Files(h.path) {
+			b, err := os.ReadFile(f)
 			if err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
 			for _, m := range markers {
 				if bytes.Contains(b, []byte(m)) {
-					found[m] = append(found[m], "m.db"+suffix)
+					found[m] = append(found[m], filepath.Base(f))
 				}
 			}
 		}

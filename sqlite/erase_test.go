@@ -37,17 +37,17 @@ const (
 // syncBuffer captures log lines (or output) written while a test reads them.
 type syncBuffer = logtest.Buffer
 
-// files returns the bytes of the database's three files (a missing one,
+// files returns the bytes of the database's six files (a missing one,
 // such as a WAL truncated away, is empty).
 func files(t *testing.T, path string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(path + suffix)
+	for _, f := range sqlite.Files(path) {
+		b, err := os.ReadFile(f)
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		out[filepath.Base(path+suffix)] = b
+		out[filepath.Base(f)] = b
 	}
 	return out
 }

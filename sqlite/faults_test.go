@@ -93,15 +93,18 @@ func checkCap(t *testing.T, pool *sql.DB, n int, capBytes int64) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		var pages, size int64
-		if err := conn.QueryRowContext(t.Context(), "PRAGMA max_page_count").Scan(&pages); err != nil {
-			t.Fatal(err)
-		}
-		if err := conn.QueryRowContext(t.Context(), "PRAGMA page_size").Scan(&size); err != nil {
-			t.Fatal(err)
-		}
-		if pages*size > capBytes || pages*size < capBytes-size {
-			t.Fatalf("connection %d: max_page_count %d of %d bytes, want about %d bytes", i, pages, size, capBytes)
+		// Each file is capped: the memories' and the audit log's.
+		for _, schema := range []string{"main", "audit"} {
+			var pages, size int64
+			if err := conn.QueryRowContext(t.Context(), "PRAGMA "+schema+".max_page_count").Scan(&pages); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRowContext(t.Context(), "PRAGMA "+schema+".page_size").Scan(&size); err != nil {
+				t.Fatal(err)
+			}
+			if pages*size > capBytes || pages*size < capBytes-size {
+				t.Fatalf("connection %d: %s.max_page_count %d of %d bytes, want about %d bytes", i, schema, pages, size, capBytes)
+			}
 		}
 	}
 }
@@ -199,8 +202,7 @@ func TestMaxBytes(t *testing.T) {
 		t.Fatalf("before: %+v, want %d memories in the count and the feed", before, stored)
 	}
 
-	// A batch that needs room fails whole; so does a single memory and an
-	// audit append.
+	// A batch that needs room fails whole; so does a single memory.
 	failed := batch("refused", 8)
 	if _, err := db.Remember(ctx, failed, nil); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 		t.Fatalf("batch while full: %v, want unavailable", err)
@@ -208,13 +210,40 @@ func TestMaxBytes(t *testing.T) {
 	if err := db.Insert(ctx, batch("inserted", 3)); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 		t.Fatalf("Insert while full: %v, want unavailable", err)
 	}
+	// The audit log is a file of its own, capped apart: an append still
+	// fits while the memories' file is full (control), and once its own
+	// file is full an append fails whole, as unavailable naming the
+	// condition.
 	big := make([]store.AuditEvent, 200)
 	for i := range big {
 		big[i] = store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "test", Action: "remember",
 			MemoryIDs: []string{fmt.Sprintf("m-%03d-%s", i, strings.Repeat("x", 40))}, At: time.Now()}
 	}
-	if err := db.AppendAudit(ctx, big); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
-		t.Fatalf("AppendAudit while full: %v, want unavailable", err)
+	if err := db.AppendAudit(ctx, big); err != nil {
+		t.Fatalf("AppendAudit while the memories' file is full: %v", err)
+	}
+	var auditFull error
+	for i := 0; auditFull == nil; i++ {
+		if i > 1000 {
+			t.Fatal("the audit log never filled up: its cap does not hold")
+		}
+		auditFull = db.AppendAudit(ctx, big)
+	}
+	if memgate.ErrorCode(auditFull) != memgate.EUNAVAILABLE || memgate.ErrorMessage(auditFull) != errFull().Message {
+		t.Fatalf("AppendAudit past the audit log's cap: %v, want unavailable %q", auditFull, errFull().Message)
+	}
+	var events int
+	if err := db.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM audit_events").Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	if events == 0 || events%len(big) != 0 {
+		t.Fatalf("%d events in the log: a refused append left part of its batch", events)
+	}
+	var auditPages, auditPageSize int64
+	db.r.QueryRowContext(ctx, "PRAGMA audit.page_count").Scan(&auditPages)
+	db.r.QueryRowContext(ctx, "PRAGMA audit.page_size").Scan(&auditPageSize)
+	if auditPages*auditPageSize > capBytes {
+		t.Fatalf("the audit log is %d bytes, past its cap of %d", auditPages*auditPageSize, capBytes)
 	}
 	if after := snap(); after != before {
 		t.Fatalf("a refused write changed the database: before %+v, after %+v", before, after)

@@ -1,5 +1,5 @@
 // Package sqlite is memgate's embedded storage backend, one SQLite database
-// file in pure Go (modernc.org/sqlite, no cgo), the default for a single
+// in pure Go (modernc.org/sqlite, no cgo), the default for a single
 // memgate process: a driver of the portable store (package sqlstore, which
 // holds every algorithm and statement of store.Store), and DB, the store
 // over it.
@@ -11,7 +11,10 @@
 // metadata matched with json_each), secure deletion and the truncated
 // write-ahead log after a forget, and interpretError, the one place driver
 // errors become memgate errors. The audit log is append-only: triggers in
-// the schema abort any UPDATE or DELETE of it, whoever issues it.
+// the schema abort any UPDATE or DELETE of it, whoever issues it. It lives
+// in a file of its own beside the database (AuditPath), attached to every
+// connection, so that a recall's audit commit leaves the readers' cache of
+// the database file valid (see audit.go); Files names every file.
 //
 // Faults: a full disk, a size cap reached (Config.MaxBytes), an I/O error,
 // a file that cannot be opened or has become read-only are unavailable, with
@@ -33,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -60,14 +64,15 @@ const (
 type Config struct {
 	BusyTimeout time.Duration // default DefaultBusyTimeout
 	MaxReaders  int           // default DefaultMaxReaders
-	// MaxBytes caps the size of the database file: every connection runs
-	// PRAGMA max_page_count with MaxBytes divided by the page size, so a
-	// write that would grow the database past it fails as unavailable
-	// ("the database is full") and stores nothing; deleting memories frees
-	// pages for new ones, and reopening with a larger cap raises it. The
-	// WAL file beside the database is not counted (it is reset at
-	// checkpoints). A database already larger than the cap opens, and
-	// cannot grow. 0 means no cap; negative is refused.
+	// MaxBytes caps the size of each of the database's two files, the
+	// database and its audit log: every connection runs PRAGMA
+	// max_page_count on each with MaxBytes divided by the page size, so a
+	// write that would grow one past it fails as unavailable ("the
+	// database is full") and stores nothing; deleting memories frees pages
+	// for new ones, and reopening with a larger cap raises it. The WAL
+	// files are not counted (they are reset at checkpoints). A file
+	// already larger than the cap opens, and cannot grow. 0 means no cap;
+	// negative is refused.
 	MaxBytes int64
 }
 
@@ -110,8 +115,11 @@ type pools struct {
 	r *sql.DB // read-only connections (PRAGMA query_only)
 }
 
-// Open opens (creating if needed) the database file at path and brings its
-// schema up to date. It refuses a database whose schema is newer than this
+// Open opens (creating if needed) the database file at path, with its
+// audit log file (AuditPath), and brings its schema up to date; an audit
+// log found in the database file (an older memgate's, or a backup's) is
+// moved to the audit log file, and a database whose log has moved but
+// whose audit log file is missing is refused. It refuses a database whose schema is newer than this
 // binary knows (ErrSchemaTooNew) and in-memory databases (the writer and the
 // readers are separate connections, which must share one file).
 //
@@ -139,13 +147,17 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	// A file: URI keeps a path with '?' or '#' from being read as parameters.
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath()
+	auditURI := "file:" + (&url.URL{Path: AuditPath(abs)}).EscapedPath()
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
+	_, statErr := os.Stat(AuditPath(abs))
+	auditExisted := statErr == nil
 
 	db := &DB{path: path, pools: new(pools)}
 	db.c = &conn{cfg: cfg, pools: db.pools}
 	db.Store = sqlstore.New(db.c)
 	db.w, err = openPool(uri+"?"+busy+
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate", cfg.MaxBytes)
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate",
+		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON"}, cfg.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -157,13 +169,19 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	if err := db.setUp(ctx); err != nil {
 		db.w.Close()
+		if !auditExisted && errors.Is(err, errNoAuditLog) {
+			// Attaching created the file; this Open created nothing else.
+			for _, p := range []string{AuditPath(abs), AuditPath(abs) + "-wal", AuditPath(abs) + "-shm"} {
+				os.Remove(p)
+			}
+		}
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// Readers open after the writer has switched the file to WAL.
+	// Readers open after the writer has switched the files to WAL.
 	// Readers map the file (no read syscall per page) and keep a larger
 	// page cache: recall reads a few rows at random on every call.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)", cfg.MaxBytes)
+		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)", auditURI, nil, cfg.MaxBytes)
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -178,41 +196,65 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	return db, nil
 }
 
-// openPool returns a connection pool for dsn whose every connection, when
-// maxBytes > 0, has the size cap set (capConnector).
-func openPool(dsn string, maxBytes int64) (*sql.DB, error) {
+// openPool returns a connection pool for dsn whose every connection has
+// the audit log file at auditURI attached as schema audit, then runs
+// pragmas (the audit schema's own settings), and, when maxBytes > 0, has
+// the size cap set on both files (dbConnector).
+func openPool(dsn, auditURI string, pragmas []string, maxBytes int64) (*sql.DB, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	if maxBytes > 0 {
-		c = capConnector{Connector: c, maxBytes: maxBytes}
-	}
-	return sql.OpenDB(c), nil
+	return sql.OpenDB(dbConnector{Connector: c, auditURI: auditURI, pragmas: pragmas, maxBytes: maxBytes}), nil
 }
 
-// capConnector sets PRAGMA max_page_count on each connection it opens.
-// The pragma lasts as long as its connection and counts pages, whose size
-// only the open file knows, so it is set here, on every connection
-// database/sql opens (a replaced connection included), rather than once.
-type capConnector struct {
+// dbConnector sets up each connection database/sql opens (a replaced one
+// included): ATTACH of the audit log file, its pragmas, and PRAGMA
+// max_page_count on each file. Attachments and these pragmas last as long
+// as their connection, so they are set here rather than once.
+type dbConnector struct {
 	driver.Connector
+	auditURI string
+	pragmas  []string
 	maxBytes int64
 }
 
-func (c capConnector) Connect(ctx context.Context) (driver.Conn, error) {
+func (c dbConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := setMaxPageCount(ctx, conn, c.maxBytes); err != nil {
+	if err := c.setUp(ctx, conn); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("set the size cap: %w", err)
+		return nil, err
 	}
 	return conn, nil
 }
 
-func setMaxPageCount(ctx context.Context, conn driver.Conn, maxBytes int64) error {
+func (c dbConnector) setUp(ctx context.Context, conn driver.Conn) error {
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		return errors.New("the driver's connection cannot execute statements")
+	}
+	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS audit", []driver.NamedValue{{Ordinal: 1, Value: c.auditURI}}); err != nil {
+		return fmt.Errorf("attach the audit log: %w", err)
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if c.maxBytes > 0 {
+		for _, schema := range []string{"main", "audit"} {
+			if err := setMaxPageCount(ctx, conn, schema, c.maxBytes); err != nil {
+				return fmt.Errorf("set the size cap: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func setMaxPageCount(ctx context.Context, conn driver.Conn, schema string, maxBytes int64) error {
 	q, ok := conn.(driver.QueryerContext)
 	if !ok {
 		return errors.New("the driver's connection cannot query")
@@ -233,12 +275,12 @@ func setMaxPageCount(ctx context.Context, conn driver.Conn, maxBytes int64) erro
 		}
 		return n, nil
 	}
-	pageSize, err := one("PRAGMA page_size")
+	pageSize, err := one("PRAGMA " + schema + ".page_size")
 	if err != nil {
 		return err
 	}
 	// SQLite keeps the cap at the current size when it is asked for less.
-	_, err = one(fmt.Sprintf("PRAGMA max_page_count = %d", max(maxBytes/pageSize, 1)))
+	_, err = one(fmt.Sprintf("PRAGMA %s.max_page_count = %d", schema, max(maxBytes/pageSize, 1)))
 	return err
 }
 
@@ -251,10 +293,13 @@ func (db *DB) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return migrate(ctx, db.w, ms)
+	if err := migrate(ctx, db.w, ms); err != nil {
+		return err
+	}
+	return relocateAudit(ctx, db.w)
 }
 
-// setWAL switches the file to WAL mode (a no-op when it is already in it).
+// setWAL switches the files to WAL mode (a no-op when they are already).
 //
 // Switching takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
 // without its busy handler, when another connection holds the file then:
@@ -267,7 +312,12 @@ func (db *DB) setWAL(ctx context.Context) error {
 	pause := time.Millisecond
 	for {
 		var mode string
+		// Unqualified, the pragma switches every attached file: the
+		// database and its audit log.
 		err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil && strings.EqualFold(mode, "wal") {
+			err = db.w.QueryRowContext(ctx, "PRAGMA audit.journal_mode").Scan(&mode)
+		}
 		if err == nil {
 			if !strings.EqualFold(mode, "wal") {
 				return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)

@@ -53,6 +53,7 @@ import (
 
 	"github.com/memgate/memgate/bench/internal/memgatebin"
 	"github.com/memgate/memgate/bench/internal/pgadmin"
+	"github.com/memgate/memgate/sqlite"
 )
 
 type options struct {
@@ -678,13 +679,12 @@ func (l *load) verify(ctx context.Context, rep *Report, all []result) error {
 	return nil
 }
 
-// fileSizes describes the sizes of the database, its WAL and its shared
-// memory file.
+// fileSizes describes the sizes of the database's files (sqlite.Files).
 func fileSizes(path string) string {
 	var parts []string
-	for _, suf := range []string{"", "-wal", "-shm"} {
-		if st, err := os.Stat(path + suf); err == nil {
-			parts = append(parts, fmt.Sprintf("%s %d KiB", filepath.Base(path)+suf, st.Size()>>10))
+	for _, f := range sqlite.Files(path) {
+		if st, err := os.Stat(f); err == nil {
+			parts = append(parts, fmt.Sprintf("%s %d KiB", filepath.Base(f), st.Size()>>10))
 		}
 	}
 	return strings.Join(parts, ", ")

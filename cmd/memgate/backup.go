@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	msqlite "modernc.org/sqlite"
+
+	"github.com/memgate/memgate/sqlite"
 )
 
 // backupStep is how many pages one step of the online backup copies:
@@ -69,8 +71,10 @@ func cmdBackup(e env, args []string) error {
 }
 
 // dbFigures is what verification compares between a database and its copy.
+// lastAudit is the seq of the last audit event (0: none): the copy holds
+// the log up to it.
 type dbFigures struct {
-	schema, memories, audit, keys int64
+	schema, memories, audit, keys, lastAudit int64
 }
 
 func (f dbFigures) String() string {
@@ -88,7 +92,8 @@ func readFigures(ctx context.Context, q queryer) (dbFigures, error) {
 		(SELECT COALESCE(MAX(version), 0) FROM schema_migrations),
 		(SELECT COUNT(*) FROM memories),
 		(SELECT COUNT(*) FROM audit_events),
-		(SELECT COUNT(*) FROM keys)`).Scan(&f.schema, &f.memories, &f.audit, &f.keys)
+		(SELECT COUNT(*) FROM keys),
+		(SELECT COALESCE(MAX(seq), 0) FROM audit_events)`).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit)
 	return f, err
 }
 
@@ -159,9 +164,22 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 	if err != nil {
 		return nil, err
 	}
-	snap, err := copyDatabase(ctx, src, srcURI, dstURI, o)
+	// The audit log's file, where this memgate keeps the log (an older
+	// database, or a backup, has it in its one file).
+	auditURI := ""
+	if _, err := os.Stat(sqlite.AuditPath(src)); err == nil {
+		if auditURI, err = sqliteURI(sqlite.AuditPath(src), "mode=ro"); err != nil {
+			return nil, err
+		}
+	}
+	snap, err := copyDatabase(ctx, src, srcURI, auditURI, dstURI, o)
 	if err != nil {
 		return nil, err
+	}
+	if auditURI != "" {
+		if err := copyAuditLog(ctx, dst, dstURI, auditURI, snap.lastAudit); err != nil {
+			return nil, err
+		}
 	}
 	got, integrity, err := verifyCopy(ctx, dst, dstURI)
 	if err != nil {
@@ -186,7 +204,7 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 
 // copyDatabase copies srcURI into dstURI in one read transaction on the
 // source and returns the source's figures in that transaction.
-func copyDatabase(ctx context.Context, src, srcURI, dstURI string, o backupOptions) (dbFigures, error) {
+func copyDatabase(ctx context.Context, src, srcURI, auditURI, dstURI string, o backupOptions) (dbFigures, error) {
 	db, err := sql.Open("sqlite", srcURI)
 	if err != nil {
 		return dbFigures{}, err
@@ -197,6 +215,12 @@ func copyDatabase(ctx context.Context, src, srcURI, dstURI string, o backupOptio
 		return dbFigures{}, fmt.Errorf("open database %s: %w", src, err)
 	}
 	defer conn.Close()
+	if auditURI != "" {
+		// The figures count the log where the server writes it.
+		if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS audit", auditURI); err != nil {
+			return dbFigures{}, fmt.Errorf("open the audit log of %s: %w", src, err)
+		}
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
 	}
@@ -250,6 +274,65 @@ func copyDatabase(ctx context.Context, src, srcURI, dstURI string, o backupOptio
 		return dbFigures{}, fmt.Errorf("backup %s: the read transaction moved during the copy (%s, then %s)", src, snap, after)
 	}
 	return snap, nil
+}
+
+// copyAuditLog puts the audit log of the database (its file at auditURI)
+// into the copy at dstURI, in the copy's one file, as an older memgate kept
+// it: its tables, indexes, triggers and sequence, and its events up to
+// lastAudit (the last one the copy's snapshot saw; the log is append-only,
+// so that is the log as of the copy). memgate moves it to a file of its
+// own again when it opens the copy.
+func copyAuditLog(ctx context.Context, dst, dstURI, auditURI string, lastAudit int64) error {
+	db, err := sql.Open("sqlite", dstURI)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	fail := func(err error) error { return fmt.Errorf("backup to %s: copy the audit log: %w", dst, err) }
+	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ? AS src", auditURI); err != nil {
+		return fail(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT sql FROM src.sqlite_schema
+		WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+	if err != nil {
+		return fail(err)
+	}
+	var ddl []string
+	for rows.Next() {
+		var stmt string
+		if err := rows.Scan(&stmt); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		ddl = append(ddl, stmt)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	for _, stmt := range append(ddl,
+		"INSERT INTO main.audit_events SELECT * FROM src.audit_events WHERE seq <= ?",
+		"INSERT INTO main.audit_refs SELECT * FROM src.audit_refs WHERE seq <= ?",
+		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM src.sqlite_sequence WHERE name = 'audit_events'") {
+		var args []any
+		if strings.Contains(stmt, "seq <= ?") {
+			args = []any{lastAudit}
+		}
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
 // verifyCopy makes the copy at dstURI a rollback-journal database and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/client"
+	"github.com/memgate/memgate/sqlite"
 )
 
 // sourceFigures reads db's figures through a connection of its own.
@@ -24,11 +25,27 @@ func sourceFigures(t *testing.T, db string) dbFigures {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := sql.Open("sqlite", uri)
+	pool, err := sql.Open("sqlite", uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	conn, err := pool.Conn(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// The audit log's own file, when the database has one (a copy keeps
+	// the log in its one file).
+	if _, err := os.Stat(sqlite.AuditPath(db)); err == nil {
+		auditURI, err := sqliteURI(sqlite.AuditPath(db), "mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(t.Context(), "ATTACH DATABASE ? AS audit", auditURI); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f, err := readFigures(t.Context(), conn)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +128,7 @@ func TestBackupWhileServing(t *testing.T) {
 
 	// The copy, on its own: intact, with the figures reported, and a
 	// database memgate opens.
-	if got := sourceFigures(t, copyPath); got != (dbFigures{res.SchemaVersion, res.Memories, res.AuditEvents, res.Keys}) {
+	if got := sourceFigures(t, copyPath); got.schema != res.SchemaVersion || got.memories != res.Memories || got.audit != res.AuditEvents || got.keys != res.Keys {
 		t.Fatalf("copy reads %v, backup reported %+v", got, res)
 	}
 	out := mustCLI(t, copyPath, "counts", "--tenant", "default", "--json")
@@ -125,6 +142,13 @@ func TestBackupWhileServing(t *testing.T) {
 	}
 	if n != res.Memories {
 		t.Fatalf("memgate counts on the copy: %d memories, want %d", n, res.Memories)
+	}
+	// Opened, the copy's audit log moved to a file of its own, whole.
+	if _, err := os.Stat(sqlite.AuditPath(copyPath)); err != nil {
+		t.Fatalf("the copy, opened, has no audit log file: %v", err)
+	}
+	if got := sourceFigures(t, copyPath); got.audit != res.AuditEvents || got.memories != res.Memories {
+		t.Fatalf("the copy, opened, reads %v; backup reported %+v", got, res)
 	}
 	if st, err := os.Stat(copyPath); err != nil || st.Mode().Perm() != 0o600 || st.Size() != res.Bytes {
 		t.Fatalf("copy file: %v %v, want mode 0600 and %d bytes", st, err, res.Bytes)

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/sqlite"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", for the file check
 )
 
@@ -569,8 +571,22 @@ func runChecker(ctx context.Context, prog, path string) error {
 // read-only, so that the check neither recovers nor checkpoints the
 // write-ahead log (the next server must do that itself, as after a real
 // crash), and runs PRAGMA integrity_check (which must answer the one row
-// "ok") and PRAGMA foreign_key_check (which must answer no row).
+// "ok") and PRAGMA foreign_key_check (which must answer no row), on the
+// database file and on its audit log's (sqlite.AuditPath), when it has one.
 func CheckSQLite(ctx context.Context, path string) error {
+	if err := checkSQLiteFile(ctx, path); err != nil {
+		return err
+	}
+	if _, err := os.Stat(sqlite.AuditPath(path)); err == nil {
+		if err := checkSQLiteFile(ctx, sqlite.AuditPath(path)); err != nil {
+			return fmt.Errorf("the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkSQLiteFile is CheckSQLite's check of one file.
+func checkSQLiteFile(ctx context.Context, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)

@@ -1,0 +1,268 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
+)
+
+// rawConn opens the database file at path alone (nothing attached), as a
+// tool or an older memgate would, with the audit log file attached as
+// schema audit when attach is set.
+func rawConn(t *testing.T, path string, attach bool) *sql.Conn {
+	t.Helper()
+	pool, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	conn, err := pool.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if attach {
+		if _, err := conn.ExecContext(t.Context(), "ATTACH DATABASE ? AS audit", "file:"+AuditPath(path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+// tablesIn returns the audit log's tables that schema of conn holds.
+func tablesIn(t *testing.T, conn *sql.Conn, schema string) []string {
+	t.Helper()
+	rows, err := conn.QueryContext(t.Context(), "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name IN ('audit_events', 'audit_refs') ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	return names
+}
+
+// appendEvents appends n events naming a memory each.
+func appendEvents(t *testing.T, db *DB, prefix string, n int) {
+	t.Helper()
+	evs := make([]store.AuditEvent, n)
+	for i := range evs {
+		evs[i] = store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall",
+			MemoryIDs: []string{fmt.Sprintf("%s-%02d", prefix, i)}, At: time.Now()}
+	}
+	if err := db.AppendAudit(t.Context(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// auditLog returns "seq:memory ids" of every event, oldest first.
+func auditLog(t *testing.T, db *DB) []string {
+	t.Helper()
+	p, err := db.ListAudit(t.Context(), "acme", store.AuditFilter{Limit: store.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range p.Events {
+		out = append(out, fmt.Sprintf("%d:%v", e.Seq, e.MemoryIDs))
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// TestAuditLogInItsOwnFile: the audit log's tables are in the audit file,
+// not in the database file, and an audit append writes the audit file
+// only: the database file's write-ahead log does not grow (which is what
+// keeps the readers' cache of memories valid across recalls). Control: a
+// memory written grows it.
+func TestAuditLogInItsOwnFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db := openTest(t, path)
+	appendEvents(t, db, "m", 3)
+	conn := rawConn(t, path, true)
+	if got := tablesIn(t, conn, "main"); len(got) != 0 {
+		t.Fatalf("the database file holds %v", got)
+	}
+	if got := tablesIn(t, conn, "audit"); !slices.Equal(got, []string{"audit_events", "audit_refs"}) {
+		t.Fatalf("the audit file holds %v", got)
+	}
+	var n int
+	if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM audit.audit_events").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("the audit file holds %d events (%v), want 3", n, err)
+	}
+	conn.Close()
+
+	walSize := func() int64 {
+		st, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	before := walSize()
+	appendEvents(t, db, "n", 20)
+	if after := walSize(); after != before {
+		t.Fatalf("an audit append wrote %d bytes to the database's write-ahead log", after-before)
+	}
+	if _, err := db.Remember(t.Context(), []*memgate.Memory{bigMemory("control")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := walSize(); after == before {
+		t.Fatal("control: a remember did not write the database's write-ahead log")
+	}
+}
+
+// toOldLayout gives the database at path (closed) the layout of a memgate
+// before the audit log had a file of its own, or of a backup: the log's
+// tables, indexes, triggers and sequence in the database file. With
+// keepAudit the audit file stays beside it (what an interrupted move
+// leaves, or a backup restored over a database), holding stale.
+func toOldLayout(t *testing.T, path string, keepAudit bool, stale func(*sql.Conn)) {
+	t.Helper()
+	conn := rawConn(t, path, true)
+	ctx := t.Context()
+	rows, err := conn.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ddl []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		ddl = append(ddl, s)
+	}
+	rows.Close()
+	for _, s := range append(ddl,
+		"INSERT INTO main.audit_events SELECT * FROM audit.audit_events",
+		"INSERT INTO main.audit_refs SELECT * FROM audit.audit_refs",
+		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM audit.sqlite_sequence WHERE name = 'audit_events'") {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if stale != nil {
+		stale(conn)
+	}
+	if _, err := conn.ExecContext(ctx, "DETACH DATABASE audit"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if !keepAudit {
+		for _, f := range Files(path)[3:] {
+			os.Remove(f)
+		}
+	}
+}
+
+// TestAuditLogMovedFromTheDatabase: a database whose audit log is in its
+// one file (an older memgate's, or a backup) has it moved to the audit
+// file on Open, whole: the same events and seqs, the refs (what happened
+// to a memory), and the next seq after the last. A move interrupted after
+// the audit file was written (it holds a copy, or anything else) is done
+// again from the database, which is kept until the move is complete.
+func TestAuditLogMovedFromTheDatabase(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		keepAudit bool
+		stale     func(*sql.Conn)
+	}{
+		{"no audit file", false, nil},
+		{"interrupted: the audit file holds a copy", true, nil},
+		{"interrupted: the audit file holds other events", true, func(c *sql.Conn) {
+			if _, err := c.ExecContext(context.Background(), `INSERT INTO audit.audit_events (tenant, actor, action, at) VALUES ('acme', 'x', 'stale', 0)`); err != nil {
+				panic(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "memgate.db")
+			db, err := Open(t.Context(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendEvents(t, db, "m", 5)
+			want := auditLog(t, db)
+			refs, err := db.ListAudit(t.Context(), "acme", store.AuditFilter{MemoryID: "m-03"})
+			if err != nil || len(refs.Events) != 1 {
+				t.Fatalf("events naming m-03: %+v %v", refs, err)
+			}
+			db.Close()
+			toOldLayout(t, path, tc.keepAudit, tc.stale)
+
+			db = openTest(t, path)
+			if got := auditLog(t, db); !slices.Equal(got, want) {
+				t.Fatalf("after the move the log is %v, want %v", got, want)
+			}
+			if refs, err := db.ListAudit(t.Context(), "acme", store.AuditFilter{MemoryID: "m-03"}); err != nil || len(refs.Events) != 1 {
+				t.Fatalf("after the move, events naming m-03: %+v %v", refs, err)
+			}
+			appendEvents(t, db, "n", 1)
+			got := auditLog(t, db)
+			var last, next int64
+			fmt.Sscanf(want[len(want)-1], "%d:", &last)
+			fmt.Sscanf(got[len(got)-1], "%d:", &next)
+			if next != last+1 {
+				t.Fatalf("the first event after the move has seq %d, the last before %d", next, last)
+			}
+			conn := rawConn(t, path, true)
+			if got := tablesIn(t, conn, "main"); len(got) != 0 {
+				t.Fatalf("after the move the database file still holds %v", got)
+			}
+		})
+	}
+}
+
+// TestAuditLogFileMissing: a database whose log has moved, opened without
+// its audit file (copied alone), is refused naming the audit log, and the
+// refused Open leaves no audit file behind. Control: with the file, it
+// opens.
+func TestAuditLogFileMissing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memgate.db")
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEvents(t, db, "m", 2)
+	db.Close()
+	copyPath := filepath.Join(dir, "copy.db")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(t.Context(), copyPath)
+	if !errors.Is(err, errNoAuditLog) {
+		t.Fatalf("Open of a database without its audit log file: %v, want %v", err, errNoAuditLog)
+	}
+	for _, f := range Files(copyPath)[3:] {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the refused Open left %s (%v)", f, err)
+		}
+	}
+	// Control.
+	db = openTest(t, path)
+	if got := auditLog(t, db); len(got) != 2 {
+		t.Fatalf("the database with its audit file: %v", got)
+	}
+}
