@@ -133,6 +133,7 @@ func (p *Partition) newSlot() (int32, int) {
 // trim gives back the spare capacity of the last row and slot chunks, after
 // a bulk load.
 func (p *Partition) trim() {
+	p.loading, p.refSlab = false, nil
 	if n := len(p.chunks); n > 0 {
 		c := &p.chunks[n-1]
 		if spare := cap(c.rowSlot) - c.rows(); spare > 0 {
