@@ -86,7 +86,13 @@ func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model s
 	}
 	_, err := read(ctx, s, "load index", func(q Querier) (struct{}, error) {
 		args := []any{model.Provider, model.Model, int64(model.Dim), version, tenant, principal}
-		rows, err := q.Query(ctx, loadIndexSQL, args...)
+		var rows Rows
+		var err error
+		if st, ok := s.d.(Streamer); ok {
+			rows, err = st.Stream(ctx, loadIndexSQL, args...)
+		} else {
+			rows, err = q.Query(ctx, loadIndexSQL, args...)
+		}
 		if err != nil {
 			return struct{}{}, err
 		}
