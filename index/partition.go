@@ -480,7 +480,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 		p.chunks = append(p.chunks, rowChunk{})
 	}
 	c := &p.chunks[r/chunkRows]
-	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride)) * rowBytesOf(p.dim, p.stride)
+	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading)) * rowBytesOf(p.dim, p.stride)
 	i := c.rows()
 	c.vecs = append(c.vecs, v...)
 	c.codes = c.codes[:(i+1)*p.stride]
