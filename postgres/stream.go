@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,13 +16,13 @@ import (
 )
 
 // Stream implements sqlstore.Streamer: a query of the pool, as Read's
-// querier runs it, whose rows are scanned from pgx's raw values. pgx
-// asks for the binary format of every type it knows, and a cold load's
-// columns are texts, byteas, integers and timestamps, whose binary forms
-// are their bytes, big-endian integers and microseconds since 2000: Scan
-// reads those itself instead of through pgx's scan plans, about a
+// querier runs it, whose rows are scanned from pgx's raw values. A cold
+// load's columns are texts (which pgx asks for in the text format, their
+// bytes either way), and byteas, integers and timestamps in the binary
+// format (their bytes, big-endian integers and microseconds since 2000):
+// Scan reads those itself instead of through pgx's scan plans, about a
 // microsecond a column of every row of a partition. Any other column
-// (another type, the text format) goes through pgx as Querier's does.
+// (another type, or format) goes through pgx as Querier's does.
 func (c *conn) Stream(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
 	if c.closed.Load() {
 		return nil, sqlstore.ErrClosed()
@@ -42,6 +43,8 @@ func (r streamRows) Close() { r.Rows.Close() }
 const y2k = 946_684_800_000_000
 
 // Scan implements sqlstore.Rows for the destinations of sqlstore.Streamer.
+// A column it does not read itself costs what pgx's Rows.Scan costs, and
+// more: pgx plans that scan again for every value.
 func (r streamRows) Scan(dest ...any) error {
 	fds, vals := r.FieldDescriptions(), r.RawValues()
 	if len(dest) != len(vals) {
@@ -49,21 +52,18 @@ func (r streamRows) Scan(dest ...any) error {
 	}
 	for i, d := range dest {
 		v, fd := vals[i], fds[i]
-		if fd.Format != pgx.BinaryFormatCode {
-			if err := r.slow(fd.DataTypeOID, fd.Format, v, d); err != nil {
-				return err
-			}
-			continue
-		}
+		bin := fd.Format == pgx.BinaryFormatCode
 		switch d := d.(type) {
 		case *sqlstore.Borrowed:
-			switch fd.DataTypeOID {
-			case pgtype.ByteaOID, pgtype.TextOID, pgtype.VarcharOID:
+			// A text is its bytes in either format (pgx asks for texts
+			// as text); a bytea in the binary format only.
+			if fd.DataTypeOID == pgtype.TextOID || fd.DataTypeOID == pgtype.VarcharOID || bin && fd.DataTypeOID == pgtype.ByteaOID {
 				*d = sqlstore.Borrowed(v) // nil for NULL
 				continue
 			}
 		case *int64:
 			switch {
+			case !bin:
 			case v == nil:
 				return fmt.Errorf("postgres: stream: column %d is NULL", i)
 			case fd.DataTypeOID == pgtype.Int8OID && len(v) == 8:
@@ -74,7 +74,7 @@ func (r streamRows) Scan(dest ...any) error {
 				continue
 			}
 		case *time.Time:
-			if fd.DataTypeOID == pgtype.TimestamptzOID {
+			if bin && fd.DataTypeOID == pgtype.TimestamptzOID {
 				if v == nil {
 					return fmt.Errorf("postgres: stream: column %d is NULL", i)
 				}
@@ -86,7 +86,7 @@ func (r streamRows) Scan(dest ...any) error {
 				continue
 			}
 		case **time.Time:
-			if fd.DataTypeOID == pgtype.TimestamptzOID {
+			if bin && fd.DataTypeOID == pgtype.TimestamptzOID {
 				if v == nil {
 					*d = nil
 					continue
@@ -106,8 +106,12 @@ func (r streamRows) Scan(dest ...any) error {
 	return nil
 }
 
+// slowScans counts the columns Scan left to pgx, for tests.
+var slowScans atomic.Int64
+
 // slow scans one column through pgx, DriverBytes for Borrowed.
 func (r streamRows) slow(oid uint32, format int16, v []byte, d any) error {
+	slowScans.Add(1)
 	if b, ok := d.(*sqlstore.Borrowed); ok {
 		d = (*pgtype.DriverBytes)(b)
 	}

@@ -90,6 +90,52 @@ func TestStreamScans(t *testing.T) {
 		}
 		rows.Close()
 	}
+	// A cold load reads every column itself, none through pgx.
+	var load sqlstore.Statement
+	for _, st := range sqlstore.Statements(db.c.dialect) {
+		if st.Name == "load index" {
+			load = st
+		}
+	}
+	if _, err := db.pool.Exec(ctx, `INSERT INTO memories (tenant, id, principal, kind, source, sensitivity, status, content,
+		created_at, updated_at, expires_at, version, content_sha256, embedding_provider, embedding_model, embedding_dim, embedding_vector,
+		index_terms, terms_version)
+		VALUES ('acme', 'm-1', 'alice', 'fact', 'user', 'standard', 'active', 'c', now(), now(), now(), 1, 'h',
+			'builtin', 'hybrid-v2', 1, '\x0000803f', '\x00', 'analysis-v0')`); err != nil {
+		t.Fatal(err)
+	}
+	before := slowScans.Load()
+	for _, version := range []string{"analysis-v0", "analysis-v1"} { // content NULL, and not
+		args := append([]any(nil), load.Args...)
+		args[0], args[1], args[2], args[3] = "builtin", "hybrid-v2", int64(1), version
+		lr, err := db.c.Stream(ctx, load.SQL, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			id, agent, conv, kind, source, sens, vec, terms, content sqlstore.Borrowed
+			created                                                  time.Time
+			expires, from, until                                     *time.Time
+			ofModel                                                  int64
+		)
+		n := 0
+		for lr.Next() {
+			if err := lr.Scan(&id, &agent, &conv, &kind, &source, &sens, &created, &expires, &from, &until, &vec, &ofModel, &terms, &content); err != nil {
+				t.Fatal(err)
+			}
+			if string(id) != "m-1" || ofModel != 1 || len(vec) != 4 || expires == nil || from != nil || (content == nil) != (version == "analysis-v0") {
+				t.Fatalf("load row: %q %d %v %v %v %q", id, ofModel, vec, expires, from, content)
+			}
+			n++
+		}
+		if err := lr.Err(); err != nil || n != 1 {
+			t.Fatalf("%d rows, %v", n, err)
+		}
+		lr.Close()
+	}
+	if n := slowScans.Load() - before; n != 0 {
+		t.Fatalf("%d columns of a load's kinds went through pgx", n)
+	}
 	db.Close()
 	if _, err := db.c.Stream(ctx, "SELECT 1"); err == nil {
 		t.Fatal("a stream of a closed DB")
