@@ -420,7 +420,7 @@ var heldoutFloors = []struct {
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
 	{"heldout26k_", 0.94, 0.92, 0.013}, // 130/137 = 94.9 %, 52/56, 3/231 (0/164 ordinary, 3/67 look-alikes)
 }
 

@@ -633,7 +633,8 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 			continue
 		}
 		for _, e := range ix.buckets[k-1] {
-			if !strings.HasPrefix(s[i:], e.lit) {
+			// The third byte first: most entries of a bucket differ there.
+			if len(e.lit) > 2 && (i+2 >= len(s) || s[i+2] != e.lit[2]) || !strings.HasPrefix(s[i:], e.lit) {
 				continue
 			}
 			j := i + len(e.lit)
