@@ -97,7 +97,8 @@ var cuePatterns = []struct {
 
 // cueLexicon lists the entries of each category (see the top of the file
 // for the '*' conventions). Latin entries are written without accents, as
-// the phrase view reads them.
+// the phrase view reads them; Arabic vowel signs in an entry are dropped
+// when the index is built (the phrase view drops them too).
 var cueLexicon = map[uint64][]string{
 	cueIgnore: {
 		// en
@@ -568,6 +569,7 @@ func newCueIndex(lex map[uint64][]string) *cueIndex {
 	// Iterate categories in bit order so the index is deterministic.
 	for bit := uint64(1); bit != 0; bit <<= 1 {
 		for _, w := range lex[bit] {
+			w = stripArabicMarks(w) // as the phrase view reads Arabic
 			e := cueEntry{cat: bit}
 			if strings.HasPrefix(w, "*") {
 				e.suffix = true
