@@ -64,6 +64,9 @@ const (
 	cueDest                           // a URL or an e-mail address in the sentence (found by scanCues, not the lexicon)
 	cueData                           // passwords, card numbers, chats, contacts …: what an exfiltration takes
 	cueOperator                       // operator, Betreiber, operador …: who sets a standing rule
+	cueRuleGiver                      // administrator, the company, management, "by order of" …: who else sets one
+	cueModal                          // must, is to, debe, muss, 必须 …: what binds a subject to a rule
+	cueObliged                        // "the assistant is to", "l'assistant doit" …: a modal that binds the model (obligedAt; not in the lexicon)
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -92,6 +95,7 @@ var cuePatterns = []struct {
 	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
 	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture | cueDo, 0},
 	{InstructionStanding, cueOperator | cueGuidance, cueFuture | cueDo | cueRespond | cueYou | cueYour, 0},
+	{InstructionStanding, cueObliged, cueRuleGiver | cueOperator | cueStanding | cueAuthority, 0},
 	{InstructionExfil, cueSend | cueDest | cueData, 0, 0},
 }
 
@@ -324,6 +328,34 @@ var cueLexicon = map[uint64][]string{
 	cueOperator: {
 		"operator", "platform operator", "betreiber", "operador", "operateur", "operatore", "beheerder", "оператор*",
 		"运营方", "運營方", "运营者", "運営者", "운영자", "المشغل", "ऑपरेटर",
+	},
+	cueRuleGiver: {
+		"administrator", "admin", "admins", "workspace admin", "workspace owner", "account owner", "deployment owner", "site owner",
+		"company", "corporate", "management", "head office", "headquarters", "organization", "organisation",
+		"employer", "it department", "by order of", "on the orders of", "mandated by",
+		"administrador", "administradora", "empresa", "compania", "direccion", "gerencia", "por orden de",
+		"administrateur", "administratrice", "entreprise", "l'entreprise", "societe", "direction", "par ordre de", "sur ordre de",
+		"unternehmen*", "firma", "geschaftsleitung", "geschaftsfuhrung", "auf anordnung", "companhia", "diretoria", "direcao",
+		"por ordem de", "amministratore", "azienda", "l'azienda", "direzione", "per ordine di", "bedrijf", "directie",
+		"in opdracht van", "администратор*", "компани*", "руководств*",
+		"по распоряжению", "по приказу", "管理员", "管理員", "公司", "管理层", "管理層", "管理者", "会社", "経営陣", "運営会社",
+		"관리자", "회사", "경영진", "المسؤول", "مسؤول النظام", "الشركة", "الإدارة", "بأمر من", "व्यवस्थापक", "एडमिन", "कंपनी",
+		"प्रबंधन",
+	},
+	cueModal: {
+		// What binds a subject to a rule; with the model's name right
+		// before it (or after it: "muss der Assistent", "يجب على
+		// المساعد"), the model is bound (obligedAt).
+		"is to", "are to", "must", "shall", "has to", "have to", "is required to", "are required to", "is obliged to",
+		"is expected to", "should always", "should never", "will always", "will never", "may not", "may only", "is not to",
+		"is not allowed to", "is only allowed to", "needs to",
+		"debe", "debera", "tiene que", "ha de", "esta obligado a", "esta obligada a", "no puede", "solo puede", "siempre debe",
+		"nunca debe", "doit", "devra", "est tenu de", "est tenue de", "ne doit", "ne peut", "doit toujours", "muss", "soll",
+		"hat zu", "darf nicht", "darf nur", "ist verpflichtet", "deve", "devera", "tem que", "tem de", "nao pode", "so pode",
+		"esta obrigado a", "dovra", "tenuto a", "tenuta a", "non deve", "non puo", "puo solo", "moet", "dient", "mag niet",
+		"mag alleen", "zal altijd", "должен", "должна", "обязан", "обязана", "не должен", "не должна", "не может",
+		"может только", "必须", "必須", "应该", "應該", "应当", "應當", "须", "不得", "只能", "一律", "始终要", "始終要", "必ず",
+		"常に", "決して", "반드시", "항상", "절대", "يجب على", "يتعين على", "يلتزم", "لا يجوز ل", "चाहिए", "हमेशा",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -783,6 +815,12 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueAddressWeak && modifiesNoun(text, m.end) {
 			continue
 		}
+		if m.cat == cueModal {
+			if !obligedAt(text, ms, mi) {
+				continue
+			}
+			m.cat = cueObliged
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
@@ -853,6 +891,99 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 	}
 	return hits
+}
+
+// obligedAt reports whether the modal ms[mi] binds the model: a name of
+// the model (cueAI) stands right before it, after an article or another
+// name of the model in a language written with articles ("the assistant
+// must", "l'assistant doit", "the AI assistant is to"), or right after it
+// across at most one word ("muss der Assistent", "يجب على المساعد",
+// "アシスタントは必ず" with the particle between); and the modal is not
+// followed by a passive ("the assistant must be updated").
+func obligedAt(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if passiveAfter(text, m.end) {
+		return false
+	}
+	// near: at most one word between, no punctuation.
+	near := func(gap string) bool {
+		return len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") == 0 && !strings.ContainsAny(gap, ".,;:!?\n。、，")
+	}
+	for j := mi - 1; j >= 0 && m.start-ms[j].start <= 40; j-- {
+		a := ms[j]
+		if a.cat != cueAI || a.start >= m.start {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(text[a.start:]); !spacedLetter(r) {
+			// A script without spaces, or one whose words take particles:
+			// the match runs to the end of its word ("アシスタントは必ず",
+			// "어시스턴트는 반드시", "सहायक को हमेशा").
+			if gap := text[a.start:m.start]; len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") <= 1 &&
+				!strings.ContainsAny(gap, ".,;:!?\n。、，") {
+				return true
+			}
+			continue
+		}
+		if a.end <= m.start && near(text[a.end:m.start]) && strings.TrimSpace(text[a.end:m.start]) == "" && determinerBefore(text, ms, j) {
+			return true
+		}
+	}
+	for _, a := range ms[mi+1:] {
+		if a.start-m.end > 16 {
+			break
+		}
+		if a.cat == cueAI && a.start >= m.end && near(text[m.end:a.start]) {
+			return true
+		}
+	}
+	return false
+}
+
+// determiners are the articles and determiners that make a name of the
+// model the model ("the assistant", not "my assistant" or "the office
+// assistant").
+var determiners = []string{"the", "this", "that", "any", "every", "each", "el", "la", "le", "les", "los", "las", "der", "die",
+	"das", "den", "o", "a", "os", "il", "lo", "de", "het"}
+
+// determinerBefore reports whether the name of the model ms[j] starts
+// with an article ("l'assistant"), follows a determiner or another name
+// of the model ("the AI assistant"), or is written in a script without
+// articles.
+func determinerBefore(text string, ms []cueMatch, j int) bool {
+	a := ms[j]
+	r, _ := utf8.DecodeRuneInString(text[a.start:])
+	if !spacedLetter(r) || r >= 0x370 || strings.HasPrefix(text[a.start:], "l'") || strings.HasSuffix(text[:a.start], "l'") {
+		return true // Cyrillic, Han, Hangul, Arabic … have no articles
+	}
+	for k := j - 1; k >= 0 && ms[k].end >= a.start-1; k-- {
+		if ms[k].cat == cueAI && ms[k].end < a.start {
+			return true
+		}
+	}
+	w := strings.TrimRight(text[:a.start], " ")
+	if len(w) == len(text[:a.start]) {
+		return false
+	}
+	w = w[strings.LastIndexAny(w, " \n(\"'")+1:]
+	return slices.Contains(determiners, w)
+}
+
+// passiveAfter reports an obligation of the model followed by a passive
+// or a state ("the assistant must be updated", "el asistente debe ser
+// actualizado"): a rule about the model, not one it is to follow.
+func passiveAfter(text string, i int) bool {
+	if i >= len(text) || text[i] != ' ' {
+		return false
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "be", "been", "get", "ser", "estar", "etre", "sein", "werden", "essere", "worden", "zijn", "быть":
+		return true
+	}
+	return false
 }
 
 // compoundHeads are nouns that an AI word before them modifies: "for the
