@@ -46,7 +46,7 @@ var notForClassifier = map[string]bool{"markup": true, "base64": true, "hex": tr
 // The out-of-fold figures of the classifier on the tuning corpus, quoted
 // in RELIABILITY.md.
 const (
-	oofCaught, oofInstructions = 1740, 1968
+	oofCaught, oofInstructions = 1744, 1968
 	oofBenign, oofLoCoMo       = 50, 1
 )
 

@@ -67,6 +67,8 @@ const (
 	cueRuleGiver                      // administrator, the company, management, "by order of" …: who else sets one
 	cueModal                          // must, is to, debe, muss, 必须 …: what binds a subject to a rule
 	cueObliged                        // "the assistant is to", "l'assistant doit" …: a modal that binds the model (obligedAt; not in the lexicon)
+	cueReport                         // "told his men", "said that", "라고 했다" …: speech reported, not spoken to the reader
+	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -356,6 +358,45 @@ var cueLexicon = map[uint64][]string{
 		"mag alleen", "zal altijd", "должен", "должна", "обязан", "обязана", "не должен", "не должна", "не может",
 		"может только", "必须", "必須", "应该", "應該", "应当", "應當", "须", "不得", "只能", "一律", "始终要", "始終要", "必ず",
 		"常に", "決して", "반드시", "항상", "절대", "يجب على", "يتعين على", "يلتزم", "لا يجوز ل", "चाहिए", "हमेशा",
+	},
+	cueReport: {
+		// en: a third person said or told someone else
+		"told his", "told her", "told their", "told them", "told us", "told me", "told him", "told everyone", "told the team",
+		"told the class", "told the staff", "tells his", "tells her", "tells their", "tells them", "tells us", "tells me",
+		"tells him", "tells everyone", "said to", "says to", "said that", "says that", "ordered his", "ordered her", "ordered the",
+		"ordered them", "orders his", "orders her", "orders the", "orders them", "asked us to", "asked me to", "asked them to",
+		"asks us to", "instructed us", "instructed them", "instructed his", "warned us", "warned them", "yelled", "shouted",
+		"screamed", "whispered", "keeps telling", "kept telling", "kept saying", "keeps saying", "we were told", "i was told",
+		"were told to", "was told to",
+		"le dijo", "les dijo", "nos dijo", "me dijo", "dijo que", "dice que", "les dice a", "le dice a", "les ordena",
+		"les ordeno", "nos pidio", "me pidio", "nos mando", "grito",
+		"a dit de", "nous a dit", "m'a dit", "lui a dit", "leur a dit", "leur dit de", "dit a ses", "dit a son", "ordonne a ses",
+		"a ordonne", "nous a demande", "m'a demande", "leur demande de", "a crie",
+		"hat gesagt", "sagte", "sagt seinen", "sagt ihren", "sagte uns", "hat uns gesagt", "meinte", "befahl", "befiehlt",
+		"hat uns gebeten", "bat uns", "rief",
+		"disse para", "disse que", "nos disse", "me disse", "lhes disse", "diz aos", "mandou", "ordena aos", "ordenou",
+		"pediu para", "nos pediu", "gritou",
+		"ha detto di", "ci ha detto", "mi ha detto", "gli ha detto", "dice ai suoi", "ordina ai", "ha ordinato", "ci ha chiesto",
+		"ha urlato", "disse di",
+		"zei dat", "zei tegen", "zegt tegen", "heeft gezegd", "vroeg ons", "beval", "riep",
+		"сказал", "сказала", "сказали", "велел", "велела", "приказал", "приказала", "попросил нас", "попросила нас",
+		"говорит своим", "кричит",
+		"说要", "說要", "说让", "說讓", "叫我们", "叫我們", "叫大家", "告诉我们", "告訴我們", "跟我们说", "跟我們說", "要我们",
+		"要我們", "让我们", "讓我們", "让大家", "讓大家", "对手下说", "命令手下",
+		"ように言われ", "ように言った", "ように言って", "と言われ", "と言った", "と言ってた", "って言われ", "って言ってた",
+		"と命じ", "ように命じ",
+		"라고 했", "라고 말했", "라고 하셨", "라고 그랬", "라고 하더", "라고 해서", "라고 지시했", "라고 시켰", "하랬", "라며",
+		"قال لنا", "قال لهم", "قال إن", "قالت لنا", "قالت لهم", "طلب منا", "طلبت منا", "أمر رجاله", "أخبرنا", "أخبرهم",
+		"ने कहा", "ने हमसे कहा", "ने बोला", "ने बताया कि",
+	},
+	cueAsked: {
+		"asked", "had asked", "has asked", "requested", "told", "reminded", "begged",
+		"a demande", "avait demande", "ont demande", "a dit", "a rappele", "a prie", "pidio", "le pidio", "ha pedido",
+		"le dijo", "pedia", "rogo", "solicito", "pediu", "pediu ao", "disse ao", "solicitou", "tinha pedido", "ha chiesto",
+		"chiese", "aveva chiesto", "ha detto", "bat", "hat gebeten", "gebeten", "sagte", "hat gesagt", "forderte", "vroeg",
+		"heeft gevraagd", "zei", "verzocht", "попросил", "попросила", "просил", "просила", "сказал", "сказала",
+		// after the address, in Korean and Japanese
+		"달라고 했", "달라고 부탁했", "부탁했", "ように頼んだ", "ように頼みました", "と頼んだ", "ようにお願いした",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -805,6 +846,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	type acc struct {
 		mask       uint64
 		start, end int
+		// youOut: "you" or "your" outside quotation marks, which speaks
+		// to the reader whatever else the sentence reports.
+		youOut bool
 	}
 	var sents []acc
 	var idx []int
@@ -815,21 +859,58 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueAddressWeak && modifiesNoun(text, m.end) {
 			continue
 		}
+		if m.cat&(cueAddress|cueAddressWeak) != 0 && askedBefore(text, ms, mi) {
+			continue
+		}
 		if m.cat == cueModal {
 			if !obligedAt(text, ms, mi) {
 				continue
 			}
 			m.cat = cueObliged
 		}
+		if m.cat == cueDo && frenchPerfect(text, m) ||
+			m.cat == cueReport && firstPersonBefore(text, m.start) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
-			sents = append(sents, acc{0, m.start, m.end})
+			sents = append(sents, acc{0, m.start, m.end, false})
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
 		a.start = min(a.start, m.start)
 		a.end = max(a.end, m.end)
+		if m.cat&(cueYou|cueYour) != 0 && !quotedAt(text, sentenceStart(ends, sk), m.start) {
+			a.youOut = true
+		}
+	}
+	// Speech reported from one third party to another (the villain "tells
+	// his men to 'ignore your orders'", "팀장이 이전 지시는 무시하라고 했다")
+	// is not a request to the model, unless the sentence names the model,
+	// a later reader or an authority over the model, or speaks to the
+	// reader outside the quotation: its phrase and cue findings of the
+	// kinds that reported speech makes (voiding instructions, personas,
+	// concealment) are dropped.
+	reported := func(i int) bool {
+		a := sents[i]
+		return a.mask&cueReport != 0 && a.mask&modelCues == 0 && !a.youOut
+	}
+	for i := range sents {
+		if !reported(i) {
+			continue
+		}
+		s, e := sentenceStart(ends, idx[i]), len(text)
+		if idx[i] < len(ends) {
+			e = ends[idx[i]]
+		}
+		kept := hits[:from]
+		for _, h := range hits[from:] {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
 	}
 	covered := func(s, e int) bool {
 		for _, h := range hits[from:] {
@@ -844,12 +925,14 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 			continue
 		}
 		if typ := cueType(a.mask); typ != "" {
-			hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			if !(reportable(typ) && reported(i)) {
+				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			}
 			continue
 		}
 		if i+1 < len(sents) && idx[i+1] == idx[i]+1 {
 			b := sents[i+1]
-			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" {
+			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" && !(reportable(typ) && (reported(i) || reported(i+1))) {
 				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: b.end}, prio})
 			}
 		}
@@ -891,6 +974,88 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 	}
 	return hits
+}
+
+// modelCues are the categories that name the model, a later reader of the
+// memory or an authority over the model: reported speech that holds one
+// of them may be meant for the model.
+const modelCues = cueAI | cueAddress | cueAddressWeak | cueReader | cueMemRef | cueAuthority | cueRuleGiver | cueOperator |
+	cueStanding | cueOverride | cueObliged | cuePersona | cueCharacter
+
+// reportable reports the finding types that reported speech makes without
+// asking anything of the model.
+func reportable(typ string) bool {
+	return typ == InstructionIgnore || typ == InstructionOverride || typ == InstructionConceal
+}
+
+// sentenceStart is where sentence k starts, given the ends of sentences.
+func sentenceStart(ends []int, k int) int {
+	if k == 0 {
+		return 0
+	}
+	return ends[k-1]
+}
+
+// quotedAt reports whether p stands inside a quotation opened after from:
+// an odd number of straight double quotes (the markup view straightens
+// curly ones), or more opening than closing guillemets or corner brackets.
+func quotedAt(text string, from, p int) bool {
+	s := text[from:p]
+	return strings.Count(s, `"`)%2 == 1 || strings.Count(s, "«") > strings.Count(s, "»") ||
+		strings.Count(s, "「") > strings.Count(s, "」") || strings.Count(s, "„") > strings.Count(s, "“")
+}
+
+// firstPersonBefore reports a reported-speech frame spoken by the writer
+// ("I said to ignore …"): that speaks to the reader.
+func firstPersonBefore(text string, i int) bool {
+	return strings.HasSuffix(text[:i], " i ") || i == 2 && text[:i] == "i " || strings.HasSuffix(text[:i], " we ") || i == 3 && text[:i] == "we "
+}
+
+// askedBefore reports an address to the model ("a l'assistant", "al
+// asistente que") that a past-tense request verb (cueAsked) stands right
+// before, at most two words away: "elle a demande a l'assistant de …", "le
+// pidio al asistente que …" tell what someone asked the assistant, a
+// preference about how it speaks, not a note to it.
+func askedBefore(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if r, _ := utf8.DecodeRuneInString(text[m.start:]); unspaced(r) || r >= 0xAC00 && r <= 0xD7A3 {
+		// Korean and Japanese put the verb last: "비서에게 … 달라고 했다",
+		// "アシスタントに … ように頼んだ".
+		for _, a := range ms[mi+1:] {
+			if a.cat == cueAsked && a.start >= m.end {
+				return !strings.ContainsAny(text[m.end:a.start], ".!?\n。！？")
+			}
+		}
+	}
+	for j := mi - 1; j >= 0; j-- {
+		a := ms[j]
+		if m.start-a.end > 24 {
+			return false
+		}
+		if a.cat != cueAsked || a.end > m.start {
+			continue
+		}
+		gap := text[a.end:m.start]
+		return strings.Count(gap, " ") <= 2 && !strings.ContainsAny(gap, ".,;:!?\n")
+	}
+	return false
+}
+
+// frenchPerfect reports a French past participle that reads as an
+// imperative once its accent is dropped ("a demande", "ont recommande" for
+// "a demandé", "ont recommandé"): an auxiliary of avoir stands before it.
+func frenchPerfect(text string, m cueMatch) bool {
+	if text[m.end-1] != 'e' || m.start < 2 || text[m.start-1] != ' ' {
+		return false
+	}
+	w := text[:m.start-1]
+	k := strings.LastIndexAny(w, " '")
+	w = w[k+1:]
+	switch w {
+	case "a", "ont", "avait", "avaient", "aurait", "auraient", "ai", "avons", "avez", "aura", "auront":
+		return true
+	}
+	return false
 }
 
 // obligedAt reports whether the modal ms[mi] binds the model: a name of
