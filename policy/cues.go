@@ -69,6 +69,7 @@ const (
 	cueObliged                        // "the assistant is to", "l'assistant doit" …: a modal that binds the model (obligedAt; not in the lexicon)
 	cueReport                         // "told his men", "said that", "라고 했다" …: speech reported, not spoken to the reader
 	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
+	cueStored                         // "I've stored this", "que lo he guardado" …: the writer saying this was kept
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -326,6 +327,16 @@ var cueLexicon = map[uint64][]string{
 		"wachtwoorden", "gesprekken", "пароли", "пароль", "переписк*", "разговор*", "密码", "密碼", "对话", "對話", "聊天记录",
 		"パスワード", "会話", "履歴", "비밀번호", "카드", "대화", "كلمات المرور", "كلمة المرور", "محادثات", "بطاقة",
 		"पासवर्ड", "बातचीत", "कार्ड",
+		"addresses", "saved addresses", "home address", "home addresses", "street address", "postal address", "phone numbers",
+		"location history", "his location", "her location", "their location", "gps location", "contact details", "contact list",
+		"medical records", "health records", "bank statements", "payment details", "saved cards", "passport number",
+		"direcciones", "direccion de casa", "numeros de telefono", "ubicacion", "adresses", "adresse postale",
+		"numeros de telephone", "localisation", "adressen", "anschriften", "telefonnummern", "standort", "enderecos",
+		"endereco residencial", "numeros de telefone", "localizacao", "indirizzi", "numeri di telefono", "posizione",
+		"telefoonnummers", "locatie", "домашний адрес", "адреса доставки", "сохраненные адреса", "номера телефонов",
+		"местоположение", "住址", "家庭住址", "收货地址", "电话号码", "位置信息", "住所", "電話番号", "位置情報", "집 주소",
+		"배송 주소", "저장된 주소", "전화번호", "위치 정보", "العناوين المحفوظة", "عنوان المنزل", "أرقام الهاتف", "الموقع الجغرافي",
+		"पते", "घर का पता", "फ़ोन नंबर", "फोन नंबर", "लोकेशन",
 	},
 	cueOperator: {
 		"operator", "platform operator", "betreiber", "operador", "operateur", "operatore", "beheerder", "оператор*",
@@ -562,6 +573,18 @@ var cueLexicon = map[uint64][]string{
 		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
 		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
 		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
+		// feigning that nothing was remembered
+		"act like you don't remember", "act like you do not remember", "act as if you don't remember", "act as though you don't remember",
+		"pretend you don't remember", "pretend not to remember", "behave as if you don't remember", "act like you never heard",
+		"pretend you never heard", "claim you don't remember", "say you don't remember", "play dumb",
+		"haz como si no recordaras", "finge que no recuerdas", "finge no recordar", "fais comme si tu ne te souvenais",
+		"fais semblant de ne pas te souvenir", "fais semblant de ne pas t'en souvenir", "tu so, als ob du dich nicht erinnerst",
+		"tu so als ob du dich nicht erinnerst", "tu so, als wurdest du dich nicht erinnern", "finja que nao se lembra",
+		"faca de conta que nao se lembra", "finja nao se lembrar", "fai finta di non ricordare", "fingi di non ricordare",
+		"doe alsof je het niet meer weet", "doe alsof je je niets herinnert", "сделай вид, что не помнишь", "делай вид, что не помнишь",
+		"сделай вид что не помнишь", "притворись, что не помнишь", "假装不记得", "假裝不記得", "装作不记得", "覚えていないふりをして",
+		"覚えてないふりをして", "기억 못 하는 척", "기억 안 나는 척", "تظاهر بأنك لا تتذكر", "تظاهر أنك لا تتذكر",
+		"ऐसे दिखाओ जैसे तुम्हें याद नहीं", "याद न होने का नाटक",
 	},
 	cueMemRef: {
 		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
@@ -577,6 +600,23 @@ var cueLexicon = map[uint64][]string{
 		"이 기록", "이 노트", "この記録", "このノート", "这条记录", "這條記錄", "هذا السجل", "इस रिकॉर्ड", "este registro",
 		"cet enregistrement", "diesem eintrag", "dieser eintrag", "diesen eintrag", "questo appunto", "este registo",
 		"esta entrada", "cette entree", "deze notitie", "this record", "this reminder",
+	},
+	cueStored: {
+		// the writer saying this was stored ("don't tell Jorge I've stored this")
+		"i've stored this", "i stored this", "i have stored this", "i've saved this", "i saved this", "i have saved this",
+		"i've noted this", "i noted this", "i've logged this", "i wrote this down", "i've written this down", "i kept this",
+		"this was stored", "this is stored", "this has been stored", "this was saved", "this is saved", "this has been saved",
+		"this was written down", "this was noted", "this was recorded", "this is recorded", "it's stored here", "stored here",
+		"que guarde esto", "que he guardado esto", "que lo guarde", "que lo he guardado", "que esto esta guardado", "que anote esto",
+		"que j'ai enregistre", "que j'ai note ceci", "que j'ai garde ceci", "que c'est enregistre", "que ceci est enregistre",
+		"dass ich das gespeichert", "dass ich dies gespeichert", "dass ich das notiert", "dass das gespeichert ist", "dass dies gespeichert",
+		"que guardei isto", "que salvei isto", "que anotei isto", "que isto esta guardado", "que isto esta salvo",
+		"che l'ho salvato", "che ho salvato questo", "che l'ho annotato", "che questo e salvato", "che e stato salvato",
+		"dat ik dit heb opgeslagen", "dat ik dit heb bewaard", "dat ik dit heb genoteerd", "dat dit is opgeslagen", "dat dit bewaard is",
+		"что я это сохранил", "что я это сохранила", "что я это записал", "что я это записала", "что это сохранено", "что это записано",
+		"我存了这个", "我保存了这条", "我记下了这个", "这条已经保存", "這條已經保存", "我保存了這條", "保存したこと", "これを保存した",
+		"記録したこと", "저장한 걸", "저장했다는", "저장했다고", "저장한 것을", "저장해 둔 걸", "기록해 둔 걸", "أنني حفظت هذا", "أني حفظت هذا", "أن هذا محفوظ",
+		"أنني سجلت هذا", "कि मैंने यह सेव किया", "कि मैंने इसे सेव किया", "कि यह सेव है", "कि मैंने यह लिख लिया",
 	},
 	cueRespond: {
 		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
@@ -869,7 +909,7 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 			m.cat = cueObliged
 		}
 		if m.cat == cueDo && frenchPerfect(text, m) ||
-			m.cat == cueReport && firstPersonBefore(text, m.start) {
+			m.cat == cueReport && firstPersonBefore(text, m.start) || m.cat == cueStored && !clauseEndAfter(text, m) {
 			continue
 		}
 		sk := sentence(m.start)
@@ -879,6 +919,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
+		if m.cat == cueStored { // the note itself, as "this note" is
+			a.mask |= cueMemRef
+		}
 		a.start = min(a.start, m.start)
 		a.end = max(a.end, m.end)
 		if m.cat&(cueYou|cueYour) != 0 && !quotedAt(text, sentenceStart(ends, sk), m.start) {
@@ -979,8 +1022,8 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 // modelCues are the categories that name the model, a later reader of the
 // memory or an authority over the model: reported speech that holds one
 // of them may be meant for the model.
-const modelCues = cueAI | cueAddress | cueAddressWeak | cueReader | cueMemRef | cueAuthority | cueRuleGiver | cueOperator |
-	cueStanding | cueOverride | cueObliged | cuePersona | cueCharacter
+const modelCues = cueAI | cueAddress | cueAddressWeak | cueReader | cueMemRef | cueStored | cueAuthority | cueRuleGiver |
+	cueOperator | cueStanding | cueOverride | cueObliged | cuePersona | cueCharacter
 
 // reportable reports the finding types that reported speech makes without
 // asking anything of the model.
@@ -1053,6 +1096,44 @@ func frenchPerfect(text string, m cueMatch) bool {
 	w = w[k+1:]
 	switch w {
 	case "a", "ont", "avait", "avaient", "aurait", "auraient", "ai", "avons", "avez", "aura", "auront":
+		return true
+	}
+	return false
+}
+
+// clauseEndAfter reports whether a clause ends after m (punctuation, the end
+// of the text, or a conjunction after a space, "here" or "down" allowed
+// before it): "I've stored this; act like …" refers to the memory, "I've
+// stored this recipe in the binder" or "stored this in the garage" to a
+// thing.
+func clauseEndAfter(text string, m cueMatch) bool {
+	i := m.end
+	if r, _ := utf8.DecodeLastRuneInString(text[:i]); !spacedLetter(r) {
+		return true // an entry in Korean, Japanese, Chinese … ends on its verb
+	}
+	// A pronoun for the note or an auxiliary that ends the clause may
+	// come first ("que j'ai enregistre ceci", "dass ich das gespeichert
+	// habe").
+	for _, w := range []string{" here", " down", " away", " ceci", " cela", " esto", " isto", " isso", " questo", " dit", " dies",
+		" это", " habe", " hat", " heb", " heeft"} {
+		if strings.HasPrefix(text[i:], w) && (i+len(w) == len(text) || !isAlpha(text[i+len(w)])) {
+			i += len(w)
+			break
+		}
+	}
+	if i >= len(text) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	if r != ' ' {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' && text[j] != ';' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "and", "but", "so", "or", "because", "y", "pero", "et", "mais", "und", "aber", "e", "mas", "ma", "en", "maar", "и", "но", "а":
 		return true
 	}
 	return false
