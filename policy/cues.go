@@ -156,6 +156,13 @@ var cueLexicon = map[uint64][]string{
 		"deshazte de", "tira", "jette", "wirf", "wirf weg", "jogue fora", "butta via", "gooi weg", "выкинь", "扔掉", "抛弃", "捨てろ",
 		"버려", "버리고", "تخلص من", "छोड़ दो", "भुला दो",
 		"aside", "to one side", "wipe",
+		// infinitives, as polite requests use them ("merci de mettre de cote", "bitte … zu ignorieren")
+		"mettre de cote", "laisser de cote", "ne pas tenir compte", "ne plus tenir compte", "faire abstraction", "ignorer", "oublier",
+		"ecarter", "ne plus suivre", "ignorar", "olvidar", "dejar de lado", "hacer caso omiso", "no tener en cuenta", "descartar",
+		"esquecer", "deixar de lado", "desconsiderar", "ignorare", "dimenticare", "mettere da parte", "lasciar perdere",
+		"non tenere conto", "scartare", "zu ignorieren", "ignorieren", "zu vergessen", "beiseite zu lassen", "beiseitezulassen",
+		"nicht zu beachten", "nicht mehr zu beachten", "te negeren", "negeren", "te vergeten", "opzij te zetten",
+		"buiten beschouwing te laten", "игнорировать", "забыть", "не учитывать",
 	},
 	cueGuidance: {
 		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
@@ -244,6 +251,13 @@ var cueLexicon = map[uint64][]string{
 		"недействительн*", "не действуют", "не считаются", "устарели", "不算数", "不算數", "过时", "過時", "已取消", "もう関係ない",
 		"効力を失", "廃止", "적용되지 않", "폐기", "لم تعد", "ملغية", "लागू नहीं", "मान्य नहीं",
 		"counts anymore", "count anymore", "counts any more", "count any more", "matters anymore",
+		// no longer in force
+		"no longer stand", "no longer hold", "no longer operative", "plus en vigueur", "n'est plus en vigueur",
+		"plus d'actualite", "ya no estan vigentes", "ya no esta vigente", "ya no estan en vigor", "dejan de estar vigentes",
+		"nao estao mais em vigor", "nao esta mais em vigor", "deixaram de vigorar", "ja nao estao em vigor", "non sono piu in vigore",
+		"non e piu in vigore", "nicht mehr in kraft", "ausser kraft", "niet meer van kracht", "niet langer van kracht",
+		"больше не в силе", "не в силе", "不再生效", "已失效", "もう有効ではない", "有効ではありません", "더 이상 유효하지 않",
+		"효력을 잃", "لم تعد نافذة", "अब मान्य नहीं",
 	},
 	cueAI: {
 		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
@@ -833,7 +847,8 @@ func suffixWord(s string, i, j int) bool {
 // the rules", "no olvides"), which asks for the opposite.
 func negatedBefore(s string, i int) bool {
 	before := s[max(0, i-8):i]
-	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne "} {
+	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne ", "pas ",
+		"nicht ", "niet ", "не "} {
 		if strings.HasSuffix(before, neg) {
 			return true
 		}
