@@ -325,8 +325,10 @@ func reverseRunes(s string) string {
 }
 
 // commonWords counts the words of s that are among the most common words
-// of the languages written in Latin or Cyrillic letters: text that gains
-// many of them when read as rot13 or backwards was written that way.
+// of the languages written in Latin or Cyrillic letters, and the common
+// words of notes to a model (always, never, rule, recommend …, so that a
+// short encoded rule gains two): text that gains many of them when read as
+// rot13 or backwards was written that way.
 func commonWords(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
@@ -352,6 +354,10 @@ var commonWordSet = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`the and to of you your all is are this that for with in on not do be it me my now no
 		any from as at by or an if will must what above previous instructions ignore
+		always never other when then they them their there about into only also but so he she his her was were
+		have has had can tell send say ask who which we our us just like know new should would could please
+		every after before again rule rules policy note memory user assistant model system prompt reply answer
+		mention recommend keep secret forget
 		el la los las de que y en tu todas todos las del por para con
 		le les des et vous tes toutes est une pour avec
 		der die das und du alle nicht ist mit von zu
