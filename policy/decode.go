@@ -51,17 +51,25 @@ func hasHidden(text string) bool {
 
 // wordsViewHits reads words separated by emoji, symbols or other marks
 // that are not letters ("ignore🔥all🔥previous🔥instructions",
-// "ignore/all/previous/instructions") as words separated by spaces, and
+// "ignore/all/previous/instructions", "you 👉 are 👉 now") as words
+// separated by single spaces, and
 // runs the sentence rules and the cues on that view. It builds the view
 // only when such a separator stands between two letters.
 func wordsViewHits(pv *view, prio int, hits []hit) []hit {
 	s := pv.s
 	b := builder{src: s}
 	prevLetter := false
+	wordEnd := -1 // the end of the last word when only spaces follow it
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if !wordSeparator(r) {
 			prevLetter = unicode.IsLetter(r) || unicode.IsDigit(r)
+			switch {
+			case prevLetter:
+				wordEnd = i + n
+			case r != ' ':
+				wordEnd = -1
+			}
 			i += n
 			continue
 		}
@@ -74,10 +82,16 @@ func wordsViewHits(pv *view, prio int, hits []hit) []hit {
 			j += m
 		}
 		next, _ := utf8.DecodeRuneInString(s[j:])
-		if prevLetter && j < len(s) && (unicode.IsLetter(next) || unicode.IsDigit(next)) {
-			b.replace(i, j, " ")
+		if j < len(s) && (unicode.IsLetter(next) || unicode.IsDigit(next)) {
+			switch {
+			case prevLetter:
+				b.replace(i, j, " ")
+			case wordEnd >= 0:
+				// Spaced as well: "you 👉 are 👉 now".
+				b.replace(wordEnd, j, " ")
+			}
 		}
-		prevLetter = false
+		prevLetter, wordEnd = false, -1
 		i = j
 	}
 	if !b.changed {
