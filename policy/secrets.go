@@ -118,8 +118,9 @@ var SecretTypes = []string{
 //     ${VAR}, {{var}}, $VAR, changeme, example, none, null, …), a URL, a path,
 //     or an unquoted identifier such as os.environ or getpass. Prose ("the
 //     password is …") is not matched.
-//   - URLs with a password in their user information (scheme://user:pass@host),
-//     unless the password is a placeholder.
+//   - URLs with a password in their user information (scheme://user:pass@host,
+//     any scheme, the password possibly holding '#', '?' or '/'), unless the
+//     password is a placeholder.
 //   - PINs and access codes stated with what they unlock ("Debit card PIN
 //     is 4817", "gate code 2580#", "digicode : 4417B", "暗証番号は4817"): 3
 //     to 8 digits after the code's name and a verb or sign that states it,
@@ -842,7 +843,14 @@ func findDiscordTokens(text string) [][2]int {
 	return out
 }
 
-// findURLCredentials finds the password in scheme://user:password@host.
+// findURLCredentials finds the password in scheme://user:password@host,
+// in any scheme. A password may hold characters a URL would escape ('#',
+// '?', '/'), as people paste connection strings
+// ("postgres://app:Qv9#tLm2@db.example:5432/orders"): the user
+// information runs to the '@' before the host, as long as the user name
+// holds none of them, the password is not a port followed by a path
+// ("host:8080/x?to=a@b.example" is a host, a port and an e-mail address in
+// the query), and it mixes two kinds of characters.
 func findURLCredentials(text string) [][2]int {
 	var out [][2]int
 	for from := 0; from < len(text); {
@@ -861,27 +869,41 @@ func findURLCredentials(text string) [][2]int {
 			continue
 		}
 		u := p + 3
-		at := -1
+		at, cut := -1, -1 // cut: the first '/', '?' or '#' of the user information
 		for i := u; i < len(text) && i-u < 512; i++ {
 			c := text[i]
 			if c == '@' {
 				at = i
 				break
 			}
-			if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
+			if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
 				break
+			}
+			if cut < 0 && (c == '/' || c == '?' || c == '#') {
+				cut = i
 			}
 		}
 		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
 			continue
 		}
 		colon := strings.IndexByte(text[u:at], ':')
-		if colon < 0 {
+		if colon < 0 || cut >= 0 && cut < u+colon {
 			continue
 		}
 		ps, pe := u+colon+1, at
 		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
 			continue
+		}
+		if cut >= 0 {
+			// A password with '#', '?' or '/': not a port and a path, and
+			// shaped like a password.
+			d := ps
+			for d < pe && isDigit(text[d]) {
+				d++
+			}
+			if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
+				continue
+			}
 		}
 		out = append(out, [2]int{ps, pe})
 		from = at + 1

@@ -114,6 +114,8 @@ func secretCases() []secretCase {
 		c("japanese pin", "暗証番号は", "4817", "です。", SecretCredential),
 		c("russian intercom code", "Код домофона — ", "4590", ".", SecretCredential),
 		c("card security code", "CVV ", "123", " on the back", SecretCredential),
+		c("url password with a hash", "postgres://svc:", "Pq7#rT2mZx", "@db.internal.example:5432/app", SecretURLCredentials),
+		c("url password with a question mark and a slash", "amqp://jobs:", "x9?K/2mWq", "@mq.internal.example/prod", SecretURLCredentials),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -165,6 +167,8 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"gate code for a building", "Gate code for building 12 is on the intranet."},
 		{"pin and a phone number", "PIN is 4817-2200-1234 on the form"},
 		{"error code", "Error code 4040 again on the printer."},
+		{"url with a port, a path and an address", "https://example.com:8080/login?next=ana@example.org"},
+		{"url with a fragment and an address", "http://localhost:3000/x#y:z@host.example"},
 		{"phone us", "Call me at +1 (415) 555-2671 or 415-555-2671 tomorrow."},
 		{"phone uk", "Office: +44 20 7946 0958"},
 		{"phone international digits", "+49 30 12345678 or 0049 30 12345678"},
