@@ -125,6 +125,8 @@ var SecretTypes = []string{
 //     is 4817", "gate code 2580#", "digicode : 4417B", "暗証番号は4817"): 3
 //     to 8 digits after the code's name and a verb or sign that states it,
 //     not a date, a phone number or an Indian postal "pin code".
+//   - Passphrases and seed or recovery phrases named in the gate's
+//     languages ("Herstelzin van de wallet: …", "Сид-фраза: …").
 //   - Payment card numbers: 13 to 19 digits, contiguous or grouped by single
 //     spaces or dashes in a card layout (4-4-4-4, 4-6-5, …), with a known
 //     issuer prefix and length (Visa, Mastercard, Amex, Discover, Diners,
@@ -326,14 +328,10 @@ var secretRules = newRuleSet([]tokenRule{
 	{
 		// A passphrase or recovery phrase: several words after the name.
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
-		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words",
-			"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "phrase de récupération", "phrase secrète",
-			"phrase de passe", "wiederherstellungsphrase", "seed-phrase", "frase de recuperação", "frase semente", "frase di recupero",
-			"parole di recupero"},
-		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed[ -]phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words|` +
-			`frase semilla|frase de recuperaci[oó]n|palabras semilla|phrase de récupération|phrase secrète|phrase de passe|wiederherstellungsphrase|` +
-			`frase de recuperação|frase semente|frase di recupero|parole di recupero)` +
-			`(?:\s(?:for|of|to|de|del|du|des|der|für|da|do|di|della)(?:\s[\p{L}]{1,12}){1,3}?)?(?:\s?(?:(?:is|was|es|est|ist|é|è)\s|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
+		triggers: seedPhraseTriggers,
+		re: regexp.MustCompile(`(?i)^(?:` + alternation(seedPhraseTriggers) + `)` +
+			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,4}?` + // "for the wallet", "van zijn crypto-wallet", "кошелька"
+			`(?:\s(?:is|was|es|est|ist|é|è|это)\s|\s?(?:[=:：—–]|->|=>)\s?|[是为為は는은]\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
 	{
@@ -513,6 +511,25 @@ func withCapitals(ws ...string) []string {
 	}
 	return out
 }
+
+// seedPhraseTriggers name a passphrase or a wallet's seed or recovery
+// phrase, in the gate's languages.
+var seedPhraseTriggers = withCapitals("passphrase", "pass phrase", "seed phrase", "seed-phrase", "recovery phrase", "mnemonic phrase",
+	"mnemonic", "secret phrase", "seed words", "recovery words", "backup phrase",
+	"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "palabras de recuperación",
+	"palabras de recuperacion", "frase secreta", "phrase de récupération", "phrase de recuperation", "phrase secrète",
+	"phrase secrete", "phrase de passe", "phrase mnémonique", "phrase mnemonique", "mots de récupération", "mots de recuperation",
+	"wiederherstellungsphrase", "wiederherstellungswörter", "wiederherstellungsworter", "wiederherstellungssatz", "seed-wörter",
+	"frase de recuperação", "frase de recuperacao", "frase semente", "palavras de recuperação", "palavras de recuperacao",
+	"frase di recupero", "parole di recupero", "frase seed", "frase segreta", "frase mnemonica",
+	"herstelzin", "herstelfrase", "herstelwoorden", "seedzin", "seed-zin", "geheime zin",
+	"сид-фраза", "сид-фразу", "сид фраза", "мнемоническая фраза", "фраза восстановления", "фраза для восстановления",
+	"секретная фраза",
+	"助记词", "助記詞", "恢复短语", "恢復短語", "种子短语", "種子短語", "恢复词",
+	"シードフレーズ", "リカバリーフレーズ", "復元フレーズ", "ニーモニック",
+	"시드 문구", "복구 문구", "시드 구문", "복구 구문", "니모닉",
+	"عبارة الاسترداد", "العبارة السرية", "عبارة الاسترجاع", "كلمات الاسترداد", "العبارة الأولية",
+	"सीड फ्रेज़", "सीड फ्रेज", "रिकवरी फ्रेज़", "रिकवरी फ्रेज")
 
 // accessCodeTriggers name a PIN or an access code: of a card, a phone, a
 // door, a gate, an alarm, a safe, in the gate's languages.

@@ -116,6 +116,9 @@ func secretCases() []secretCase {
 		c("card security code", "CVV ", "123", " on the back", SecretCredential),
 		c("url password with a hash", "postgres://svc:", "Pq7#rT2mZx", "@db.internal.example:5432/app", SecretURLCredentials),
 		c("url password with a question mark and a slash", "amqp://jobs:", "x9?K/2mWq", "@mq.internal.example/prod", SecretURLCredentials),
+		c("dutch seed phrase", "Herstelzin van zijn crypto-wallet: ", "anchor velvet ribbon candle orbit meadow pilot frost", "", SecretCredential),
+		c("russian seed phrase", "Сид-фраза кошелька: ", "violin harbor sugar meadow cactus pilot dragon ember", "", SecretCredential),
+		c("korean recovery phrase", "복구 문구는 ", "shadow maple river cactus tunnel amber pilot frost", "", SecretCredential),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -169,6 +172,7 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"error code", "Error code 4040 again on the printer."},
 		{"url with a port, a path and an address", "https://example.com:8080/login?next=ana@example.org"},
 		{"url with a fragment and an address", "http://localhost:3000/x#y:z@host.example"},
+		{"seed phrase kept somewhere", "Herstelzin ligt in de kluis bij de notaris, zegt Pieter."},
 		{"phone us", "Call me at +1 (415) 555-2671 or 415-555-2671 tomorrow."},
 		{"phone uk", "Office: +44 20 7946 0958"},
 		{"phone international digits", "+49 30 12345678 or 0049 30 12345678"},
