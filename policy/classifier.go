@@ -221,7 +221,7 @@ func (m *classifierModel) score(s string) float64 {
 // cannot know every word of every language.
 const requestCues = cueIgnore | cueGuidance | cueVoid | cueAI | cueReader | cueAddress | cueAddressWeak | cuePersona |
 	cueCharacter | cueAuthority | cueGrant | cueRisky | cueNoAsk | cueConceal | cueMemRef | cueOverride | cueSafety |
-	cueStanding | cueOperator | cueSend | cueUser
+	cueStanding | cueOperator | cueSend | cueUser | cueRuleGiver | cueStored
 
 func hasRequestCue(s string) bool {
 	var buf [32]cueMatch

@@ -376,17 +376,17 @@ func TestCorpusHoldout(t *testing.T) {
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
 // held-out sets of the issue that have been seen since and moved into
-// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26i_*) and the
+// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26k_*) and the
 // classifier's training paraphrases and look-alikes written for it
-// (train26e_* to train26j_*); its figures are guarded exactly.
+// (train26e_* to train26k_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 2782, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208
+	tuningDetected, tuningAttacks = 3051, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176 + 193 + 76
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208 + 231 + 92
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
@@ -410,18 +410,19 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     flagged (target 1 %). The gate before the change (338824a) scored
 //     107/125 = 85.6 %, 48/51 and 4/208 on it. Its misses and false
 //     positives were then fixed as classes and it moved into tuning.
-//   - heldout26k_*.jsonl, written blind after those fixes (de2d2bf),
-//     committed before it was measured (it is what TestCorpusFigures
-//     printed the first time it ran with it): 130/137 = 94.9 %
-//     instruction-like, 52/56 = 92.9 % secrets, 3/231 = 1.30 % benign
-//     flagged, all three look-alikes (0 of the 164 ordinary memories).
+//   - heldout26k (now tuning26k_*), written blind after those fixes
+//     (de2d2bf), committed before it was measured (it is what
+//     TestCorpusFigures printed the first time it ran with it): 130/137 =
+//     94.9 % instruction-like, 52/56 = 92.9 % secrets, 3/231 = 1.30 %
+//     benign flagged, all three look-alikes (0 of the 164 ordinary
+//     memories). Its misses and false positives were then fixed as
+//     classes and it moved into tuning.
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
-	{"heldout26k_", 0.94, 0.92, 0.013}, // 130/137 = 94.9 %, 52/56, 3/231 (0/164 ordinary, 3/67 look-alikes)
 }
 
 // splitRates measures instruction-like strings and secrets apart.

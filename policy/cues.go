@@ -64,6 +64,12 @@ const (
 	cueDest                           // a URL or an e-mail address in the sentence (found by scanCues, not the lexicon)
 	cueData                           // passwords, card numbers, chats, contacts …: what an exfiltration takes
 	cueOperator                       // operator, Betreiber, operador …: who sets a standing rule
+	cueRuleGiver                      // administrator, the company, management, "by order of" …: who else sets one
+	cueModal                          // must, is to, debe, muss, 必须 …: what binds a subject to a rule
+	cueObliged                        // "the assistant is to", "l'assistant doit" …: a modal that binds the model (obligedAt; not in the lexicon)
+	cueReport                         // "told his men", "said that", "라고 했다" …: speech reported, not spoken to the reader
+	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
+	cueStored                         // "I've stored this", "que lo he guardado" …: the writer saying this was kept
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -92,12 +98,14 @@ var cuePatterns = []struct {
 	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
 	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture | cueDo, 0},
 	{InstructionStanding, cueOperator | cueGuidance, cueFuture | cueDo | cueRespond | cueYou | cueYour, 0},
+	{InstructionStanding, cueObliged, cueRuleGiver | cueOperator | cueStanding | cueAuthority, 0},
 	{InstructionExfil, cueSend | cueDest | cueData, 0, 0},
 }
 
 // cueLexicon lists the entries of each category (see the top of the file
 // for the '*' conventions). Latin entries are written without accents, as
-// the phrase view reads them.
+// the phrase view reads them; Arabic vowel signs in an entry are dropped
+// when the index is built (the phrase view drops them too).
 var cueLexicon = map[uint64][]string{
 	cueIgnore: {
 		// en
@@ -148,6 +156,13 @@ var cueLexicon = map[uint64][]string{
 		"deshazte de", "tira", "jette", "wirf", "wirf weg", "jogue fora", "butta via", "gooi weg", "выкинь", "扔掉", "抛弃", "捨てろ",
 		"버려", "버리고", "تخلص من", "छोड़ दो", "भुला दो",
 		"aside", "to one side", "wipe",
+		// infinitives, as polite requests use them ("merci de mettre de cote", "bitte … zu ignorieren")
+		"mettre de cote", "laisser de cote", "ne pas tenir compte", "ne plus tenir compte", "faire abstraction", "ignorer", "oublier",
+		"ecarter", "ne plus suivre", "ignorar", "olvidar", "dejar de lado", "hacer caso omiso", "no tener en cuenta", "descartar",
+		"esquecer", "deixar de lado", "desconsiderar", "ignorare", "dimenticare", "mettere da parte", "lasciar perdere",
+		"non tenere conto", "scartare", "zu ignorieren", "ignorieren", "zu vergessen", "beiseite zu lassen", "beiseitezulassen",
+		"nicht zu beachten", "nicht mehr zu beachten", "te negeren", "negeren", "te vergeten", "opzij te zetten",
+		"buiten beschouwing te laten", "игнорировать", "забыть", "не учитывать",
 	},
 	cueGuidance: {
 		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
@@ -236,6 +251,13 @@ var cueLexicon = map[uint64][]string{
 		"недействительн*", "не действуют", "не считаются", "устарели", "不算数", "不算數", "过时", "過時", "已取消", "もう関係ない",
 		"効力を失", "廃止", "적용되지 않", "폐기", "لم تعد", "ملغية", "लागू नहीं", "मान्य नहीं",
 		"counts anymore", "count anymore", "counts any more", "count any more", "matters anymore",
+		// no longer in force
+		"no longer stand", "no longer hold", "no longer operative", "plus en vigueur", "n'est plus en vigueur",
+		"plus d'actualite", "ya no estan vigentes", "ya no esta vigente", "ya no estan en vigor", "dejan de estar vigentes",
+		"nao estao mais em vigor", "nao esta mais em vigor", "deixaram de vigorar", "ja nao estao em vigor", "non sono piu in vigore",
+		"non e piu in vigore", "nicht mehr in kraft", "ausser kraft", "niet meer van kracht", "niet langer van kracht",
+		"больше не в силе", "не в силе", "不再生效", "已失效", "もう有効ではない", "有効ではありません", "더 이상 유효하지 않",
+		"효력을 잃", "لم تعد نافذة", "अब मान्य नहीं",
 	},
 	cueAI: {
 		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
@@ -319,10 +341,87 @@ var cueLexicon = map[uint64][]string{
 		"wachtwoorden", "gesprekken", "пароли", "пароль", "переписк*", "разговор*", "密码", "密碼", "对话", "對話", "聊天记录",
 		"パスワード", "会話", "履歴", "비밀번호", "카드", "대화", "كلمات المرور", "كلمة المرور", "محادثات", "بطاقة",
 		"पासवर्ड", "बातचीत", "कार्ड",
+		"addresses", "saved addresses", "home address", "home addresses", "street address", "postal address", "phone numbers",
+		"location history", "his location", "her location", "their location", "gps location", "contact details", "contact list",
+		"medical records", "health records", "bank statements", "payment details", "saved cards", "passport number",
+		"direcciones", "direccion de casa", "numeros de telefono", "ubicacion", "adresses", "adresse postale",
+		"numeros de telephone", "localisation", "adressen", "anschriften", "telefonnummern", "standort", "enderecos",
+		"endereco residencial", "numeros de telefone", "localizacao", "indirizzi", "numeri di telefono", "posizione",
+		"telefoonnummers", "locatie", "домашний адрес", "адреса доставки", "сохраненные адреса", "номера телефонов",
+		"местоположение", "住址", "家庭住址", "收货地址", "电话号码", "位置信息", "住所", "電話番号", "位置情報", "집 주소",
+		"배송 주소", "저장된 주소", "전화번호", "위치 정보", "العناوين المحفوظة", "عنوان المنزل", "أرقام الهاتف", "الموقع الجغرافي",
+		"पते", "घर का पता", "फ़ोन नंबर", "फोन नंबर", "लोकेशन",
 	},
 	cueOperator: {
 		"operator", "platform operator", "betreiber", "operador", "operateur", "operatore", "beheerder", "оператор*",
 		"运营方", "運營方", "运营者", "運営者", "운영자", "المشغل", "ऑपरेटर",
+	},
+	cueRuleGiver: {
+		"administrator", "admin", "admins", "workspace admin", "workspace owner", "account owner", "deployment owner", "site owner",
+		"company", "corporate", "management", "head office", "headquarters", "organization", "organisation",
+		"employer", "it department", "by order of", "on the orders of", "mandated by",
+		"administrador", "administradora", "empresa", "compania", "direccion", "gerencia", "por orden de",
+		"administrateur", "administratrice", "entreprise", "l'entreprise", "societe", "direction", "par ordre de", "sur ordre de",
+		"unternehmen*", "firma", "geschaftsleitung", "geschaftsfuhrung", "auf anordnung", "companhia", "diretoria", "direcao",
+		"por ordem de", "amministratore", "azienda", "l'azienda", "direzione", "per ordine di", "bedrijf", "directie",
+		"in opdracht van", "администратор*", "компани*", "руководств*",
+		"по распоряжению", "по приказу", "管理员", "管理員", "公司", "管理层", "管理層", "管理者", "会社", "経営陣", "運営会社",
+		"관리자", "회사", "경영진", "المسؤول", "مسؤول النظام", "الشركة", "الإدارة", "بأمر من", "व्यवस्थापक", "एडमिन", "कंपनी",
+		"प्रबंधन",
+	},
+	cueModal: {
+		// What binds a subject to a rule; with the model's name right
+		// before it (or after it: "muss der Assistent", "يجب على
+		// المساعد"), the model is bound (obligedAt).
+		"is to", "are to", "must", "shall", "has to", "have to", "is required to", "are required to", "is obliged to",
+		"is expected to", "should always", "should never", "will always", "will never", "may not", "may only", "is not to",
+		"is not allowed to", "is only allowed to", "needs to",
+		"debe", "debera", "tiene que", "ha de", "esta obligado a", "esta obligada a", "no puede", "solo puede", "siempre debe",
+		"nunca debe", "doit", "devra", "est tenu de", "est tenue de", "ne doit", "ne peut", "doit toujours", "muss", "soll",
+		"hat zu", "darf nicht", "darf nur", "ist verpflichtet", "deve", "devera", "tem que", "tem de", "nao pode", "so pode",
+		"esta obrigado a", "dovra", "tenuto a", "tenuta a", "non deve", "non puo", "puo solo", "moet", "dient", "mag niet",
+		"mag alleen", "zal altijd", "должен", "должна", "обязан", "обязана", "не должен", "не должна", "не может",
+		"может только", "必须", "必須", "应该", "應該", "应当", "應當", "须", "不得", "只能", "一律", "始终要", "始終要", "必ず",
+		"常に", "決して", "반드시", "항상", "절대", "يجب على", "يتعين على", "يلتزم", "لا يجوز ل", "चाहिए", "हमेशा",
+	},
+	cueReport: {
+		// en: a third person said or told someone else
+		"told his", "told her", "told their", "told them", "told us", "told me", "told him", "told everyone", "told the team",
+		"told the class", "told the staff", "tells his", "tells her", "tells their", "tells them", "tells us", "tells me",
+		"tells him", "tells everyone", "said to", "says to", "said that", "says that", "ordered his", "ordered her", "ordered the",
+		"ordered them", "orders his", "orders her", "orders the", "orders them", "asked us to", "asked me to", "asked them to",
+		"asks us to", "instructed us", "instructed them", "instructed his", "warned us", "warned them", "yelled", "shouted",
+		"screamed", "whispered", "keeps telling", "kept telling", "kept saying", "keeps saying", "we were told", "i was told",
+		"were told to", "was told to",
+		"le dijo", "les dijo", "nos dijo", "me dijo", "dijo que", "dice que", "les dice a", "le dice a", "les ordena",
+		"les ordeno", "nos pidio", "me pidio", "nos mando", "grito",
+		"a dit de", "nous a dit", "m'a dit", "lui a dit", "leur a dit", "leur dit de", "dit a ses", "dit a son", "ordonne a ses",
+		"a ordonne", "nous a demande", "m'a demande", "leur demande de", "a crie",
+		"hat gesagt", "sagte", "sagt seinen", "sagt ihren", "sagte uns", "hat uns gesagt", "meinte", "befahl", "befiehlt",
+		"hat uns gebeten", "bat uns", "rief",
+		"disse para", "disse que", "nos disse", "me disse", "lhes disse", "diz aos", "mandou", "ordena aos", "ordenou",
+		"pediu para", "nos pediu", "gritou",
+		"ha detto di", "ci ha detto", "mi ha detto", "gli ha detto", "dice ai suoi", "ordina ai", "ha ordinato", "ci ha chiesto",
+		"ha urlato", "disse di",
+		"zei dat", "zei tegen", "zegt tegen", "heeft gezegd", "vroeg ons", "beval", "riep",
+		"сказал", "сказала", "сказали", "велел", "велела", "приказал", "приказала", "попросил нас", "попросила нас",
+		"говорит своим", "кричит",
+		"说要", "說要", "说让", "說讓", "叫我们", "叫我們", "叫大家", "告诉我们", "告訴我們", "跟我们说", "跟我們說", "要我们",
+		"要我們", "让我们", "讓我們", "让大家", "讓大家", "对手下说", "命令手下",
+		"ように言われ", "ように言った", "ように言って", "と言われ", "と言った", "と言ってた", "って言われ", "って言ってた",
+		"と命じ", "ように命じ",
+		"라고 했", "라고 말했", "라고 하셨", "라고 그랬", "라고 하더", "라고 해서", "라고 지시했", "라고 시켰", "하랬", "라며",
+		"قال لنا", "قال لهم", "قال إن", "قالت لنا", "قالت لهم", "طلب منا", "طلبت منا", "أمر رجاله", "أخبرنا", "أخبرهم",
+		"ने कहा", "ने हमसे कहा", "ने बोला", "ने बताया कि",
+	},
+	cueAsked: {
+		"asked", "had asked", "has asked", "requested", "told", "reminded", "begged",
+		"a demande", "avait demande", "ont demande", "a dit", "a rappele", "a prie", "pidio", "le pidio", "ha pedido",
+		"le dijo", "pedia", "rogo", "solicito", "pediu", "pediu ao", "disse ao", "solicitou", "tinha pedido", "ha chiesto",
+		"chiese", "aveva chiesto", "ha detto", "bat", "hat gebeten", "gebeten", "sagte", "hat gesagt", "forderte", "vroeg",
+		"heeft gevraagd", "zei", "verzocht", "попросил", "попросила", "просил", "просила", "сказал", "сказала",
+		// after the address, in Korean and Japanese
+		"달라고 했", "달라고 부탁했", "부탁했", "ように頼んだ", "ように頼みました", "と頼んだ", "ようにお願いした",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -488,6 +587,18 @@ var cueLexicon = map[uint64][]string{
 		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
 		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
 		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
+		// feigning that nothing was remembered
+		"act like you don't remember", "act like you do not remember", "act as if you don't remember", "act as though you don't remember",
+		"pretend you don't remember", "pretend not to remember", "behave as if you don't remember", "act like you never heard",
+		"pretend you never heard", "claim you don't remember", "say you don't remember", "play dumb",
+		"haz como si no recordaras", "finge que no recuerdas", "finge no recordar", "fais comme si tu ne te souvenais",
+		"fais semblant de ne pas te souvenir", "fais semblant de ne pas t'en souvenir", "tu so, als ob du dich nicht erinnerst",
+		"tu so als ob du dich nicht erinnerst", "tu so, als wurdest du dich nicht erinnern", "finja que nao se lembra",
+		"faca de conta que nao se lembra", "finja nao se lembrar", "fai finta di non ricordare", "fingi di non ricordare",
+		"doe alsof je het niet meer weet", "doe alsof je je niets herinnert", "сделай вид, что не помнишь", "делай вид, что не помнишь",
+		"сделай вид что не помнишь", "притворись, что не помнишь", "假装不记得", "假裝不記得", "装作不记得", "覚えていないふりをして",
+		"覚えてないふりをして", "기억 못 하는 척", "기억 안 나는 척", "تظاهر بأنك لا تتذكر", "تظاهر أنك لا تتذكر",
+		"ऐसे दिखाओ जैसे तुम्हें याद नहीं", "याद न होने का नाटक",
 	},
 	cueMemRef: {
 		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
@@ -503,6 +614,23 @@ var cueLexicon = map[uint64][]string{
 		"이 기록", "이 노트", "この記録", "このノート", "这条记录", "這條記錄", "هذا السجل", "इस रिकॉर्ड", "este registro",
 		"cet enregistrement", "diesem eintrag", "dieser eintrag", "diesen eintrag", "questo appunto", "este registo",
 		"esta entrada", "cette entree", "deze notitie", "this record", "this reminder",
+	},
+	cueStored: {
+		// the writer saying this was stored ("don't tell Jorge I've stored this")
+		"i've stored this", "i stored this", "i have stored this", "i've saved this", "i saved this", "i have saved this",
+		"i've noted this", "i noted this", "i've logged this", "i wrote this down", "i've written this down", "i kept this",
+		"this was stored", "this is stored", "this has been stored", "this was saved", "this is saved", "this has been saved",
+		"this was written down", "this was noted", "this was recorded", "this is recorded", "it's stored here", "stored here",
+		"que guarde esto", "que he guardado esto", "que lo guarde", "que lo he guardado", "que esto esta guardado", "que anote esto",
+		"que j'ai enregistre", "que j'ai note ceci", "que j'ai garde ceci", "que c'est enregistre", "que ceci est enregistre",
+		"dass ich das gespeichert", "dass ich dies gespeichert", "dass ich das notiert", "dass das gespeichert ist", "dass dies gespeichert",
+		"que guardei isto", "que salvei isto", "que anotei isto", "que isto esta guardado", "que isto esta salvo",
+		"che l'ho salvato", "che ho salvato questo", "che l'ho annotato", "che questo e salvato", "che e stato salvato",
+		"dat ik dit heb opgeslagen", "dat ik dit heb bewaard", "dat ik dit heb genoteerd", "dat dit is opgeslagen", "dat dit bewaard is",
+		"что я это сохранил", "что я это сохранила", "что я это записал", "что я это записала", "что это сохранено", "что это записано",
+		"我存了这个", "我保存了这条", "我记下了这个", "这条已经保存", "這條已經保存", "我保存了這條", "保存したこと", "これを保存した",
+		"記録したこと", "저장한 걸", "저장했다는", "저장했다고", "저장한 것을", "저장해 둔 걸", "기록해 둔 걸", "أنني حفظت هذا", "أني حفظت هذا", "أن هذا محفوظ",
+		"أنني سجلت هذا", "कि मैंने यह सेव किया", "कि मैंने इसे सेव किया", "कि यह सेव है", "कि मैंने यह लिख लिया",
 	},
 	cueRespond: {
 		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
@@ -568,6 +696,7 @@ func newCueIndex(lex map[uint64][]string) *cueIndex {
 	// Iterate categories in bit order so the index is deterministic.
 	for bit := uint64(1); bit != 0; bit <<= 1 {
 		for _, w := range lex[bit] {
+			w = stripArabicMarks(w) // as the phrase view reads Arabic
 			e := cueEntry{cat: bit}
 			if strings.HasPrefix(w, "*") {
 				e.suffix = true
@@ -633,7 +762,8 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 			continue
 		}
 		for _, e := range ix.buckets[k-1] {
-			if !strings.HasPrefix(s[i:], e.lit) {
+			// The third byte first: most entries of a bucket differ there.
+			if len(e.lit) > 2 && (i+2 >= len(s) || s[i+2] != e.lit[2]) || !strings.HasPrefix(s[i:], e.lit) {
 				continue
 			}
 			j := i + len(e.lit)
@@ -717,7 +847,8 @@ func suffixWord(s string, i, j int) bool {
 // the rules", "no olvides"), which asks for the opposite.
 func negatedBefore(s string, i int) bool {
 	before := s[max(0, i-8):i]
-	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne "} {
+	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne ", "pas ",
+		"nicht ", "niet ", "не "} {
 		if strings.HasSuffix(before, neg) {
 			return true
 		}
@@ -770,6 +901,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	type acc struct {
 		mask       uint64
 		start, end int
+		// youOut: "you" or "your" outside quotation marks, which speaks
+		// to the reader whatever else the sentence reports.
+		youOut bool
 	}
 	var sents []acc
 	var idx []int
@@ -780,15 +914,61 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueAddressWeak && modifiesNoun(text, m.end) {
 			continue
 		}
+		if m.cat&(cueAddress|cueAddressWeak) != 0 && askedBefore(text, ms, mi) {
+			continue
+		}
+		if m.cat == cueModal {
+			if !obligedAt(text, ms, mi) {
+				continue
+			}
+			m.cat = cueObliged
+		}
+		if m.cat == cueDo && frenchPerfect(text, m) ||
+			m.cat == cueReport && firstPersonBefore(text, m.start) || m.cat == cueStored && !clauseEndAfter(text, m) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
-			sents = append(sents, acc{0, m.start, m.end})
+			sents = append(sents, acc{0, m.start, m.end, false})
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
+		if m.cat == cueStored { // the note itself, as "this note" is
+			a.mask |= cueMemRef
+		}
 		a.start = min(a.start, m.start)
 		a.end = max(a.end, m.end)
+		if m.cat&(cueYou|cueYour) != 0 && !quotedAt(text, sentenceStart(ends, sk), m.start) {
+			a.youOut = true
+		}
+	}
+	// Speech reported from one third party to another (the villain "tells
+	// his men to 'ignore your orders'", "팀장이 이전 지시는 무시하라고 했다")
+	// is not a request to the model, unless the sentence names the model,
+	// a later reader or an authority over the model, or speaks to the
+	// reader outside the quotation: its phrase and cue findings of the
+	// kinds that reported speech makes (voiding instructions, personas,
+	// concealment) are dropped.
+	reported := func(i int) bool {
+		a := sents[i]
+		return a.mask&cueReport != 0 && a.mask&modelCues == 0 && !a.youOut
+	}
+	for i := range sents {
+		if !reported(i) {
+			continue
+		}
+		s, e := sentenceStart(ends, idx[i]), len(text)
+		if idx[i] < len(ends) {
+			e = ends[idx[i]]
+		}
+		kept := hits[:from]
+		for _, h := range hits[from:] {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
 	}
 	covered := func(s, e int) bool {
 		for _, h := range hits[from:] {
@@ -803,12 +983,14 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 			continue
 		}
 		if typ := cueType(a.mask); typ != "" {
-			hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			if !(reportable(typ) && reported(i)) {
+				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			}
 			continue
 		}
 		if i+1 < len(sents) && idx[i+1] == idx[i]+1 {
 			b := sents[i+1]
-			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" {
+			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" && !(reportable(typ) && (reported(i) || reported(i+1))) {
 				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: b.end}, prio})
 			}
 		}
@@ -850,6 +1032,219 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 	}
 	return hits
+}
+
+// modelCues are the categories that name the model, a later reader of the
+// memory or an authority over the model: reported speech that holds one
+// of them may be meant for the model.
+const modelCues = cueAI | cueAddress | cueAddressWeak | cueReader | cueMemRef | cueStored | cueAuthority | cueRuleGiver |
+	cueOperator | cueStanding | cueOverride | cueObliged | cuePersona | cueCharacter
+
+// reportable reports the finding types that reported speech makes without
+// asking anything of the model.
+func reportable(typ string) bool {
+	return typ == InstructionIgnore || typ == InstructionOverride || typ == InstructionConceal
+}
+
+// sentenceStart is where sentence k starts, given the ends of sentences.
+func sentenceStart(ends []int, k int) int {
+	if k == 0 {
+		return 0
+	}
+	return ends[k-1]
+}
+
+// quotedAt reports whether p stands inside a quotation opened after from:
+// an odd number of straight double quotes (the markup view straightens
+// curly ones), or more opening than closing guillemets or corner brackets.
+func quotedAt(text string, from, p int) bool {
+	s := text[from:p]
+	return strings.Count(s, `"`)%2 == 1 || strings.Count(s, "«") > strings.Count(s, "»") ||
+		strings.Count(s, "「") > strings.Count(s, "」") || strings.Count(s, "„") > strings.Count(s, "“")
+}
+
+// firstPersonBefore reports a reported-speech frame spoken by the writer
+// ("I said to ignore …"): that speaks to the reader.
+func firstPersonBefore(text string, i int) bool {
+	return strings.HasSuffix(text[:i], " i ") || i == 2 && text[:i] == "i " || strings.HasSuffix(text[:i], " we ") || i == 3 && text[:i] == "we "
+}
+
+// askedBefore reports an address to the model ("a l'assistant", "al
+// asistente que") that a past-tense request verb (cueAsked) stands right
+// before, at most two words away: "elle a demande a l'assistant de …", "le
+// pidio al asistente que …" tell what someone asked the assistant, a
+// preference about how it speaks, not a note to it.
+func askedBefore(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if r, _ := utf8.DecodeRuneInString(text[m.start:]); unspaced(r) || r >= 0xAC00 && r <= 0xD7A3 {
+		// Korean and Japanese put the verb last: "비서에게 … 달라고 했다",
+		// "アシスタントに … ように頼んだ".
+		for _, a := range ms[mi+1:] {
+			if a.cat == cueAsked && a.start >= m.end {
+				return !strings.ContainsAny(text[m.end:a.start], ".!?\n。！？")
+			}
+		}
+	}
+	for j := mi - 1; j >= 0; j-- {
+		a := ms[j]
+		if m.start-a.end > 24 {
+			return false
+		}
+		if a.cat != cueAsked || a.end > m.start {
+			continue
+		}
+		gap := text[a.end:m.start]
+		return strings.Count(gap, " ") <= 2 && !strings.ContainsAny(gap, ".,;:!?\n")
+	}
+	return false
+}
+
+// frenchPerfect reports a French past participle that reads as an
+// imperative once its accent is dropped ("a demande", "ont recommande" for
+// "a demandé", "ont recommandé"): an auxiliary of avoir stands before it.
+func frenchPerfect(text string, m cueMatch) bool {
+	if text[m.end-1] != 'e' || m.start < 2 || text[m.start-1] != ' ' {
+		return false
+	}
+	w := text[:m.start-1]
+	k := strings.LastIndexAny(w, " '")
+	w = w[k+1:]
+	switch w {
+	case "a", "ont", "avait", "avaient", "aurait", "auraient", "ai", "avons", "avez", "aura", "auront":
+		return true
+	}
+	return false
+}
+
+// clauseEndAfter reports whether a clause ends after m (punctuation, the end
+// of the text, or a conjunction after a space, "here" or "down" allowed
+// before it): "I've stored this; act like …" refers to the memory, "I've
+// stored this recipe in the binder" or "stored this in the garage" to a
+// thing.
+func clauseEndAfter(text string, m cueMatch) bool {
+	i := m.end
+	if r, _ := utf8.DecodeLastRuneInString(text[:i]); !spacedLetter(r) {
+		return true // an entry in Korean, Japanese, Chinese … ends on its verb
+	}
+	// A pronoun for the note or an auxiliary that ends the clause may
+	// come first ("que j'ai enregistre ceci", "dass ich das gespeichert
+	// habe").
+	for _, w := range []string{" here", " down", " away", " ceci", " cela", " esto", " isto", " isso", " questo", " dit", " dies",
+		" это", " habe", " hat", " heb", " heeft"} {
+		if strings.HasPrefix(text[i:], w) && (i+len(w) == len(text) || !isAlpha(text[i+len(w)])) {
+			i += len(w)
+			break
+		}
+	}
+	if i >= len(text) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	if r != ' ' {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' && text[j] != ';' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "and", "but", "so", "or", "because", "y", "pero", "et", "mais", "und", "aber", "e", "mas", "ma", "en", "maar", "и", "но", "а":
+		return true
+	}
+	return false
+}
+
+// obligedAt reports whether the modal ms[mi] binds the model: a name of
+// the model (cueAI) stands right before it, after an article or another
+// name of the model in a language written with articles ("the assistant
+// must", "l'assistant doit", "the AI assistant is to"), or right after it
+// across at most one word ("muss der Assistent", "يجب على المساعد",
+// "アシスタントは必ず" with the particle between); and the modal is not
+// followed by a passive ("the assistant must be updated").
+func obligedAt(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if passiveAfter(text, m.end) {
+		return false
+	}
+	// near: at most one word between, no punctuation.
+	near := func(gap string) bool {
+		return len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") == 0 && !strings.ContainsAny(gap, ".,;:!?\n。、，")
+	}
+	for j := mi - 1; j >= 0 && m.start-ms[j].start <= 40; j-- {
+		a := ms[j]
+		if a.cat != cueAI || a.start >= m.start {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(text[a.start:]); !spacedLetter(r) {
+			// A script without spaces, or one whose words take particles:
+			// the match runs to the end of its word ("アシスタントは必ず",
+			// "어시스턴트는 반드시", "सहायक को हमेशा").
+			if gap := text[a.start:m.start]; len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") <= 1 &&
+				!strings.ContainsAny(gap, ".,;:!?\n。、，") {
+				return true
+			}
+			continue
+		}
+		if a.end <= m.start && near(text[a.end:m.start]) && strings.TrimSpace(text[a.end:m.start]) == "" && determinerBefore(text, ms, j) {
+			return true
+		}
+	}
+	for _, a := range ms[mi+1:] {
+		if a.start-m.end > 16 {
+			break
+		}
+		if a.cat == cueAI && a.start >= m.end && near(text[m.end:a.start]) {
+			return true
+		}
+	}
+	return false
+}
+
+// determiners are the articles and determiners that make a name of the
+// model the model ("the assistant", not "my assistant" or "the office
+// assistant").
+var determiners = []string{"the", "this", "that", "any", "every", "each", "el", "la", "le", "les", "los", "las", "der", "die",
+	"das", "den", "o", "a", "os", "il", "lo", "de", "het"}
+
+// determinerBefore reports whether the name of the model ms[j] starts
+// with an article ("l'assistant"), follows a determiner or another name
+// of the model ("the AI assistant"), or is written in a script without
+// articles.
+func determinerBefore(text string, ms []cueMatch, j int) bool {
+	a := ms[j]
+	r, _ := utf8.DecodeRuneInString(text[a.start:])
+	if !spacedLetter(r) || r >= 0x370 || strings.HasPrefix(text[a.start:], "l'") || strings.HasSuffix(text[:a.start], "l'") {
+		return true // Cyrillic, Han, Hangul, Arabic … have no articles
+	}
+	for k := j - 1; k >= 0 && ms[k].end >= a.start-1; k-- {
+		if ms[k].cat == cueAI && ms[k].end < a.start {
+			return true
+		}
+	}
+	w := strings.TrimRight(text[:a.start], " ")
+	if len(w) == len(text[:a.start]) {
+		return false
+	}
+	w = w[strings.LastIndexAny(w, " \n(\"'")+1:]
+	return slices.Contains(determiners, w)
+}
+
+// passiveAfter reports an obligation of the model followed by a passive
+// or a state ("the assistant must be updated", "el asistente debe ser
+// actualizado"): a rule about the model, not one it is to follow.
+func passiveAfter(text string, i int) bool {
+	if i >= len(text) || text[i] != ' ' {
+		return false
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "be", "been", "get", "ser", "estar", "etre", "sein", "werden", "essere", "worden", "zijn", "быть":
+		return true
+	}
+	return false
 }
 
 // compoundHeads are nouns that an AI word before them modifies: "for the

@@ -116,7 +116,8 @@ var InstructionLanguages = []string{"en", "es", "fr", "de", "pt", "it", "nl", "r
 // Ordinary text stays clean: "I ignored the previous email", "Alice forgot
 // her umbrella", "the system was down", "please remember my instructions
 // for the cake", "you are now subscribed", "Ich habe die Anweisungen des
-// Arztes befolgt", an image without a query string.
+// Arztes befolgt", speech reported between third parties ("the coach told
+// the team to forget the old rules"), an image without a query string.
 func DetectInstructions(text string) []Finding {
 	return detectInstructions(normalize(text))
 }

@@ -118,8 +118,15 @@ var SecretTypes = []string{
 //     ${VAR}, {{var}}, $VAR, changeme, example, none, null, …), a URL, a path,
 //     or an unquoted identifier such as os.environ or getpass. Prose ("the
 //     password is …") is not matched.
-//   - URLs with a password in their user information (scheme://user:pass@host),
-//     unless the password is a placeholder.
+//   - URLs with a password in their user information (scheme://user:pass@host,
+//     any scheme, the password possibly holding '#', '?' or '/'), unless the
+//     password is a placeholder.
+//   - PINs and access codes stated with what they unlock ("Debit card PIN
+//     is 4817", "gate code 2580#", "digicode : 4417B", "暗証番号は4817"): 3
+//     to 8 digits after the code's name and a verb or sign that states it,
+//     not a date, a phone number or an Indian postal "pin code".
+//   - Passphrases and seed or recovery phrases named in the gate's
+//     languages ("Herstelzin van de wallet: …", "Сид-фраза: …").
 //   - Payment card numbers: 13 to 19 digits, contiguous or grouped by single
 //     spaces or dashes in a card layout (4-4-4-4, 4-6-5, …), with a known
 //     issuer prefix and length (Visa, Mastercard, Amex, Discover, Diners,
@@ -306,16 +313,25 @@ var secretRules = newRuleSet([]tokenRule{
 		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(text[s:e]) && !keyPlaceholder(text[s:e]) },
 	},
 	{
+		// A PIN or an access code stated with what it unlocks: "Debit card
+		// PIN is 4817", "garage door keypad code 2580#", "code de la porte :
+		// 4417", "暗証番号は4817". The name, optional words naming the card
+		// or door ("for the blue card", "(Chase)"), a verb or sign that
+		// states it, then 3 to 8 digits (3 only for a card's security
+		// code); see validAccessCode for what is not one.
+		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 160, group: 1,
+		triggers: accessCodeTriggers,
+		re:       accessCodePattern,
+		valid:    validAccessCode,
+		extend:   keypadKey,
+	},
+	{
 		// A passphrase or recovery phrase: several words after the name.
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
-		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words",
-			"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "phrase de récupération", "phrase secrète",
-			"phrase de passe", "wiederherstellungsphrase", "seed-phrase", "frase de recuperação", "frase semente", "frase di recupero",
-			"parole di recupero"},
-		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed[ -]phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words|` +
-			`frase semilla|frase de recuperaci[oó]n|palabras semilla|phrase de récupération|phrase secrète|phrase de passe|wiederherstellungsphrase|` +
-			`frase de recuperação|frase semente|frase di recupero|parole di recupero)` +
-			`(?:\s(?:for|of|to|de|del|du|des|der|für|da|do|di|della)(?:\s[\p{L}]{1,12}){1,3}?)?(?:\s?(?:(?:is|was|es|est|ist|é|è)\s|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
+		triggers: seedPhraseTriggers,
+		re: regexp.MustCompile(`(?i)^(?:` + alternation(seedPhraseTriggers) + `)` +
+			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,4}?` + // "for the wallet", "van zijn crypto-wallet", "кошелька"
+			`(?:\s(?:is|was|es|est|ist|é|è|это)\s|\s?(?:[=:：—–]|->|=>)\s?|[是为為は는은]\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
 	{
@@ -479,6 +495,136 @@ var secretRules = newRuleSet([]tokenRule{
 		valid: validCredential,
 	},
 })
+
+// withCapitals adds to ws each entry that starts with a non-ASCII letter
+// with that letter in upper case ("сид-фраза", "Сид-фраза"): a rule's
+// triggers fold ASCII letters only.
+func withCapitals(ws ...string) []string {
+	out := slices.Clone(ws)
+	for _, w := range ws {
+		r, n := utf8.DecodeRuneInString(w)
+		if u := unicode.ToUpper(r); r >= utf8.RuneSelf && u != r {
+			if c := string(u) + w[n:]; !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// seedPhraseTriggers name a passphrase or a wallet's seed or recovery
+// phrase, in the gate's languages.
+var seedPhraseTriggers = withCapitals("passphrase", "pass phrase", "seed phrase", "seed-phrase", "recovery phrase", "mnemonic phrase",
+	"mnemonic", "secret phrase", "seed words", "recovery words", "backup phrase",
+	"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "palabras de recuperación",
+	"palabras de recuperacion", "frase secreta", "phrase de récupération", "phrase de recuperation", "phrase secrète",
+	"phrase secrete", "phrase de passe", "phrase mnémonique", "phrase mnemonique", "mots de récupération", "mots de recuperation",
+	"wiederherstellungsphrase", "wiederherstellungswörter", "wiederherstellungsworter", "wiederherstellungssatz", "seed-wörter",
+	"frase de recuperação", "frase de recuperacao", "frase semente", "palavras de recuperação", "palavras de recuperacao",
+	"frase di recupero", "parole di recupero", "frase seed", "frase segreta", "frase mnemonica",
+	"herstelzin", "herstelfrase", "herstelwoorden", "seedzin", "seed-zin", "geheime zin",
+	"сид-фраза", "сид-фразу", "сид фраза", "мнемоническая фраза", "фраза восстановления", "фраза для восстановления",
+	"секретная фраза",
+	"助记词", "助記詞", "恢复短语", "恢復短語", "种子短语", "種子短語", "恢复词",
+	"シードフレーズ", "リカバリーフレーズ", "復元フレーズ", "ニーモニック",
+	"시드 문구", "복구 문구", "시드 구문", "복구 구문", "니모닉",
+	"عبارة الاسترداد", "العبارة السرية", "عبارة الاسترجاع", "كلمات الاسترداد", "العبارة الأولية",
+	"सीड फ्रेज़", "सीड फ्रेज", "रिकवरी फ्रेज़", "रिकवरी फ्रेज")
+
+// accessCodeTriggers name a PIN or an access code: of a card, a phone, a
+// door, a gate, an alarm, a safe, in the gate's languages.
+var accessCodeTriggers = withCapitals(
+	"pin", "pin code", "pin number", "pincode", "pin-code", "passcode", "pass code", "access code", "entry code", "door code",
+	"gate code", "keypad code", "alarm code", "disarm code", "arming code", "lock code", "lockbox code", "key safe code",
+	"keysafe code", "safe code", "safe combination", "lock combination", "garage code", "unlock code", "intercom code",
+	"buzzer code", "security code", "cvv", "cvv2", "cvc", "puk",
+	"code", // only as "code to the front door", "code for the gate" …
+	"código pin", "codigo pin", "clave del cajero", "clave de la tarjeta", "código de acceso", "codigo de acceso",
+	"código de la puerta", "codigo de la puerta", "código de la alarma", "codigo de la alarma", "código del portón",
+	"codigo del porton", "código de seguridad", "codigo de seguridad",
+	"code pin", "code confidentiel", "digicode", "code d'accès", "code d'acces", "code de la porte", "code de l'alarme",
+	"code du portail", "code de l'immeuble", "code du cadenas",
+	"geheimzahl", "pin-nummer", "zugangscode", "türcode", "turcode", "alarmcode", "tresorcode", "torcode", "schlosscode",
+	"entsperrcode",
+	"código do portão", "codigo do portao", "código do alarme", "codigo do alarme", "senha do cartão", "senha do cartao",
+	"codice pin", "codice d'accesso", "codice di accesso", "codice del cancello", "codice dell'allarme", "codice della porta",
+	"toegangscode", "deurcode", "poortcode", "kluiscode",
+	"пин-код", "ПИН-код", "пин код", "пинкод", "код от домофона", "код домофона", "код сигнализации", "код доступа",
+	"код от сейфа", "код от двери", "код от подъезда",
+	"pin码", "门禁密码", "開門密碼", "开门密码", "取款密码", "银行卡密码", "支付密码", "门锁密码", "保险箱密码",
+	"暗証番号", "pinコード", "解除コード", "暗証コード",
+	"핀 번호", "pin 번호", "도어락 비밀번호", "현관 비밀번호", "카드 비밀번호", "공동현관 비밀번호",
+	"الرقم السري", "رمز pin", "رمز الدخول", "رمز البوابة", "رمز الإنذار", "الرمز السري",
+	"पिन", "पिन कोड", "पासकोड", "एटीएम पिन",
+)
+
+// accessCodePattern reads what follows a trigger of accessCodeTriggers:
+// the rest of its name, words naming what it unlocks, a verb or sign that
+// states it ("is", ":", "lautet", "は" …) or, without those words, a
+// space, then the digits.
+var accessCodePattern = regexp.MustCompile(`(?i)^(?:` +
+	`code (?:to|for|of) (?:the |my |our |his |her |their )?(?:front |back |side |main |garage |apartment |building )?` +
+	`(?:door|gate|garage|safe|alarm|lockbox|key ?safe|padlock|locker|building|house|apartment|flat|storage unit|shed|entrance)s?` +
+	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool { return w == "code" })) + `)` +
+	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|` +
+	`my|his|her|their|our|mi|su|mon|ma|son|sa|leur|meu|minha|seu|sua|mio|mia|suo|mijn|zijn|haar|meiner|meines|seiner|seines|ihrer|ihres|unserer|моей|моего|его|её)` +
+	`(?:\s[\p{L}\p{N}'’-]{1,20}){1,4})?(?:\s?\([^()\n]{1,40}\))?` +
+	`(?:\s(?:is(?: now)?|was|are|changed to|set to|became|es|era|est|c'est|était|etait|ist|lautet|war|é|è|это|هو|هي)\s|\s?[:=：]\s?|\s?(?:->|=>|-|–|—)\s?|\s?[是为為は는은]\s?)` +
+	`|\s)(?:now |still |currently |["'])?[#*]?(\d{3,8})`)
+
+// alternation is the regular expression matching any of ws, longest
+// first, each quoted.
+func alternation(ws []string) string {
+	qs := make([]string, 0, len(ws))
+	for _, w := range ws {
+		qs = append(qs, regexp.QuoteMeta(w))
+	}
+	slices.SortStableFunc(qs, func(a, b string) int { return len(b) - len(a) })
+	return strings.Join(qs, "|")
+}
+
+// validAccessCode checks the digits after a PIN or access code's name: 4
+// to 8 of them (3 for a card's security code), standing alone (not a date,
+// a decimal, a phone number or part of a longer number), and not an
+// Indian postal PIN code (six digits after "pin code" with no card, bank
+// or phone named before it).
+func validAccessCode(text string, s, e int) bool {
+	n := e - s
+	before := strings.ToLower(text[max(0, s-48):s])
+	if n < 4 && !strings.Contains(before, "cvv") && !strings.Contains(before, "cvc") && !strings.Contains(before, "security code") &&
+		!strings.Contains(before, "seguridad") {
+		return false
+	}
+	e = keypadKey(text, e)
+	if e < len(text) {
+		c := text[e]
+		if isAlnum(c) || c == '_' {
+			return false
+		}
+		if (c == '-' || c == '/' || c == '.' || c == ',' || c == ':' || c == ' ') && e+1 < len(text) && isDigit(text[e+1]) {
+			return false
+		}
+	}
+	if n == 6 && (strings.Contains(before, "pin code") || strings.Contains(before, "pincode") || strings.Contains(before, "पिन कोड")) {
+		for _, w := range []string{"card", "bank", "atm", "debit", "credit", "phone", "sim", "kaart", "karte", "tarjeta", "carte", "cartao", "carta"} {
+			if strings.Contains(before, w) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// keypadKey extends the digits of an access code ending at e by the key
+// of the keypad that follows them: "2580#", "*1234*", a digicode's
+// "4417B".
+func keypadKey(text string, e int) int {
+	if e < len(text) && (text[e] == '#' || text[e] == '*' || text[e] >= 'A' && text[e] <= 'D' && (e+1 == len(text) || !isWordByte(text[e+1]))) {
+		return e + 1
+	}
+	return e
+}
 
 // credentialValue is the value of a credential assignment: quoted, or up
 // to white space or punctuation that ends a value.
@@ -714,7 +860,14 @@ func findDiscordTokens(text string) [][2]int {
 	return out
 }
 
-// findURLCredentials finds the password in scheme://user:password@host.
+// findURLCredentials finds the password in scheme://user:password@host,
+// in any scheme. A password may hold characters a URL would escape ('#',
+// '?', '/'), as people paste connection strings
+// ("postgres://app:Qv9#tLm2@db.example:5432/orders"): the user
+// information runs to the '@' before the host, as long as the user name
+// holds none of them, the password is not a port followed by a path
+// ("host:8080/x?to=a@b.example" is a host, a port and an e-mail address in
+// the query), and it mixes two kinds of characters.
 func findURLCredentials(text string) [][2]int {
 	var out [][2]int
 	for from := 0; from < len(text); {
@@ -733,27 +886,41 @@ func findURLCredentials(text string) [][2]int {
 			continue
 		}
 		u := p + 3
-		at := -1
+		at, cut := -1, -1 // cut: the first '/', '?' or '#' of the user information
 		for i := u; i < len(text) && i-u < 512; i++ {
 			c := text[i]
 			if c == '@' {
 				at = i
 				break
 			}
-			if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
+			if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
 				break
+			}
+			if cut < 0 && (c == '/' || c == '?' || c == '#') {
+				cut = i
 			}
 		}
 		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
 			continue
 		}
 		colon := strings.IndexByte(text[u:at], ':')
-		if colon < 0 {
+		if colon < 0 || cut >= 0 && cut < u+colon {
 			continue
 		}
 		ps, pe := u+colon+1, at
 		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
 			continue
+		}
+		if cut >= 0 {
+			// A password with '#', '?' or '/': not a port and a path, and
+			// shaped like a password.
+			d := ps
+			for d < pe && isDigit(text[d]) {
+				d++
+			}
+			if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
+				continue
+			}
 		}
 		out = append(out, [2]int{ps, pe})
 		from = at + 1
@@ -1405,7 +1572,8 @@ func shellVariable(v string) bool {
 // password: not a word, a number, a date, a URL or a placeholder, but a
 // token of 6 to 64 characters with a letter and a digit or symbol, of
 // three character classes or at least 8 long. A PIN (digits alone) is
-// not matched: "Alice's PIN is 4711" reads like many ordinary numbers.
+// not matched here: "the password is 4711" reads like many ordinary
+// numbers; a PIN or access code named as one is the access-code rule's.
 func proseSecret(text string, s, e int) bool {
 	v := strings.TrimRight(text[s:e], ".,;:)]}'\"»”」")
 	if strings.Contains(v, "://") || strings.Contains(v, "@") && strings.Contains(v, ".") && !strings.ContainsAny(v, "!#$%&*") || isPlaceholder(v) {
