@@ -41,7 +41,7 @@ func rawConn(t *testing.T, path string, attach bool) *sql.Conn {
 // tablesIn returns the audit log's tables that schema of conn holds.
 func tablesIn(t *testing.T, conn *sql.Conn, schema string) []string {
 	t.Helper()
-	rows, err := conn.QueryContext(t.Context(), "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name IN ('audit_events', 'audit_refs') ORDER BY name")
+	rows, err := conn.QueryContext(t.Context(), "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name IN ('audit_events', 'audit_refs', 'audit_inbox') ORDER BY name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,14 @@ func TestAuditLogInItsOwnFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memgate.db")
 	db := openTest(t, path)
 	appendEvents(t, db, "m", 3)
+	if err := db.DrainAudit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	conn := rawConn(t, path, true)
 	if got := tablesIn(t, conn, "main"); len(got) != 0 {
 		t.Fatalf("the database file holds %v", got)
 	}
-	if got := tablesIn(t, conn, "audit"); !slices.Equal(got, []string{"audit_events", "audit_refs"}) {
+	if got := tablesIn(t, conn, "audit"); !slices.Equal(got, []string{"audit_events", "audit_inbox", "audit_refs"}) {
 		t.Fatalf("the audit file holds %v", got)
 	}
 	var n int
@@ -135,8 +138,9 @@ func toOldLayout(t *testing.T, path string, keepAudit bool, stale func(*sql.Conn
 	t.Helper()
 	conn := rawConn(t, path, true)
 	ctx := t.Context()
-	rows, err := conn.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
-		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+	rows, err := conn.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema WHERE tbl_name IN ('audit_events', 'audit_refs', 'audit_inbox') AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END,
+			CASE tbl_name WHEN 'audit_events' THEN 0 WHEN 'audit_refs' THEN 1 ELSE 2 END, rowid`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +154,8 @@ func toOldLayout(t *testing.T, path string, keepAudit bool, stale func(*sql.Conn
 	for _, s := range append(ddl,
 		"INSERT INTO main.audit_events SELECT * FROM audit.audit_events",
 		"INSERT INTO main.audit_refs SELECT * FROM audit.audit_refs",
-		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM audit.sqlite_sequence WHERE name = 'audit_events'") {
+		"INSERT INTO main.audit_inbox SELECT * FROM audit.audit_inbox",
+		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM audit.sqlite_sequence WHERE name IN ('audit_events', 'audit_inbox')") {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
