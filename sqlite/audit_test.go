@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,5 +270,56 @@ func TestAuditLogFileMissing(t *testing.T) {
 	db = openTest(t, path)
 	if got := auditLog(t, db); len(got) != 2 {
 		t.Fatalf("the database with its audit file: %v", got)
+	}
+}
+
+// TestWriteInboxMovesOnce: a write's events wait in audit_write_inbox,
+// beside the memories, and a drain copies them to the audit log's inbox,
+// then deletes them there, then moves them into the log. A drain
+// interrupted after the copy (the copy committed, the delete not) and
+// done again moves each event once: the copy is skipped by its origin.
+// Control: the same events with no interruption are in the log once too.
+func TestWriteInboxMovesOnce(t *testing.T) {
+	t.Parallel()
+	for _, interrupted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("interrupted=%v", interrupted), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+			ev := func(r *store.WriteResult) []store.AuditEvent {
+				return []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "test", Action: "remember", At: time.Now(), MemoryIDs: []string{r.Memories[0].ID}}}
+			}
+			for _, id := range []string{"w-001", "w-002"} {
+				if _, err := db.RememberAudited(ctx, []*memgate.Memory{bigMemory(id)}, nil, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			count := func(table string) int {
+				var n int
+				if err := db.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if count("main.audit_write_inbox") != 2 || count("audit.audit_events") != 0 {
+				t.Fatalf("before a drain: %d rows in the write inbox, %d events", count("main.audit_write_inbox"), count("audit.audit_events"))
+			}
+			if interrupted {
+				// The first step of a drain, committed alone.
+				if _, err := db.w.ExecContext(ctx, "INSERT INTO audit_inbox (events, origin) SELECT events, seq FROM audit_write_inbox"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.DrainAudit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := count("main.audit_write_inbox") + count("audit.audit_inbox"); n != 0 {
+				t.Fatalf("after the drain the inboxes hold %d rows", n)
+			}
+			log := auditLog(t, db)
+			if len(log) != 2 || !strings.Contains(log[0], "w-001") || !strings.Contains(log[1], "w-002") {
+				t.Fatalf("the log after the drain: %v, want the two events once, in order", log)
+			}
+		})
 	}
 }
