@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -134,6 +135,11 @@ type Engine struct {
 	auditq    chan *auditReq
 	auditStop chan struct{}
 	auditDone chan struct{}
+	// The drainer (store.AuditDrainer): drainKick asks it to drain now,
+	// drainDone is closed when it has stopped after the committer.
+	drainKick chan struct{}
+	drainDone chan struct{}
+	undrained atomic.Int64 // appends since the last drain
 }
 
 // New returns an engine over cfg.Store.

@@ -278,6 +278,9 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 	if err != nil {
 		return nil, err
 	}
+	if audited {
+		e.undrained.Add(1) // the events went to the store's inbox, if it has one
+	}
 	if err := e.embedMissed(ctx, res, dups); err != nil {
 		return nil, err
 	}
