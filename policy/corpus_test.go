@@ -417,12 +417,18 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     benign flagged, all three look-alikes (0 of the 164 ordinary
 //     memories). Its misses and false positives were then fixed as
 //     classes and it moved into tuning.
+//   - heldout26l_*.jsonl, written blind after that round (435e281), each
+//     entry on its own rather than translated, committed before it was
+//     measured: 122/135 = 90.4 % instruction-like, 51/57 = 89.5 %
+//     secrets (target 90 %: one entry short), 1/230 = 0.43 % benign
+//     flagged (a look-alike; 0 of the 158 ordinary memories).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
 	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26l_", 0.90, 0.89, 0.005}, // 122/135 = 90.4 %, 51/57 = 89.5 %, 1/230 (a look-alike; 0/158 ordinary)
 }
 
 // splitRates measures instruction-like strings and secrets apart.
