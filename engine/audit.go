@@ -279,6 +279,10 @@ func (e *Engine) Close() error {
 	e.closeOnce.Do(func() { close(e.auditStop) })
 	<-e.auditDone
 	<-e.drainDone
+	e.writeOnce.Do(func() {}) // no write committer starts after Close
+	if e.writeDone != nil {
+		<-e.writeDone
+	}
 	return nil
 }
 

@@ -140,6 +140,10 @@ type Engine struct {
 	drainKick chan struct{}
 	drainDone chan struct{}
 	undrained atomic.Int64 // appends since the last drain
+	// The write committer (writegroup.go).
+	writeOnce sync.Once
+	writeq    chan *writeReq
+	writeDone chan struct{} // closed when the write committer has stopped
 }
 
 // New returns an engine over cfg.Store.
