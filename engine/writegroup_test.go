@@ -21,6 +21,7 @@ import (
 type gatedStore struct {
 	*sqlite.DB
 	release chan struct{}
+	eng     *engine.Engine
 	mu      sync.Mutex
 	calls   []int
 }
@@ -34,6 +35,37 @@ func (g *gatedStore) RememberAudited(ctx context.Context, ms []*memgate.Memory, 
 		<-g.release
 	}
 	return g.DB.RememberAudited(ctx, ms, caps, audit, keys...)
+}
+
+// gatedEngine is an engine over a gatedStore, and remember, a single
+// remember of content for alice with an idempotency key (or none) as
+// actor.
+func gatedEngine(t *testing.T) (*gatedStore, func(actor, content, key string) (*engine.Remembered, error)) {
+	t.Helper()
+	g := &gatedStore{DB: openDB(t), release: make(chan struct{})}
+	eng, err := engine.New(engine.Config{Store: g, Embedder: builtin.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	g.eng = eng
+	return g, func(actor, content, key string) (*engine.Remembered, error) {
+		return eng.Remember(engine.WithActor(t.Context(), actor), memgate.RememberRequest{
+			Memory:         memgate.Memory{Tenant: "t", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: content},
+			IdempotencyKey: key,
+		})
+	}
+}
+
+// holdFirst starts first (a remember) and returns once its store call
+// waits for release, with a channel of its error.
+func (g *gatedStore) holdFirst(first func() error) chan error {
+	done := make(chan error, 1)
+	go func() { done <- first() }()
+	for len(g.sizes()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	return done
 }
 
 func (g *gatedStore) sizes() []int {
@@ -52,25 +84,8 @@ func (g *gatedStore) sizes() []int {
 // Control: the first remember, alone, is a transaction of its own.
 func TestConcurrentRemembersShareATransaction(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	g := &gatedStore{DB: openDB(t), release: make(chan struct{})}
-	eng, err := engine.New(engine.Config{Store: g, Embedder: builtin.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	remember := func(actor, content, key string) (*engine.Remembered, error) {
-		return eng.Remember(engine.WithActor(ctx, actor), memgate.RememberRequest{
-			Memory:         memgate.Memory{Tenant: "t", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: content},
-			IdempotencyKey: key,
-		})
-	}
-
-	firstDone := make(chan error, 1)
-	go func() { _, err := remember("key_first", "Alice waters the ferns on Sundays.", ""); firstDone <- err }()
-	for len(g.sizes()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	g, remember := gatedEngine(t)
+	firstDone := g.holdFirst(func() error { _, err := remember("key_first", "Alice waters the ferns on Sundays.", ""); return err })
 	// The first transaction is running: these queue for the next.
 	const n = 6
 	type answer struct {
@@ -118,7 +133,7 @@ func TestConcurrentRemembersShareATransaction(t *testing.T) {
 		t.Fatalf("the same content twice in one group: %s (folded %v) and %s (folded %v), want one memory and one fold", a.r.ID, a.r.Deduplicated, b.r.ID, b.r.Deduplicated)
 	}
 	// Each request's audit event names its memory under its actor.
-	page, err := eng.Audit(ctx, memgate.Scope{Tenant: "t", AllPrincipals: true}, memgate.AuditFilter{Action: engine.ActionRemember, Limit: 100})
+	page, err := g.eng.Audit(t.Context(), memgate.Scope{Tenant: "t", AllPrincipals: true}, memgate.AuditFilter{Action: engine.ActionRemember, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,24 +157,8 @@ func TestConcurrentRemembersShareATransaction(t *testing.T) {
 // group are stored as if nothing had happened.
 func TestGroupFailureAnswersEachAlone(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	g := &gatedStore{DB: openDB(t), release: make(chan struct{})}
-	eng, err := engine.New(engine.Config{Store: g, Embedder: builtin.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	remember := func(content, key string) (*engine.Remembered, error) {
-		return eng.Remember(ctx, memgate.RememberRequest{
-			Memory:         memgate.Memory{Tenant: "t", Principal: "alice", Kind: memgate.KindFact, Source: memgate.SourceUser, Content: content},
-			IdempotencyKey: key,
-		})
-	}
-	firstDone := make(chan error, 1)
-	go func() { _, err := remember("Alice sings in a choir.", ""); firstDone <- err }()
-	for len(g.sizes()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	g, remember := gatedEngine(t)
+	firstDone := g.holdFirst(func() error { _, err := remember("key_first", "Alice sings in a choir.", ""); return err })
 	var wg sync.WaitGroup
 	results := make([]*engine.Remembered, 3)
 	errs := make([]error, 3)
@@ -168,7 +167,7 @@ func TestGroupFailureAnswersEachAlone(t *testing.T) {
 		{"Alice's flight is on Tuesday.", "retry-1"},
 		{"Alice likes oolong.", ""},
 	} {
-		wg.Go(func() { results[i], errs[i] = remember(c.content, c.key) })
+		wg.Go(func() { results[i], errs[i] = remember("key_1", c.content, c.key) })
 	}
 	time.Sleep(200 * time.Millisecond)
 	close(g.release)

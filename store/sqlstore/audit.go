@@ -226,15 +226,7 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, limit int) (int, erro
 	if s.dl.WriteInbox {
 		ready = " WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin)"
 	}
-	type inboxEntry struct {
-		seq    int64
-		events string
-	}
-	entries, err := collect(func(r Rows) (inboxEntry, error) {
-		var e inboxEntry
-		err := r.Scan(&e.seq, &e.events)
-		return e, err
-	})(q.Query(ctx, "SELECT a.seq, a.events FROM audit_inbox a"+ready+" ORDER BY a.seq LIMIT ?", limit))
+	entries, err := collect(scanInboxRow)(q.Query(ctx, "SELECT a.seq, a.events FROM audit_inbox a"+ready+" ORDER BY a.seq LIMIT ?", limit))
 	if err != nil || len(entries) == 0 {
 		return 0, err
 	}
@@ -270,6 +262,18 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, limit int) (int, erro
 	return len(entries), nil
 }
 
+// inboxEntry is a row of an inbox: its seq and its events as JSON.
+type inboxEntry struct {
+	seq    int64
+	events string
+}
+
+func scanInboxRow(r Rows) (inboxEntry, error) {
+	var e inboxEntry
+	err := r.Scan(&e.seq, &e.events)
+	return e, err
+}
+
 // forgetInboxes gives the principal's events still in the inboxes the
 // pseudonym, and each of their agents its store.AgentPseudonym, as
 // forgetAudit does to the log's tables, rewriting the rows in place (a
@@ -286,15 +290,7 @@ func (s *Store) forgetInboxes(ctx context.Context, q Querier, tenant, principal,
 		// agent was, takes its agent's now.)
 		b := new(Query)
 		b.SQL("SELECT seq, events FROM ", table, " WHERE ", s.dl.Contains(b, "events", principal), " OR ", s.dl.Contains(b, "events", pseudonym))
-		type inboxEntry struct {
-			seq    int64
-			events string
-		}
-		entries, err := collect(func(r Rows) (inboxEntry, error) {
-			var e inboxEntry
-			err := r.Scan(&e.seq, &e.events)
-			return e, err
-		})(q.Query(ctx, b.String(), b.Args()...))
+		entries, err := collect(scanInboxRow)(q.Query(ctx, b.String(), b.Args()...))
 		if err != nil {
 			return err
 		}
