@@ -427,7 +427,7 @@ var heldoutFloors = []struct {
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
 	{"heldout26l_", 0.90, 0.89, 0.005}, // 122/135 = 90.4 %, 51/57 = 89.5 %, 1/230 (a look-alike; 0/158 ordinary)
 }
 
