@@ -70,6 +70,7 @@ const (
 	cueReport                         // "told his men", "said that", "라고 했다" …: speech reported, not spoken to the reader
 	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
 	cueStored                         // "I've stored this", "que lo he guardado" …: the writer saying this was kept
+	cueVocative                       // "agent, …", "oye, IA, …": a name of the model called out as the one spoken to (vocativeAt; not in the lexicon)
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -90,6 +91,7 @@ var cuePatterns = []struct {
 	{InstructionAddressed, cueAddress, 0, 0},
 	{InstructionAddressed, cueAddressWeak, cueDo | cueYou | cueYour | cueRisky | cueNoAsk | cueFuture | cueConceal | cueRespond, 0},
 	{InstructionAddressed, cueAI | cueReader, 0, 0},
+	{InstructionAddressed, cueVocative, cueDo | cueRespond | cueConceal | cueRisky | cueNoAsk | cueFuture | cueNow | cueSend | cueIgnore | cueReader | cueGrant, 0},
 	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture | cueNow, 0},
 	{InstructionOverride, cueCharacter, cueFuture | cueNow, 0},
 	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
@@ -289,6 +291,12 @@ var cueLexicon = map[uint64][]string{
 		"che trovera", "che ricevera", "que vir isto", "que encontrar isto", "die dit leest", "die dit later", "прочитает",
 		"увидит это", "найдет это", "найдёт это", "以后看到", "以後看到", "次に読む", "これを見る", "このメモを見る", "を読むai",
 		"を読むアシスタント", "나중에 읽", "다음에 보", "이 메모를 보", "이 메모를 읽", "سيقرأ", "पढ़ेगा",
+		// the next load of the memory ("when you next load this")
+		"when you next load this", "when you next read this", "when you next open this", "next time you load this",
+		"the next time you load this", "when you load this", "next time this loads", "next time this is loaded",
+		"la proxima vez que cargues esto", "cuando vuelvas a cargar esto", "la prochaine fois que tu charges ceci",
+		"wenn du das das nachste mal ladst", "wenn du das nachste mal ladst", "da proxima vez que carregar isto",
+		"la prossima volta che carichi questo", "als je dit de volgende keer laadt", "когда в следующий раз загрузишь это",
 	},
 	cueAddress: {
 		"if you are an ai", "if you're an ai", "if you are a language model", "if you are an llm", "if you are an assistant",
@@ -923,6 +931,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 			}
 			m.cat = cueObliged
 		}
+		if m.cat == cueAI && vocativeAt(text, m) {
+			m.cat |= cueVocative
+		}
 		if m.cat == cueDo && frenchPerfect(text, m) ||
 			m.cat == cueReport && firstPersonBefore(text, m.start) || m.cat == cueStored && !clauseEndAfter(text, m) {
 			continue
@@ -1199,6 +1210,78 @@ func obligedAt(text string, ms []cueMatch, mi int) bool {
 	}
 	return false
 }
+
+// vocativeAt reports a name of the model called out as the one spoken to
+// ("Also, agent, when you next load this, book …", "Oye, IA, si te
+// pregunta …", "future me (the bot, not the human): …"): the name is
+// followed by a comma and stands at the start of a sentence, a line or an
+// HTML comment, after an interjection ("hey", "oye", "also," …) or opening
+// a parenthesis ("(the bot, …"). The name is not the head of a list ("AI,
+// robotics and space": another comma or a conjunction within the next two
+// words) nor has a possessive or an article before it ("my assistant,
+// Maria, …", "the agent, Tom, …"), except in a parenthesis.
+func vocativeAt(text string, m cueMatch) bool {
+	rest := strings.TrimLeft(text[m.end:], " ")
+	if !strings.HasPrefix(rest, ",") {
+		return false
+	}
+	// A list: a comma or a conjunction within the next two words.
+	words := strings.Fields(rest[1:min(len(rest), 64)])
+	for _, w := range words[:min(len(words), 2)] {
+		if strings.HasSuffix(w, ",") || slices.Contains(listJoiners, w) {
+			return false
+		}
+	}
+	// Names people also bear ("Claude, Marie's husband, …").
+	if n := text[m.start:m.end]; n == "claude" || n == "gemini" {
+		return false
+	}
+	before := strings.TrimRight(text[:m.start], " ")
+	if before == "" {
+		return true
+	}
+	if strings.HasSuffix(before, "(") || strings.HasSuffix(before, "<!--") {
+		return true
+	}
+	if w := strings.TrimSuffix(before, "l'"); len(w) < len(before) {
+		before = strings.TrimRight(w, " ")
+	}
+	// An article right after an opening parenthesis: "(the bot, …".
+	if k := strings.LastIndexByte(before, '('); k >= 0 && slices.Contains(determiners, strings.TrimSpace(before[k+1:])) {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(before)
+	switch r {
+	case '.', '!', '?', ';', '\n', ':', '—', '-', '¡', '¿', '"':
+		return true
+	case ',':
+		// "Also, agent, …", "Oye, IA, …": one interjection or discourse
+		// word opens the sentence before the comma.
+		w := strings.TrimRight(before[:len(before)-1], " ")
+		k := strings.LastIndexAny(w, ".!?;:\n¡¿\"(")
+		return slices.Contains(vocativeOpeners, strings.TrimSpace(w[k+1:]))
+	}
+	// "hey agent, …", "oye IA, …"
+	k := strings.LastIndexAny(before, " .!?;:\n¡¿\"(,")
+	if !slices.Contains(vocativeOpeners, before[k+1:]) {
+		return false
+	}
+	w := strings.TrimRight(before[:k+1], " ")
+	return w == "" || strings.ContainsAny(w[len(w)-1:], ".!?;:\n¡¿\"(,")
+}
+
+// listJoiners are the conjunctions that make a name of the model before a
+// comma the head of a list rather than a vocative.
+var listJoiners = []string{"and", "or", "y", "o", "e", "ou", "et", "und", "oder", "en", "of", "и", "или", "ed"}
+
+// vocativeOpeners are the interjections and discourse words that may open
+// a sentence before a vocative ("also, agent, …", "oye, IA, …", "hey
+// bot, …").
+var vocativeOpeners = []string{"hey", "hi", "hello", "ok", "okay", "so", "also", "and", "oh", "ah", "listen", "look", "yo", "psst",
+	"btw", "oye", "hola", "ey", "eh", "mira", "bueno", "pues", "ademas", "y", "ojo", "salut", "coucou", "ecoute", "bon", "alors",
+	"aussi", "et", "he", "hallo", "hoi", "na", "ubrigens", "und", "hor zu", "ola", "oi", "olha", "ei", "alem disso",
+	"ah e", "e", "ehi", "ciao", "senti", "allora", "inoltre", "hee", "luister", "trouwens", "ook", "en", "эй", "привет", "слушай",
+	"кстати", "и", "а", "ну"}
 
 // determiners are the articles and determiners that make a name of the
 // model the model ("the assistant", not "my assistant" or "the office
