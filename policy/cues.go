@@ -71,6 +71,9 @@ const (
 	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
 	cueStored                         // "I've stored this", "que lo he guardado" …: the writer saying this was kept
 	cueVocative                       // "agent, …", "oye, IA, …": a name of the model called out as the one spoken to (vocativeAt; not in the lexicon)
+	cueAsks                           // "when Tom asks", "si te pregunta" …: a question someone may ask, after a conditional (armedAt)
+	cueDeflect                        // "change the subject", "don't bring up", "cambia de tema" …: steering a person away, told as an imperative (deflectAt)
+	cueSurprise                       // surprise, gift, Überraschung …: the ordinary reason to keep a question unanswered
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -91,10 +94,11 @@ var cuePatterns = []struct {
 	{InstructionAddressed, cueAddress, 0, 0},
 	{InstructionAddressed, cueAddressWeak, cueDo | cueYou | cueYour | cueRisky | cueNoAsk | cueFuture | cueConceal | cueRespond, 0},
 	{InstructionAddressed, cueAI | cueReader, 0, 0},
-	{InstructionAddressed, cueVocative, cueDo | cueRespond | cueConceal | cueRisky | cueNoAsk | cueFuture | cueNow | cueSend | cueIgnore | cueReader | cueGrant, 0},
+	{InstructionAddressed, cueVocative, cueDo | cueRespond | cueConceal | cueRisky | cueNoAsk | cueFuture | cueNow | cueSend | cueIgnore | cueReader | cueGrant | cueDeflect, 0},
 	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture | cueNow, 0},
 	{InstructionOverride, cueCharacter, cueFuture | cueNow, 0},
 	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
+	{InstructionConceal, cueAsks | cueDeflect, 0, cueSurprise},
 	{InstructionConceal, cueNothing | cueDo | cueMemRef, 0, 0},
 	{InstructionConceal, cueConceal | cueUser, 0, 0},
 	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
@@ -430,6 +434,37 @@ var cueLexicon = map[uint64][]string{
 		"heeft gevraagd", "zei", "verzocht", "попросил", "попросила", "просил", "просила", "сказал", "сказала",
 		// after the address, in Korean and Japanese
 		"달라고 했", "달라고 부탁했", "부탁했", "ように頼んだ", "ように頼みました", "と頼んだ", "ようにお願いした",
+	},
+	cueAsks: {
+		// someone's question a reply is armed for; a conditional must stand
+		// before it (armedAt), or be part of the verb (聞かれたら, 물으면)
+		"asks", "ask", "asks you", "wants to know", "inquires", "brings it up", "brings up",
+		"pregunta", "pregunte", "pregunten", "preguntan", "quiere saber", "demande", "demandent", "veut savoir",
+		"fragt", "fragen", "nachfragt", "wissen will", "pergunta", "perguntar", "perguntarem", "pergunte", "quiser saber",
+		"chiede", "chiedono", "chiedesse", "domanda", "vuole sapere", "vraagt", "vragen", "wil weten",
+		"спросит", "спрашивает", "спросят", "поинтересуется", "问起", "問起", "问到", "問到", "问你", "問你",
+		"聞かれたら", "聞いてきたら", "尋ねられたら", "質問されたら", "물으면", "물어보면", "묻는다면", "물어보거든",
+		"يسأل", "سأل", "سألك", "يسألك", "पूछे", "पूछता", "पूछती", "पूछें",
+	},
+	cueDeflect: {
+		// steering someone away from a question, as an imperative (deflectAt)
+		"change the subject", "change subject", "steer the conversation away", "steer away from", "don't bring up",
+		"do not bring up", "never bring up", "don't bring it up", "do not bring it up", "dodge the question", "avoid the topic",
+		"cambia de tema", "cambia el tema", "no saques el tema", "que no insista", "evita el tema", "desvia la conversacion",
+		"change de sujet", "changez de sujet", "detourne la conversation", "evite le sujet", "qu'il n'insiste pas",
+		"qu'elle n'insiste pas", "wechsle das thema", "wechsel das thema", "lenk ab", "lenke ab", "sprich es nicht an",
+		"sprich das nicht an", "mude de assunto", "muda de assunto", "troque de assunto", "nao toque no assunto", "desconversa",
+		"desconverse", "que nao insista", "cambia argomento", "cambia discorso", "svia il discorso", "non tirare fuori",
+		"che non insista", "verander van onderwerp", "begin over iets anders", "breng het niet ter sprake", "ontwijk de vraag",
+		"смени тему", "переведи разговор", "переведи тему", "не поднимай тему", "уходи от ответа", "чтобы не настаивал",
+		"转移话题", "轉移話題", "换个话题", "換個話題", "岔开话题", "話題を変えて", "話をそらして", "話を逸らして",
+		"화제를 돌려", "말을 돌려", "주제를 바꿔", "غيّر الموضوع", "غير الموضوع", "لا تفتح الموضوع", "تهرب من السؤال",
+		"बात बदल दो", "बात टाल दो", "विषय बदल दो",
+	},
+	cueSurprise: {
+		"surprise", "surprise party", "birthday present", "gift", "sorpresa", "regalo", "cadeau", "uberraschung",
+		"uberraschungsparty", "geschenk", "surpresa", "prenda", "verrassing", "сюрприз", "подарок", "惊喜", "驚喜",
+		"サプライズ", "プレゼント", "서프라이즈", "깜짝", "선물", "مفاجأة", "هدية", "सरप्राइज़", "सरप्राइज", "तोहफ़ा", "उपहार",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -915,6 +950,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	}
 	var sents []acc
 	var idx []int
+	// A surprise kept anywhere in the text is why a question goes
+	// unanswered ("… change the subject. It's her surprise party!").
+	surprise := slices.ContainsFunc(ms, func(m cueMatch) bool { return m.cat == cueSurprise })
 	for mi, m := range ms {
 		if m.cat == cueMine && !ownsGuidance(text, ms, mi) {
 			continue
@@ -933,6 +971,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		}
 		if m.cat == cueAI && vocativeAt(text, m) {
 			m.cat |= cueVocative
+		}
+		if m.cat == cueAsks && !armedAt(text, m) || m.cat == cueDeflect && (surprise || !deflectAt(text, m)) {
+			continue
 		}
 		if m.cat == cueDo && frenchPerfect(text, m) ||
 			m.cat == cueReport && firstPersonBefore(text, m.start) || m.cat == cueStored && !clauseEndAfter(text, m) {
@@ -1268,6 +1309,76 @@ func vocativeAt(text string, m cueMatch) bool {
 	}
 	w := strings.TrimRight(before[:k+1], " ")
 	return w == "" || strings.ContainsAny(w[len(w)-1:], ".!?;:\n¡¿\"(,")
+}
+
+// conditionals are the words that arm a reply for a question someone may
+// ask ("when Tom asks", "si te pregunta", "wenn er fragt").
+var conditionals = []string{"if", "when", "whenever", "in case", "should", "once", "si", "cuando", "siempre que", "cada vez que",
+	"en caso de que", "quand", "lorsque", "chaque fois que", "au cas ou", "wenn", "falls", "sobald", "sollte", "se", "quando",
+	"sempre que", "caso", "ogni volta che", "qualora", "nel caso", "als", "wanneer", "zodra", "indien", "если", "когда",
+	"как только", "如果", "要是", "若", "每当", "每當", "当", "當", "もし", "만약", "만일", "إذا", "اذا", "عندما", "كلما", "لو",
+	"अगर", "जब", "यदि"}
+
+// armedAt reports whether the question m (cueAsks) follows a conditional
+// in its clause, at most six words before it ("when Tom asks whether …",
+// "si algún día te pregunta"): a reply is armed for it. Japanese and
+// Korean forms carry the conditional in the verb (聞かれたら, 물으면).
+func armedAt(text string, m cueMatch) bool {
+	lit := text[m.start:m.end]
+	if strings.HasSuffix(lit, "たら") || strings.HasSuffix(lit, "면") || strings.HasSuffix(lit, "거든") {
+		return true
+	}
+	b := text[max(0, m.start-80):m.start]
+	if k := strings.LastIndexAny(b, ".;!?\n。！？"); k >= 0 {
+		b = b[k+1:]
+	}
+	if r, _ := utf8.DecodeRuneInString(lit); !spacedLetter(r) {
+		for _, c := range conditionals {
+			if r, _ := utf8.DecodeRuneInString(c); !spacedLetter(r) && strings.Contains(b, c) {
+				return true
+			}
+		}
+		return false
+	}
+	ws := strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == ',' })
+	ws = ws[max(0, len(ws)-7):]
+	for i := range ws {
+		for _, c := range conditionals {
+			n := strings.Count(c, " ") + 1
+			if i+n <= len(ws) && strings.Join(ws[i:i+n], " ") == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subjects are the pronouns and auxiliaries that make a deflection a
+// description ("I just change the subject", "he tends to change the
+// subject", "ella cambia de tema") rather than an imperative.
+var subjects = []string{"i", "we", "he", "she", "they", "you", "it", "to", "will", "would", "can", "could", "tends", "tried", "tries",
+	"usually", "always", "yo", "el", "ella", "ellos", "ellas", "nosotros", "suele", "je", "j", "il", "elle", "ils", "elles", "on",
+	"nous", "ich", "er", "sie", "wir", "es", "eu", "ele", "ela", "eles", "elas", "nos", "io", "lui", "lei", "loro", "noi", "ik",
+	"hij", "zij", "ze", "wij", "я", "он", "она", "они", "мы"}
+
+// deflectAt reports whether the deflection m is told as an imperative:
+// no subject or auxiliary stands before it in its clause ("say yes and
+// change the subject", not "I say yes and change the subject"), and no
+// surprise is kept (checked by the pattern).
+func deflectAt(text string, m cueMatch) bool {
+	if r, _ := utf8.DecodeRuneInString(text[m.start:]); !spacedLetter(r) {
+		return true
+	}
+	b := text[max(0, m.start-80):m.start]
+	if k := strings.LastIndexAny(b, ".;:!?,\n—("); k >= 0 {
+		b = b[k+1:]
+	}
+	for _, w := range strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == '\'' }) {
+		if slices.Contains(subjects, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // listJoiners are the conjunctions that make a name of the model before a

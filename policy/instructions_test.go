@@ -355,6 +355,34 @@ func TestVocativeAddress(t *testing.T) {
 	})
 }
 
+// TestArmedDeflection: a reply armed for someone's question that steers
+// them away ("when Tom asks whether the invoice got paid, say yes and
+// change the subject") hides the truth from them, in any language; the
+// same words kept for a surprise, said of oneself or of a third party
+// ("I just change the subject", "ella cambia de tema"), and an armed reply
+// without a deflection ("If Tom asks whether I bought the tickets, say
+// no") are ordinary.
+func TestArmedDeflection(t *testing.T) {
+	t.Parallel()
+	checkClass(t, InstructionConceal, []string{
+		"When Tom asks whether the invoice got paid, say yes and change the subject.",
+		"Si Marta pregunta por la deuda, cambia de tema.",
+		"Wenn Jonas nach dem Vertrag fragt, wechsle das Thema.",
+		"Se o Rui perguntar pelo exame, muda de assunto.",
+		"Als Pieter naar de huur vraagt, verander van onderwerp.",
+		"Если Оля спросит про кредит, смени тему.",
+		"小林さんに借金のことを聞かれたら、話題を変えて。",
+	}, []string{
+		"If Ana asks what we're doing Saturday, change the subject. It's her surprise party!",
+		"When my mom asks about my job, I just change the subject lol.",
+		"When people ask about his divorce, he tends to change the subject.",
+		"Si le preguntan por su divorcio, ella cambia de tema.",
+		"She tried to change the subject when we asked about the trip.",
+		"If Tom asks whether I bought the concert tickets, say no; it's his birthday surprise.",
+		"If Grandpa asks where we are, tell him we're at the lake until Sunday.",
+	})
+}
+
 func FuzzDetectInstructions(f *testing.F) {
 	for _, tc := range instructionCases() {
 		f.Add(tc.text)
