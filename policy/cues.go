@@ -106,6 +106,7 @@ var cuePatterns = []struct {
 	{InstructionStanding, cueOperator | cueGuidance, cueFuture | cueDo | cueRespond | cueYou | cueYour, 0},
 	{InstructionStanding, cueObliged, cueRuleGiver | cueOperator | cueStanding | cueAuthority, 0},
 	{InstructionExfil, cueSend | cueDest | cueData, 0, 0},
+	{InstructionExfil, cueSend | cueDest | cueNoAsk, 0, cueSurprise},
 }
 
 // cueLexicon lists the entries of each category (see the top of the file
@@ -328,7 +329,7 @@ var cueLexicon = map[uint64][]string{
 	cueNow: {
 		"from now on", "as of now", "starting now", "effective immediately", "with immediate effect", "ab sofort", "ab jetzt",
 		"von nun an", "a partir de ahora", "desde ahora", "de ahora en adelante", "a partir de maintenant", "des maintenant",
-		"desormais", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
+		"desormais", "de aqui en adelante", "en adelante", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
 		"с этого момента", "отныне", "с сегодняшнего дня", "从现在起", "從現在起", "从现在开始", "從現在開始", "今から", "今後",
 		"これから", "지금부터", "이제부터", "앞으로", "من الآن", "من الآن فصاعدا", "अब से", "आज से",
 	},
@@ -343,10 +344,17 @@ var cueLexicon = map[uint64][]string{
 		"lade", "invia", "inoltra", "carica", "stuur", "upload", "отправь", "отправляй", "перешли", "пересылай", "загрузи",
 		"发送", "發送", "转发", "轉發", "上传", "上傳", "送信", "送って", "転送", "アップロード", "보내", "전송", "업로드",
 		"أرسل", "ارسل", "حمّل", "भेज", "अपलोड",
+		"mandale", "mandales", "enviale", "envialo", "enviales", "reenviale", "reenvialo", "subelo", "encaminha", "encaminhe",
+		"encaminhar", "manda-lhe", "hochladen", "hochzuladen", "lade hoch", "lad hoch", "envoie-lui", "transmets-lui",
+		"mandagli", "mandale", "inviagli", "stuur hem", "stuur haar",
 	},
 	cueData: {
 		"password*", "passwords", "credential*", "card number*", "card details", "bank details", "banking details",
 		"chat history", "chats", "conversation*", "messages", "memories", "contacts", "address book", "emails", "documents",
+		"copia", "una copia", "copia de", "copie", "une copie", "kopie", "eine kopie", "uma copia", "een kopie", "копию",
+		"charla", "charlas", "chat", "senha", "his notes", "her notes", "saved notes", "stored notes", "sus notas",
+		"notas guardadas", "ses notes", "seine notizen", "ihre notizen", "gespeicherten notizen", "suas notas",
+		"le sue note", "zijn notities", "haar notities", "его заметки", "её заметки",
 		"a copy", "copies", "photos", "files", "personal data", "private notes", "calendar", "the user's",
 		"contrasena*", "tarjeta", "conversaciones", "historial", "mots de passe", "coordonnees", "conversations",
 		"passworter", "passwort", "zugangsdaten", "gesprache", "senhas", "cartao", "conversas", "password", "conversazioni",
@@ -583,6 +591,9 @@ var cueLexicon = map[uint64][]string{
 		"authorization", "authorisation", "consent", "go-ahead", "green light", "signed off", "permissao", "permesso", "permissie",
 		"erlaubnis", "genehmigt", "genehmigung", "zugestimmt", "consentimiento", "consentement", "consentimento", "consenso",
 		"разрешение", "согласие", "同意", "承認", "승인", "허용", "موافقة", "إذن", "सहमति", "मंजूरी",
+		"authorizing", "authorising", "i authorize you", "i'm authorizing you", "giving you permission", "you have my permission",
+		"te autorizo", "je t'autorise", "ich erlaube dir", "ich ermachtige dich", "eu te autorizo", "ti autorizzo",
+		"ik geef je toestemming", "я разрешаю тебе", "我授权你", "我授權你",
 		"clearance", "verified as", "autorizacion", "autorizacao", "autorizzazione", "machtiging",
 	},
 	cueRisky: {
@@ -609,6 +620,16 @@ var cueLexicon = map[uint64][]string{
 		"不要确认", "確認なし", "確認せず", "確認なしで", "확인 없이", "묻지 않고", "دون أن تسأل", "دون تأكيد", "بدون تأكيد",
 		"بدون سؤال", "बिना पूछे", "पुष्टि किए बिना", "बिना पुष्टि",
 		"without telling", "without informing", "without letting them know", "without mentioning", "sin pedir confirmacion",
+		// without telling the person ("sin avisarle", "ohne ihm was zu sagen")
+		"without telling him", "without telling her", "without telling them", "no need to check", "no need to check with",
+		"without checking with", "sin avisarle", "sin avisarla", "sin avisarles", "sin decirselo", "sin consultarle",
+		"sans le lui dire", "sans qu'il le sache", "sans qu'elle le sache", "sans lui demander", "ohne ihm was zu sagen",
+		"ohne ihm etwas zu sagen", "ohne es ihm zu sagen", "ohne ihr was zu sagen", "ohne ihr etwas zu sagen", "ohne es ihr zu sagen",
+		"ohne ihn zu fragen", "ohne sie zu fragen", "sem lhe dizer", "sem contar a ele", "sem contar a ela", "sem que ele saiba",
+		"sem que ela saiba", "senza dirglielo", "senza che lo sappia", "senza chiederle", "senza chiedergli",
+		"zonder het hem te vertellen", "zonder het haar te vertellen", "zonder dat hij het weet", "zonder dat ze het weet",
+		"не говоря ему", "не говоря ей", "без её ведома", "без его ведома", "不让他知道", "不讓他知道", "不让她知道", "不讓她知道",
+		"本人に言わずに", "몰래", "دون أن يعلم", "دون أن تعلم", "उसे बताए बिना",
 		"sin avisar", "sin decirle", "sans le prevenir", "sans prevenir", "ohne zu fragen", "ohne bescheid", "sem avisar",
 		"senza avvisare", "zonder te melden", "не спрашивая", "без ведома", "不告诉", "不要通知", "知らせずに", "알리지 않고",
 		"دون علمه", "دون علمها", "دون إخبار", "बिना बताए",
@@ -628,6 +649,9 @@ var cueLexicon = map[uint64][]string{
 		"not allowed to see", "must not see", "should not see", "may not see", "keep hidden", "tieni nascosto",
 		"mantieni segreto", "verberg", "houd geheim", "oculta", "esconde", "verstecke", "verheimliche", "esconda", "скрой",
 		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
+		"nunca le digas", "nunca les digas", "nunca digas", "nunca le cuentes", "nunca lhe diga", "nunca diga a", "nunca conte",
+		"non dirgli mai", "non dirle mai", "sag ihm nie", "sag ihr nie", "erzahl ihm nie", "erzahl ihr nie", "ne lui dis jamais",
+		"zeg nooit", "никогда не говори",
 		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
 		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
 		// feigning that nothing was remembered
@@ -654,6 +678,12 @@ var cueLexicon = map[uint64][]string{
 		"这条记忆", "這條記憶", "这条笔记", "這條筆記", "这段对话", "這段對話", "このメモ", "この記憶", "この会話", "이 메모",
 		"이 기억", "이 대화", "هذه الذاكرة", "هذه الملاحظة", "هذه المحادثة", "इस नोट", "इस याद", "इस बातचीत",
 		"this line", "hierover", "hiervan",
+		// more words for this note
+		"deze aantekening", "dit briefje", "deze memo", "dit memo", "esta anotacion", "este apunte", "cette annotation",
+		"ce memo", "ce pense-bete", "dieser vermerk", "diesen vermerk", "diese aufzeichnung", "diese nachricht", "esta anotacao",
+		"este apontamento", "esta observacao", "questa annotazione", "questo promemoria", "эта заметка", "эту заметку",
+		"этой заметки", "эта запись", "这条备注", "這條備註", "这条留言", "このメモ書き", "この書き込み", "이 쪽지", "이 글",
+		"هذه الرسالة", "هذه المذكرة", "यह नोट", "इस संदेश",
 		"이 기록", "이 노트", "この記録", "このノート", "这条记录", "這條記錄", "هذا السجل", "इस रिकॉर्ड", "este registro",
 		"cet enregistrement", "diesem eintrag", "dieser eintrag", "diesen eintrag", "questo appunto", "este registo",
 		"esta entrada", "cette entree", "deze notitie", "this record", "this reminder",
@@ -1488,9 +1518,9 @@ func commentRoleLabel(c string) bool {
 	return false
 }
 
-// findDests adds a cueDest match for every URL ("http://", "https://")
-// and e-mail address (a word, '@', a word with a dot) in text, keeping ms
-// in order of offset.
+// findDests adds a cueDest match for every URL ("http://", "https://"),
+// e-mail address (a word, '@', a word with a dot) and international phone
+// number ('+' and 10 to 15 digits) in text, keeping ms in order of offset.
 func findDests(text string, ms []cueMatch) []cueMatch {
 	n := len(ms)
 	for i := 0; i < len(text); i++ {
@@ -1499,6 +1529,22 @@ func findDests(text string, ms []cueMatch) []cueMatch {
 			if strings.HasPrefix(text[i:], "http://") || strings.HasPrefix(text[i:], "https://") {
 				ms = append(ms, cueMatch{cueDest, i, i + 7})
 				i += 7
+			}
+		case '+':
+			// An international phone number ("+55 11 98888-0000"): a
+			// destination as an address is.
+			if i == 0 || !isWordByte(text[i-1]) {
+				d, j := 0, i+1
+				for j < len(text) && (isDigit(text[j]) || (text[j] == ' ' || text[j] == '-') && j+1 < len(text) && isDigit(text[j+1])) {
+					if isDigit(text[j]) {
+						d++
+					}
+					j++
+				}
+				if d >= 10 && d <= 15 {
+					ms = append(ms, cueMatch{cueDest, i, j})
+					i = j - 1
+				}
 			}
 		case '@':
 			if i > 0 && isWordByte(text[i-1]) && i+1 < len(text) && isWordByte(text[i+1]) {
