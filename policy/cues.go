@@ -711,6 +711,11 @@ var cueLexicon = map[uint64][]string{
 		"respuesta*", "recomienda", "reponse*", "propose", "antwort*", "empfiehl", "resposta*", "recomende", "rispost*",
 		"consiglia", "antwoord*", "raad", "ответ*", "рекомендуй", "回答", "回复", "推荐", "回答で", "勧め", "답변", "추천",
 		"رد", "أوصِ", "أوص", "जवाब", "सिफ़ारिश", "सिफारिश",
+		// verbs of suggesting and advising, as a rule to push a product uses them
+		"suggest", "advise", "sugiere", "sugiera", "aconseja", "indica", "suggere", "conseille", "schlag vor", "schlage vor",
+		"empfehle", "sugira", "sugere", "indique", "aconselhe", "suggerisci", "suggerisca", "raccomanda", "stel voor",
+		"adviseer", "предлагай", "предложи", "советуй", "посоветуй", "建议", "建議", "すすめて", "提案して", "제안해", "권해",
+		"اقترح", "انصح", "सुझा", "सलाह दो",
 	},
 	cueOverride: {
 		"system override", "admin override", "priority override", "emergency override", "security override",
@@ -741,6 +746,14 @@ var cueLexicon = map[uint64][]string{
 		"운영자 규칙", "운영자 정책", "سياسة المشغل", "قاعدة المشغل", "ऑपरेटर का नियम", "ऑपरेटर की नीति",
 		"betreiberregel*", "betreiberrichtlinie*", "betreibervorgabe*", "instrucao permanente", "instruccion permanente",
 		"常設ルール", "常設の指示",
+		// a standing rule named as such, in the other languages
+		"permanent rule", "permanent instruction", "regla permanente", "norma permanente", "orden permanente", "regle permanente",
+		"consigne permanente", "instruction permanente", "standige regel", "standige anweisung", "dauerhafte regel",
+		"dauerhafte anweisung", "regra permanente", "norma permanente", "regola permanente", "istruzione permanente",
+		"disposizione permanente", "permanente regel", "permanente instructie", "staande instructie", "постоянное правило",
+		"постоянная инструкция", "постоянное указание", "常设规则", "常設規則", "长期规则", "長期規則", "常设指令", "恒久ルール",
+		"固定ルール", "상시 규칙", "고정 규칙", "영구 규칙", "상시 지침", "قاعدة دائمة", "تعليمات دائمة", "قاعدة ثابتة",
+		"تعليمة دائمة", "स्थायी नियम", "स्थायी निर्देश", "स्थायी आदेश",
 	},
 }
 
