@@ -592,7 +592,7 @@ var cueLexicon = map[uint64][]string{
 		"erlaubnis", "genehmigt", "genehmigung", "zugestimmt", "consentimiento", "consentement", "consentimento", "consenso",
 		"разрешение", "согласие", "同意", "承認", "승인", "허용", "موافقة", "إذن", "सहमति", "मंजूरी",
 		"authorizing", "authorising", "i authorize you", "i'm authorizing you", "giving you permission", "you have my permission",
-		"te autorizo", "je t'autorise", "ich erlaube dir", "ich ermachtige dich", "eu te autorizo", "ti autorizzo",
+		"te autoriza", "te autorizo", "je t'autorise", "ich erlaube dir", "ich ermachtige dich", "eu te autorizo", "ti autorizzo",
 		"ik geef je toestemming", "я разрешаю тебе", "我授权你", "我授權你",
 		"clearance", "verified as", "autorizacion", "autorizacao", "autorizzazione", "machtiging",
 	},
@@ -734,6 +734,8 @@ var cueLexicon = map[uint64][]string{
 		"disabled", "is off", "are off", "turned off", "switched off", "deactivated", "suspended", "lifted", "removed",
 		"desactivad*", "desactive*", "deaktiviert", "ausgeschaltet", "desativad*", "disattivat*", "uitgeschakeld", "отключен*",
 		"已关闭", "已禁用", "無効化", "꺼져", "비활성", "معطل", "बंद है",
+		"aufgehoben", "suspendidos", "suspendidas", "levantados", "suspendus", "levees", "suspensos", "sospesi", "opgeheven",
+		"сняты", "приостановлены",
 	},
 	cueStanding: {
 		"operator policy", "operator rule", "operator instruction", "operator requires", "operator directive",
@@ -1509,8 +1511,11 @@ func modifiesNoun(text string, i int) bool {
 }
 
 // commentRoleLabels are the speakers of a chat transcript that, opening a
-// line of an HTML comment, address the model.
-var commentRoleLabels = []string{"system", "assistant", "developer", "ai", "model", "llm", "bot", "chatbot"}
+// line of an HTML comment, address the model, in the gate's languages.
+var commentRoleLabels = []string{"system", "assistant", "developer", "ai", "model", "llm", "bot", "chatbot", "agent",
+	// the model named in the other languages ("<!-- IA: … -->")
+	"ia", "l'ia", "ki", "ии", "asistente", "assistente", "assistent", "ассистент", "agente", "modelo", "modello", "modele",
+	"sistema", "systeme", "система", "助手", "アシスタント", "어시스턴트", "المساعد", "सहायक", "एआई"}
 
 // commentRoleLabel reports whether a line of the HTML comment c (its
 // "<!--" and "-->" included) begins with a role label and a colon, after
