@@ -152,7 +152,7 @@ func detectInstructionsDepth(n normalized, depth int) []Finding {
 		hits = decodedHits(n.orig.s, pv, depth, hits)
 	}
 	if useClassifier { // on decoded text too: an encoded payload is read as its plain text
-		hits = classifierHits(pv, cuePrio+1, hits)
+		hits = classifierHits(pv, cuePrio+1, hits, depth > 0)
 	}
 	return resolve(hits, true)
 }

@@ -229,7 +229,7 @@ func loadLoCoMo(t *testing.T) []*memgate.Memory {
 // learnedFlags reports whether the classifier alone flags text (its
 // phrase view, as DetectInstructions reads it).
 func learnedFlags(text string) bool {
-	return len(classifierHits(&view{s: phraseOf(text)}, 0, nil)) > 0
+	return len(classifierHits(&view{s: phraseOf(text)}, 0, nil, false)) > 0
 }
 
 // TestLeaveOneSetOut is the evaluation with -loso. Without it, it runs
