@@ -74,6 +74,7 @@ const (
 	cueAsks                           // "when Tom asks", "si te pregunta" …: a question someone may ask, after a conditional (armedAt)
 	cueDeflect                        // "change the subject", "don't bring up", "cambia de tema" …: steering a person away, told as an imperative (deflectAt)
 	cueSurprise                       // surprise, gift, Überraschung …: the ordinary reason to keep a question unanswered
+	cueQuoteSrc                       // trailer, lyric, "line from", película …: a work a quoted line comes from
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -473,6 +474,20 @@ var cueLexicon = map[uint64][]string{
 		"surprise", "surprise party", "birthday present", "gift", "sorpresa", "regalo", "cadeau", "uberraschung",
 		"uberraschungsparty", "geschenk", "surpresa", "prenda", "verrassing", "сюрприз", "подарок", "惊喜", "驚喜",
 		"サプライズ", "プレゼント", "서프라이즈", "깜짝", "선물", "مفاجأة", "هدية", "सरप्राइज़", "सरप्राइज", "तोहफ़ा", "उपहार",
+	},
+	cueQuoteSrc: {
+		// a film, book, song or show a quoted line comes from, or someone
+		// quoting it
+		"trailer", "tagline", "movie", "film", "song", "lyric*", "novel", "book", "poem", "episode", "sitcom", "series",
+		"tv show", "the show", "the play", "catchphrase", "slogan", "favourite line", "favorite line", "famous line",
+		"opening line", "line from", "quote from", "quotes it", "quoting", "quote", "quotes", "pelicula", "cancion",
+		"novela", "libro", "serie", "cita", "frase favorita", "estribillo", "bande-annonce", "bande annonce", "chanson",
+		"roman", "livre", "replique", "citation", "paroles", "filmzitat", "zitat", "lieblingszitat", "lied", "buch",
+		"liedzeile", "songtext", "filme", "musica", "livro", "citacao", "fala do", "canzone", "romanzo", "battuta",
+		"citazione", "liedje", "boek", "citaat", "фильм*", "трейлер*", "песн*", "книг*", "роман*", "сериал*", "цитат*",
+		"реплик*", "电影", "電影", "台词", "台詞", "预告片", "預告片", "歌词", "歌詞", "小说", "小說", "映画", "セリフ",
+		"予告編", "歌詞", "小説", "영화", "대사", "예고편", "가사", "소설", "드라마", "فيلم", "الفيلم", "أغنية", "الأغنية",
+		"رواية", "الرواية", "اقتباس", "फ़िल्म", "फिल्म", "ट्रेलर", "गाने", "गाना", "डायलॉग", "उपन्यास",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -992,6 +1007,9 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		// youOut: "you" or "your" outside quotation marks, which speaks
 		// to the reader whatever else the sentence reports.
 		youOut bool
+		// out: the categories found outside quotation marks, single
+		// ones included (quotedLineAt).
+		out uint64
 	}
 	var sents []acc
 	var idx []int
@@ -1027,10 +1045,13 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
-			sents = append(sents, acc{0, m.start, m.end, false})
+			sents = append(sents, acc{0, m.start, m.end, false, 0})
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
+		if !quotedLineAt(text, sentenceStart(ends, sk), m.start) {
+			a.out |= m.cat
+		}
 		if m.cat == cueStored { // the note itself, as "this note" is
 			a.mask |= cueMemRef
 		}
@@ -1050,6 +1071,35 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	reported := func(i int) bool {
 		a := sents[i]
 		return a.mask&cueReport != 0 && a.mask&modelCues == 0 && !a.youOut
+	}
+	// A line quoted from a film, a book or a song ("Favourite trailer line
+	// ever: 'Forget everything you were told about this city.'") is not a
+	// request either: in a sentence that names such a work or someone
+	// quoting it, and no model, findings of those kinds inside the
+	// quotation are dropped, and the sentence is judged by what stands
+	// outside it.
+	quoting := func(i int) bool {
+		a := sents[i]
+		return a.mask&cueQuoteSrc != 0 && a.mask&modelCues == 0 && a.mask != a.out
+	}
+	for i := range sents {
+		if !quoting(i) {
+			continue
+		}
+		s, e := sentenceStart(ends, idx[i]), len(text)
+		if idx[i] < len(ends) {
+			e = ends[idx[i]]
+		}
+		kept := hits[:from]
+		for _, h := range hits[from:] {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e && quotedLineAt(text, s, h.Start)) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+		if reportable(cueType(sents[i].mask)) {
+			sents[i].mask = sents[i].out
+		}
 	}
 	for i := range sents {
 		if !reported(i) {
@@ -1158,6 +1208,39 @@ func quotedAt(text string, from, p int) bool {
 	s := text[from:p]
 	return strings.Count(s, `"`)%2 == 1 || strings.Count(s, "«") > strings.Count(s, "»") ||
 		strings.Count(s, "「") > strings.Count(s, "」") || strings.Count(s, "„") > strings.Count(s, "“")
+}
+
+// quotedLineAt reports whether p stands inside a quotation opened after
+// from, as quotedAt does, or inside single quotes: a ' that opens (after
+// a space, a bracket or a colon, before a letter) and has not closed (a '
+// after a letter or punctuation and before a space, punctuation or the
+// end). An apostrophe inside a word ("Kai's", "don't") does neither.
+func quotedLineAt(text string, from, p int) bool {
+	if quotedAt(text, from, p) {
+		return true
+	}
+	open := false
+	for i := from; i < p; i++ {
+		if text[i] != '\'' {
+			continue
+		}
+		before, after := byte(' '), byte(' ')
+		if i > from {
+			before = text[i-1]
+		}
+		if i+1 < len(text) {
+			after = text[i+1]
+		}
+		wordBefore := isAlnum(before) || before >= utf8.RuneSelf
+		wordAfter := isAlnum(after) || after >= utf8.RuneSelf
+		switch {
+		case !open && !wordBefore && wordAfter:
+			open = true
+		case open && before != ' ' && !wordAfter:
+			open = false
+		}
+	}
+	return open
 }
 
 // firstPersonBefore reports a reported-speech frame spoken by the writer
