@@ -303,12 +303,13 @@ var secretRules = newRuleSet([]tokenRule{
 	},
 	{
 		// A memgate key spelled out in prose: "mgk_ followed by …", "mgk
-		// and then …", "memgate key: …" with the body elsewhere in the
-		// sentence. The body is what makes it a key: 32 or more base64url
+		// and then …", "memgate key: …", "memgate token without the mgk_
+		// bit in front, in case the app asks: …" with the body elsewhere
+		// in the sentence, up to 24 words and signs on. The body is what makes it a key: 32 or more base64url
 		// characters mixing upper case, lower case and digits.
 		typ: SecretMemgateKey, cut: endOfLine, triggers: []string{"mgk", "memgate"}, fold: true, wordStart: true, window: 160, group: 1,
 		re: regexp.MustCompile(`(?i)^(?:mgk|memgate(?:[ _-]?(?:api|admin|agent|user))?[ _-]?(?:key|token|secret))[_-]?[\s:,."'()]` +
-			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}\b){0,12}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
+			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}_?\b){0,24}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
 		stop:  isTokenByte,
 		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(text[s:e]) && !keyPlaceholder(text[s:e]) },
 	},

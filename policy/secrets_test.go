@@ -119,6 +119,8 @@ func secretCases() []secretCase {
 		c("dutch seed phrase", "Herstelzin van zijn crypto-wallet: ", "anchor velvet ribbon candle orbit meadow pilot frost", "", SecretCredential),
 		c("russian seed phrase", "Сид-фраза кошелька: ", "violin harbor sugar meadow cactus pilot dragon ember", "", SecretCredential),
 		c("korean recovery phrase", "복구 문구는 ", "shadow maple river cactus tunnel amber pilot frost", "", SecretCredential),
+		c("memgate key body named without its prefix", "memgate token without the mgk_ bit in front, in case the app asks: ", body(40)+"x_9", "", SecretMemgateKey),
+		c("memgate key body after mgk_ and words", "key for the sync job is mgk_ with, after the underscore and a space: ", body(43), "", SecretMemgateKey),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -160,6 +162,8 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"e-mail and another address", "ana@example.org / ben@example.org share the account."},
 		{"base64 of text, 88 characters", "SGVsbG8gd29ybGQsIHRoaXMgaXMgYSBwbGFpbiBFbmdsaXNoIHNlbnRlbmNlIGFib3V0IHRoZSB3ZWF0aGVyLiA="},
 		{"spanish phrase about a seed", "La frase semilla está guardada en la caja fuerte de casa."},
+		{"memgate key named, no body", "The memgate token without the mgk_ bit in front is what the app asks for, see the wiki page."},
+		{"memgate and a commit hash", "memgate key rotation landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 yesterday."},
 		{"pin changed", "PIN changed yesterday, the bank says."},
 		{"pin pad", "The PIN pad was broken at the store, so I paid cash."},
 		{"pin reset date", "PIN reset on 2024-05-01."},
