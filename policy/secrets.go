@@ -1421,7 +1421,8 @@ func entropy(s string) float64 {
 // gate's languages, in lower case.
 var passwordWords = []string{"password", "passwd", "passcode", "pw", "pwd", "contraseña", "contrasena", "clave",
 	"mot de passe", "mdp", "passwort", "kennwort", "senha", "wachtwoord", "пароль", "密码", "密碼", "口令", "パスワード",
-	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "पासवर्ड", "parola d'ordine"}
+	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "كلمة سر", "كلمه سر", "كلمة العبور",
+	"पासवर्ड", "parola d'ordine"}
 
 // notThePassword are words that, right after a password word, say the
 // text is about something else: a hint, a manager, a policy.

@@ -121,6 +121,7 @@ func secretCases() []secretCase {
 		c("korean recovery phrase", "복구 문구는 ", "shadow maple river cactus tunnel amber pilot frost", "", SecretCredential),
 		c("memgate key body named without its prefix", "memgate token without the mgk_ bit in front, in case the app asks: ", body(40)+"x_9", "", SecretMemgateKey),
 		c("memgate key body after mgk_ and words", "key for the sync job is mgk_ with, after the underscore and a space: ", body(43), "", SecretMemgateKey),
+		c("arabic password without the article", "كلمة سر حساب البريد الخاص بسارة هي ", "Warda#2024", "", SecretCredential),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -164,6 +165,7 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"spanish phrase about a seed", "La frase semilla está guardada en la caja fuerte de casa."},
 		{"memgate key named, no body", "The memgate token without the mgk_ bit in front is what the app asks for, see the wiki page."},
 		{"memgate and a commit hash", "memgate key rotation landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 yesterday."},
+		{"arabic password named, no value", "كلمة سر البنك مكتوبة في الدفتر الأزرق."},
 		{"pin changed", "PIN changed yesterday, the bank says."},
 		{"pin pad", "The PIN pad was broken at the store, so I paid cash."},
 		{"pin reset date", "PIN reset on 2024-05-01."},
