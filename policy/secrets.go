@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -539,7 +540,8 @@ var accessCodeTriggers = withCapitals(
 	"gate code", "keypad code", "alarm code", "disarm code", "arming code", "lock code", "lockbox code", "key safe code",
 	"keysafe code", "safe code", "safe combination", "lock combination", "garage code", "unlock code", "intercom code",
 	"buzzer code", "security code", "cvv", "cvv2", "cvc", "puk",
-	"code", // only as "code to the front door", "code for the gate" …
+	"code",                               // only as "code to the front door", "code for the gate" …
+	"codice", "código", "codigo", "kode", // only as "codice del portone", "código del portal" …
 	"código pin", "codigo pin", "clave del cajero", "clave de la tarjeta", "código de acceso", "codigo de acceso",
 	"código de la puerta", "codigo de la puerta", "código de la alarma", "codigo de la alarma", "código del portón",
 	"codigo del porton", "código de seguridad", "codigo de seguridad",
@@ -566,12 +568,23 @@ var accessCodeTriggers = withCapitals(
 var accessCodePattern = regexp.MustCompile(`(?i)^(?:` +
 	`code (?:to|for|of) (?:the |my |our |his |her |their )?(?:front |back |side |main |garage |apartment |building )?` +
 	`(?:door|gate|garage|safe|alarm|lockbox|key ?safe|padlock|locker|building|house|apartment|flat|storage unit|shed|entrance)s?` +
-	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool { return w == "code" })) + `)` +
-	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|` +
+	// "code of the door" in the other languages: codice del portone,
+	// código del portal, code du coffre, código do cofre, code van de kluis
+	`|(?:codice|c[oó]digo|code|kode) (?:(?:del|della|dello|dell'|di|de|del|de la|de l'|du|da|do|dos|das|van de|van het|voor de|für die|für den|fur die|fur den|vom|von der)\s?)` +
+	`(?:portone|cancello|porta|cassaforte|citofono|allarme|garage|box|lucchetto|armadietto|palazzo|condominio|ingresso|cantina|` +
+	`portal|puerta|port[oó]n|caja fuerte|alarma|garaje|candado|edificio|portero|taquilla|trastero|` +
+	`porte|portail|coffre|coffre-fort|alarme|cadenas|immeuble|interphone|casier|` +
+	`port[ãa]o|cofre|garagem|cadeado|pr[ée]dio|interfone|arm[áa]rio|` +
+	`deur|voordeur|poort|kluis|kluisje|hangslot|gebouw|ingang|` +
+	`tür|tur|haustür|haustur|tor|tresor|safe|alarmanlage|schloss|spind)` +
+	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool {
+	return w == "code" || w == "codice" || w == "código" || w == "codigo" || w == "kode"
+})) + `)` +
+	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|in|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|в|во|на|у|im|nel|nella|en|dans|no|na|op|` +
 	`my|his|her|their|our|mi|su|mon|ma|son|sa|leur|meu|minha|seu|sua|mio|mia|suo|mijn|zijn|haar|meiner|meines|seiner|seines|ihrer|ihres|unserer|моей|моего|его|её)` +
 	`(?:\s[\p{L}\p{N}'’-]{1,20}){1,4})?(?:\s?\([^()\n]{1,40}\))?` +
 	`(?:\s(?:is(?: now)?|was|are|changed to|set to|became|es|era|est|c'est|était|etait|ist|lautet|war|é|è|это|هو|هي)\s|\s?[:=：]\s?|\s?(?:->|=>|-|–|—)\s?|\s?[是为為は는은]\s?)` +
-	`|\s)(?:now |still |currently |["'])?[#*]?(\d{3,8})`)
+	`|\s)(?:now |still |currently |["'])?[#*]?(\d{2,3}(?:-\d{2,3}){1,3}|\d{3,8})`)
 
 // alternation is the regular expression matching any of ws, longest
 // first, each quoted.
@@ -585,12 +598,28 @@ func alternation(ws []string) string {
 }
 
 // validAccessCode checks the digits after a PIN or access code's name: 4
-// to 8 of them (3 for a card's security code), standing alone (not a date,
-// a decimal, a phone number or part of a longer number), and not an
+// to 8 of them (3 for a card's security code), or a combination in groups
+// of 2 or 3 joined by dashes that is not a date, standing alone (not a
+// date, a decimal, a phone number or part of a longer number), and not an
 // Indian postal PIN code (six digits after "pin code" with no card, bank
 // or phone named before it).
 func validAccessCode(text string, s, e int) bool {
 	n := e - s
+	if groups := strings.Split(text[s:e], "-"); len(groups) > 1 {
+		// A combination in groups ("19-44-07"): four digits at least, and
+		// not a date (day and month, either way round, then a year).
+		n = e - s - (len(groups) - 1)
+		if n < 4 {
+			return false
+		}
+		if len(groups) == 3 {
+			a, _ := strconv.Atoi(groups[0])
+			b, _ := strconv.Atoi(groups[1])
+			if a >= 1 && b >= 1 && (a <= 31 && b <= 12 || a <= 12 && b <= 31) {
+				return false
+			}
+		}
+	}
 	before := strings.ToLower(text[max(0, s-48):s])
 	if n < 4 && !strings.Contains(before, "cvv") && !strings.Contains(before, "cvc") && !strings.Contains(before, "security code") &&
 		!strings.Contains(before, "seguridad") {

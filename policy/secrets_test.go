@@ -122,6 +122,11 @@ func secretCases() []secretCase {
 		c("memgate key body named without its prefix", "memgate token without the mgk_ bit in front, in case the app asks: ", body(40)+"x_9", "", SecretMemgateKey),
 		c("memgate key body after mgk_ and words", "key for the sync job is mgk_ with, after the underscore and a space: ", body(43), "", SecretMemgateKey),
 		c("arabic password without the article", "كلمة سر حساب البريد الخاص بسارة هي ", "Warda#2024", "", SecretCredential),
+		c("italian building door code", "Il codice del portone del palazzo è ", "7720#", "", SecretCredential),
+		c("spanish safe code", "El código de la caja fuerte del despacho es ", "4471", ".", SecretCredential),
+		c("portuguese gate code", "Código do portão da garagem: ", "3390", "", SecretCredential),
+		c("dutch safe code", "De code van de kluis is ", "8124", ".", SecretCredential),
+		c("russian safe code in groups", "Код от сейфа в кабинете — ", "27-48-15", ".", SecretCredential),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -166,6 +171,9 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"memgate key named, no body", "The memgate token without the mgk_ bit in front is what the app asks for, see the wiki page."},
 		{"memgate and a commit hash", "memgate key rotation landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 yesterday."},
 		{"arabic password named, no value", "كلمة سر البنك مكتوبة في الدفتر الأزرق."},
+		{"italian tax code", "Il codice fiscale è sul tesserino, il codice del portone cambia a maggio 2026."},
+		{"safe code and a date", "Код от сейфа — 12-05-23, сказал он, но это дата покупки."},
+		{"door code with a phone number", "Il codice del portone è sul citofono, chiamare 02-4455-1200."},
 		{"pin changed", "PIN changed yesterday, the bank says."},
 		{"pin pad", "The PIN pad was broken at the store, so I paid cash."},
 		{"pin reset date", "PIN reset on 2024-05-01."},
