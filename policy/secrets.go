@@ -892,14 +892,18 @@ func findDiscordTokens(text string) [][2]int {
 
 // findURLCredentials finds the password in scheme://user:password@host,
 // in any scheme. A password may hold characters a URL would escape ('#',
-// '?', '/'), as people paste connection strings
-// ("postgres://app:Qv9#tLm2@db.example:5432/orders"): the user
-// information runs to the '@' before the host, as long as the user name
-// holds none of them, the password is not a port followed by a path
-// ("host:8080/x?to=a@b.example" is a host, a port and an e-mail address in
-// the query), and it mixes two kinds of characters.
+// '?', '/', '@', ';'), as people paste connection strings
+// ("postgres://app:Qv9#tLm2@db.example:5432/orders",
+// "mysql://root:p@ss;w0rd!@10.0.0.12:3306/crm"): the user information
+// runs to an '@' before the host, the last one that leaves a password of
+// that shape (a URL parser takes the last '@' of the authority), as long
+// as the user name holds none of '/', '?', '#'. A password holding such a
+// character is not a port followed by a path ("host:8080/x?to=a@b.example"
+// is a host, a port and an e-mail address in the query) and mixes three
+// kinds of characters.
 func findURLCredentials(text string) [][2]int {
 	var out [][2]int
+	var ats []int
 	for from := 0; from < len(text); {
 		p := strings.Index(text[from:], "://")
 		if p < 0 {
@@ -916,46 +920,53 @@ func findURLCredentials(text string) [][2]int {
 			continue
 		}
 		u := p + 3
-		at, cut := -1, -1 // cut: the first '/', '?' or '#' of the user information
+		ats = ats[:0]
 		for i := u; i < len(text) && i-u < 512; i++ {
 			c := text[i]
-			if c == '@' {
-				at = i
-				break
-			}
 			if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
 				break
 			}
-			if cut < 0 && (c == '/' || c == '?' || c == '#') {
-				cut = i
+			if c == '@' {
+				ats = append(ats, i)
 			}
 		}
-		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
-			continue
-		}
-		colon := strings.IndexByte(text[u:at], ':')
-		if colon < 0 || cut >= 0 && cut < u+colon {
-			continue
-		}
-		ps, pe := u+colon+1, at
-		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
-			continue
-		}
-		if cut >= 0 {
-			// A password with '#', '?' or '/': not a port and a path, and
-			// shaped like a password.
-			d := ps
-			for d < pe && isDigit(text[d]) {
-				d++
-			}
-			if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
-				continue
+		for k := len(ats) - 1; k >= 0; k-- {
+			if ps, pe, ok := urlPassword(text, u, ats[k]); ok {
+				out = append(out, [2]int{ps, pe})
+				from = ats[k] + 1
+				break
 			}
 		}
-		out = append(out, [2]int{ps, pe})
-		from = at + 1
 	}
 	return out
+}
+
+// urlPassword returns the password of the user information text[u:at] of
+// a URL whose host follows at, if it holds one.
+func urlPassword(text string, u, at int) (int, int, bool) {
+	if at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
+		return 0, 0, false
+	}
+	colon := strings.IndexByte(text[u:at], ':')
+	if colon < 0 || strings.ContainsAny(text[u:u+colon], "/?#@") {
+		return 0, 0, false
+	}
+	ps, pe := u+colon+1, at
+	if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
+		return 0, 0, false
+	}
+	if strings.ContainsAny(text[ps:pe], "/?#@") {
+		// A password with '#', '?', '/' or '@': not a port and a path,
+		// and shaped like a password.
+		d := ps
+		for d < pe && isDigit(text[d]) {
+			d++
+		}
+		if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
+			return 0, 0, false
+		}
+	}
+	return ps, pe, true
 }
 
 // findCards finds payment card numbers: digits in a card layout, a known

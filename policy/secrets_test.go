@@ -127,6 +127,8 @@ func secretCases() []secretCase {
 		c("portuguese gate code", "Código do portão da garagem: ", "3390", "", SecretCredential),
 		c("dutch safe code", "De code van de kluis is ", "8124", ".", SecretCredential),
 		c("russian safe code in groups", "Код от сейфа в кабинете — ", "27-48-15", ".", SecretCredential),
+		c("url password with an at sign and a semicolon", "CRM: mysql://root:", "k@ey;W0rd!", "@10.0.0.12:3306/crm", SecretURLCredentials),
+		c("url password with two at signs", "redis://cache:", "a@b@C9x!", "@cache.internal.example:6379", SecretURLCredentials),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -186,6 +188,8 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"error code", "Error code 4040 again on the printer."},
 		{"url with a port, a path and an address", "https://example.com:8080/login?next=ana@example.org"},
 		{"url with a fragment and an address", "http://localhost:3000/x#y:z@host.example"},
+		{"url with an address in its query", "https://example.com/signup?ref=news:weekly&to=ana@example.org"},
+		{"url with a user name and an address", "ssh://git@example.com/repo.git and mail ana@example.org"},
 		{"seed phrase kept somewhere", "Herstelzin ligt in de kluis bij de notaris, zegt Pieter."},
 		{"phone us", "Call me at +1 (415) 555-2671 or 415-555-2671 tomorrow."},
 		{"phone uk", "Office: +44 20 7946 0958"},
