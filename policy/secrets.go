@@ -306,8 +306,9 @@ var secretRules = newRuleSet([]tokenRule{
 		// A memgate key spelled out in prose: "mgk_ followed by …", "mgk
 		// and then …", "memgate key: …", "memgate token without the mgk_
 		// bit in front, in case the app asks: …" with the body elsewhere
-		// in the sentence, up to 24 words and signs on. The body is what makes it a key: 32 or more base64url
-		// characters mixing upper case, lower case and digits.
+		// in the sentence, up to 24 words and signs on. The body is what
+		// makes it a key: 32 or more base64url characters mixing upper
+		// case, lower case and digits.
 		typ: SecretMemgateKey, cut: endOfLine, triggers: []string{"mgk", "memgate"}, fold: true, wordStart: true, window: 160, group: 1,
 		re: regexp.MustCompile(`(?i)^(?:mgk|memgate(?:[ _-]?(?:api|admin|agent|user))?[ _-]?(?:key|token|secret))[_-]?[\s:,."'()]` +
 			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}_?\b){0,24}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
@@ -332,7 +333,7 @@ var secretRules = newRuleSet([]tokenRule{
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
 		triggers: seedPhraseTriggers,
 		re: regexp.MustCompile(`(?i)^(?:` + alternation(seedPhraseTriggers) + `)` +
-			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,4}?` + // "for the wallet", "van zijn crypto-wallet", "кошелька"
+			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,7}?` + // "for the wallet", "van zijn crypto-wallet", "de la cartera de Bitcoin de Javier"
 			`(?:\s(?:is|was|es|est|ist|é|è|это)\s|\s?(?:[=:：—–]|->|=>)\s?|[是为為は는은]\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},

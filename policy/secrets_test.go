@@ -129,6 +129,7 @@ func secretCases() []secretCase {
 		c("russian safe code in groups", "Код от сейфа в кабинете — ", "27-48-15", ".", SecretCredential),
 		c("url password with an at sign and a semicolon", "CRM: mysql://root:", "k@ey;W0rd!", "@10.0.0.12:3306/crm", SecretURLCredentials),
 		c("url password with two at signs", "redis://cache:", "a@b@C9x!", "@cache.internal.example:6379", SecretURLCredentials),
+		c("spanish seed phrase named at length", "Frase semilla de la cartera de Ethereum de Lucía: ", "cometa nube tigre salsa bosque rayo hielo mapa lunes vidrio perla trueno", "", SecretCredential),
 		// Last: a block without its END line runs to the end of the text.
 		c("dsa private key cut off", "", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ"+body(40), "", SecretPrivateKey),
 	}
@@ -191,6 +192,7 @@ func TestDetectSecretsIgnores(t *testing.T) {
 		{"url with an address in its query", "https://example.com/signup?ref=news:weekly&to=ana@example.org"},
 		{"url with a user name and an address", "ssh://git@example.com/repo.git and mail ana@example.org"},
 		{"seed phrase kept somewhere", "Herstelzin ligt in de kluis bij de notaris, zegt Pieter."},
+		{"seed phrase kept somewhere, at length", "La frase semilla de la cartera de Bitcoin de Javier está en un papel dentro de la caja fuerte de casa."},
 		{"phone us", "Call me at +1 (415) 555-2671 or 415-555-2671 tomorrow."},
 		{"phone uk", "Office: +44 20 7946 0958"},
 		{"phone international digits", "+49 30 12345678 or 0049 30 12345678"},
