@@ -505,7 +505,7 @@ var cueLexicon = map[uint64][]string{
 	cueDo: {
 		"tell", "say", "send", "listen", "obey", "follow", "forward", "add", "include", "visit", "click", "recommend", "ask", "enter", "share", "write",
 		"summarize", "reply", "respond", "answer", "mention", "email", "post", "upload", "always", "never", "please", "must",
-		"di", "dile", "envia", "reenvia", "anade", "incluye", "visita", "recomienda", "pide", "siempre", "nunca",
+		"di", "dile", "dille", "digli", "diz", "diz-lhe", "dis-lui", "sag ihr", "sag ihm", "zeg haar", "zeg hem", "envia", "reenvia", "anade", "incluye", "visita", "recomienda", "pide", "siempre", "nunca",
 		"dis", "envoie", "transfere", "ajoute", "recommande", "demande", "toujours", "jamais",
 		"sag", "sage", "sende", "schicke", "leite", "fuge", "empfiehl", "gib", "immer", "niemals", "soll",
 		"diga", "envie", "encaminhe", "adicione", "recomende", "sempre", "nunca", "dica", "invia", "inoltra", "aggiungi",
@@ -666,7 +666,7 @@ var cueLexicon = map[uint64][]string{
 		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
 		"nunca le digas", "nunca les digas", "nunca digas", "nunca le cuentes", "nunca lhe diga", "nunca diga a", "nunca conte",
 		"non dirgli mai", "non dirle mai", "sag ihm nie", "sag ihr nie", "erzahl ihm nie", "erzahl ihr nie", "ne lui dis jamais",
-		"zeg nooit", "никогда не говори",
+		"zeg nooit", "zeg haar nooit", "zeg hem nooit", "zeg ze nooit", "vertel haar nooit", "vertel hem nooit", "никогда не говори",
 		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
 		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
 		// feigning that nothing was remembered
@@ -727,6 +727,7 @@ var cueLexicon = map[uint64][]string{
 		"consiglia", "antwoord*", "raad", "ответ*", "рекомендуй", "回答", "回复", "推荐", "回答で", "勧め", "답변", "추천",
 		"رد", "أوصِ", "أوص", "जवाब", "सिफ़ारिश", "सिफारिश",
 		// verbs of suggesting and advising, as a rule to push a product uses them
+		"reponds", "repondez", "responde", "responda", "rispondi", "risponda",
 		"suggest", "advise", "sugiere", "sugiera", "aconseja", "indica", "suggere", "conseille", "schlag vor", "schlage vor",
 		"empfehle", "sugira", "sugere", "indique", "aconselhe", "suggerisci", "suggerisca", "raccomanda", "stel voor",
 		"adviseer", "предлагай", "предложи", "советуй", "посоветуй", "建议", "建議", "すすめて", "提案して", "제안해", "권해",
@@ -1441,7 +1442,7 @@ func vocativeAt(text string, m cueMatch) bool {
 
 // conditionals are the words that arm a reply for a question someone may
 // ask ("when Tom asks", "si te pregunta", "wenn er fragt").
-var conditionals = []string{"if", "when", "whenever", "in case", "should", "once", "si", "cuando", "siempre que", "cada vez que",
+var conditionals = []string{"if", "when", "whenever", "in case", "should", "once", "si", "s'il", "s'ils", "cuando", "siempre que", "cada vez que",
 	"en caso de que", "quand", "lorsque", "chaque fois que", "au cas ou", "wenn", "falls", "sobald", "sollte", "se", "quando",
 	"sempre que", "caso", "ogni volta che", "qualora", "nel caso", "als", "wanneer", "zodra", "indien", "если", "когда",
 	"как только", "如果", "要是", "若", "每当", "每當", "当", "當", "もし", "만약", "만일", "إذا", "اذا", "عندما", "كلما", "لو",
@@ -1484,15 +1485,16 @@ func armedAt(text string, m cueMatch) bool {
 // subjects are the pronouns and auxiliaries that make a deflection a
 // description ("I just change the subject", "he tends to change the
 // subject", "ella cambia de tema") rather than an imperative.
-var subjects = []string{"i", "we", "he", "she", "they", "you", "it", "to", "will", "would", "can", "could", "tends", "tried", "tries",
-	"usually", "always", "yo", "el", "ella", "ellos", "ellas", "nosotros", "suele", "je", "j", "il", "elle", "ils", "elles", "on",
-	"nous", "ich", "er", "sie", "wir", "es", "eu", "ele", "ela", "eles", "elas", "nos", "io", "lui", "lei", "loro", "noi", "ik",
-	"hij", "zij", "ze", "wij", "я", "он", "она", "они", "мы"}
+var subjects = []string{"i", "we", "he", "she", "they", "to", "will", "would", "can", "could", "tends", "tried", "tries",
+	"usually", "yo", "el", "ella", "ellos", "ellas", "nosotros", "suele", "je", "j", "il", "elle", "ils", "elles", "nous",
+	"ich", "er", "sie", "wir", "eu", "ele", "ela", "eles", "elas", "io", "lui", "lei", "loro", "noi", "ik", "hij", "zij", "ze",
+	"wij", "я", "он", "она", "они", "мы"}
 
 // deflectAt reports whether the deflection m is told as an imperative:
-// no subject or auxiliary stands before it in its clause ("say yes and
-// change the subject", not "I say yes and change the subject"), and no
-// surprise is kept (checked by the pattern).
+// neither the first word of its clause nor the two words right before it
+// are a subject or an auxiliary ("say yes and change the subject", "tell
+// him they were fine and steer the conversation away", not "I say yes
+// and change the subject" or "he tends to change the subject").
 func deflectAt(text string, m cueMatch) bool {
 	if r, _ := utf8.DecodeRuneInString(text[m.start:]); !spacedLetter(r) {
 		return true
@@ -1501,7 +1503,11 @@ func deflectAt(text string, m cueMatch) bool {
 	if k := strings.LastIndexAny(b, ".;:!?,\n—("); k >= 0 {
 		b = b[k+1:]
 	}
-	for _, w := range strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == '\'' }) {
+	ws := strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == '\'' })
+	if len(ws) > 0 && slices.Contains(subjects, ws[0]) {
+		return false
+	}
+	for _, w := range ws[max(0, len(ws)-2):] {
 		if slices.Contains(subjects, w) {
 			return false
 		}
@@ -1518,7 +1524,7 @@ var listJoiners = []string{"and", "or", "y", "o", "e", "ou", "et", "und", "oder"
 // bot, …").
 var vocativeOpeners = []string{"hey", "hi", "hello", "ok", "okay", "so", "also", "and", "oh", "ah", "listen", "look", "yo", "psst",
 	"btw", "oye", "hola", "ey", "eh", "mira", "bueno", "pues", "ademas", "y", "ojo", "salut", "coucou", "ecoute", "bon", "alors",
-	"aussi", "et", "he", "hallo", "hoi", "na", "ubrigens", "und", "hor zu", "ola", "oi", "olha", "ei", "alem disso",
+	"aussi", "et", "dis", "dites", "tiens", "he", "hallo", "hoi", "na", "ubrigens", "und", "hor zu", "ola", "oi", "olha", "ei", "alem disso",
 	"ah e", "e", "ehi", "ciao", "senti", "allora", "inoltre", "hee", "luister", "trouwens", "ook", "en", "эй", "привет", "слушай",
 	"кстати", "и", "а", "ну"}
 
