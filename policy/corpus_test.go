@@ -378,15 +378,15 @@ func TestCorpusHoldout(t *testing.T) {
 // held-out sets of the issue that have been seen since and moved into
 // tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26k_*) and the
 // classifier's training paraphrases and look-alikes written for it
-// (train26e_* to train26k_*); its figures are guarded exactly.
+// (train26e_* to train26l_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 3051, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176 + 193 + 76
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208 + 231 + 92
+	tuningDetected, tuningAttacks = 3127, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176 + 193 + 76 + 76
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208 + 231 + 92 + 77
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_", "train26l_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was

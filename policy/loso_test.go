@@ -38,7 +38,7 @@ var losoStrict = flag.Bool("loso-strict", false, "with -loso, train each set's m
 // corpusOrder is the order in which the corpus sets were written, by the
 // prefix of their files.
 var corpusOrder = []string{"", "tuning26_", "tuning26b_", "heldout26c_", "tuning26d_", "train26e_", "tuning26e_", "train26f_",
-	"tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_"}
+	"tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_", "train26l_"}
 
 // losoSets are the held-out sets of issue 26 in the order they were
 // written, by the prefix of their files.
