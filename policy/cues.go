@@ -1002,9 +1002,11 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	}
 	// Accumulate the categories of each sentence, then judge it and the
 	// pair it makes with the next one.
+	// acc is kept within 32 bytes, so that the few of a short text stay on
+	// the stack: offsets as int32 (a memory is far shorter than 2 GiB).
 	type acc struct {
 		mask       uint64
-		start, end int
+		start, end int32
 		// youOut: "you" or "your" outside quotation marks, which speaks
 		// to the reader whatever else the sentence reports.
 		youOut bool
@@ -1046,7 +1048,7 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
-			sents = append(sents, acc{0, m.start, m.end, false, 0})
+			sents = append(sents, acc{0, int32(m.start), int32(m.end), false, 0})
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
@@ -1056,8 +1058,8 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueStored { // the note itself, as "this note" is
 			a.mask |= cueMemRef
 		}
-		a.start = min(a.start, m.start)
-		a.end = max(a.end, m.end)
+		a.start = min(a.start, int32(m.start))
+		a.end = max(a.end, int32(m.end))
 		if m.cat&(cueYou|cueYour) != 0 && !quotedAt(text, sentenceStart(ends, sk), m.start) {
 			a.youOut = true
 		}
@@ -1127,19 +1129,19 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		return false
 	}
 	for i, a := range sents {
-		if covered(a.start, a.end) {
+		if covered(int(a.start), int(a.end)) {
 			continue
 		}
 		if typ := cueType(a.mask); typ != "" {
 			if !(reportable(typ) && reported(i)) {
-				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+				hits = append(hits, hit{Finding{Type: typ, Start: int(a.start), End: int(a.end)}, prio})
 			}
 			continue
 		}
 		if i+1 < len(sents) && idx[i+1] == idx[i]+1 {
 			b := sents[i+1]
 			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" && !(reportable(typ) && (reported(i) || reported(i+1))) {
-				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: b.end}, prio})
+				hits = append(hits, hit{Finding{Type: typ, Start: int(a.start), End: int(b.end)}, prio})
 			}
 		}
 	}
