@@ -166,7 +166,7 @@ func phraseOrCues(s string) []int {
 	hs := phraseRules.scan(s, 0, buf[:0])
 	hs = scanCues(s, 0, hs, 0)
 	if len(hs) == 0 && useClassifier {
-		hs = classifierHits(&view{s: s}, 0, hs)
+		hs = classifierHits(&view{s: s}, 0, hs, true)
 	}
 	if len(hs) == 0 {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -303,12 +304,14 @@ var secretRules = newRuleSet([]tokenRule{
 	},
 	{
 		// A memgate key spelled out in prose: "mgk_ followed by …", "mgk
-		// and then …", "memgate key: …" with the body elsewhere in the
-		// sentence. The body is what makes it a key: 32 or more base64url
-		// characters mixing upper case, lower case and digits.
+		// and then …", "memgate key: …", "memgate token without the mgk_
+		// bit in front, in case the app asks: …" with the body elsewhere
+		// in the sentence, up to 24 words and signs on. The body is what
+		// makes it a key: 32 or more base64url characters mixing upper
+		// case, lower case and digits.
 		typ: SecretMemgateKey, cut: endOfLine, triggers: []string{"mgk", "memgate"}, fold: true, wordStart: true, window: 160, group: 1,
 		re: regexp.MustCompile(`(?i)^(?:mgk|memgate(?:[ _-]?(?:api|admin|agent|user))?[ _-]?(?:key|token|secret))[_-]?[\s:,."'()]` +
-			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}\b){0,12}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
+			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}_?\b){0,24}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
 		stop:  isTokenByte,
 		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(text[s:e]) && !keyPlaceholder(text[s:e]) },
 	},
@@ -330,7 +333,7 @@ var secretRules = newRuleSet([]tokenRule{
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
 		triggers: seedPhraseTriggers,
 		re: regexp.MustCompile(`(?i)^(?:` + alternation(seedPhraseTriggers) + `)` +
-			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,4}?` + // "for the wallet", "van zijn crypto-wallet", "кошелька"
+			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,7}?` + // "for the wallet", "van zijn crypto-wallet", "de la cartera de Bitcoin de Javier"
 			`(?:\s(?:is|was|es|est|ist|é|è|это)\s|\s?(?:[=:：—–]|->|=>)\s?|[是为為は는은]\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
@@ -538,7 +541,8 @@ var accessCodeTriggers = withCapitals(
 	"gate code", "keypad code", "alarm code", "disarm code", "arming code", "lock code", "lockbox code", "key safe code",
 	"keysafe code", "safe code", "safe combination", "lock combination", "garage code", "unlock code", "intercom code",
 	"buzzer code", "security code", "cvv", "cvv2", "cvc", "puk",
-	"code", // only as "code to the front door", "code for the gate" …
+	"code",                               // only as "code to the front door", "code for the gate" …
+	"codice", "código", "codigo", "kode", // only as "codice del portone", "código del portal" …
 	"código pin", "codigo pin", "clave del cajero", "clave de la tarjeta", "código de acceso", "codigo de acceso",
 	"código de la puerta", "codigo de la puerta", "código de la alarma", "codigo de la alarma", "código del portón",
 	"codigo del porton", "código de seguridad", "codigo de seguridad",
@@ -565,12 +569,23 @@ var accessCodeTriggers = withCapitals(
 var accessCodePattern = regexp.MustCompile(`(?i)^(?:` +
 	`code (?:to|for|of) (?:the |my |our |his |her |their )?(?:front |back |side |main |garage |apartment |building )?` +
 	`(?:door|gate|garage|safe|alarm|lockbox|key ?safe|padlock|locker|building|house|apartment|flat|storage unit|shed|entrance)s?` +
-	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool { return w == "code" })) + `)` +
-	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|` +
+	// "code of the door" in the other languages: codice del portone,
+	// código del portal, code du coffre, código do cofre, code van de kluis
+	`|(?:codice|c[oó]digo|code|kode) (?:(?:del|della|dello|dell'|di|de|del|de la|de l'|du|da|do|dos|das|van de|van het|voor de|für die|für den|fur die|fur den|vom|von der)\s?)` +
+	`(?:portone|cancello|porta|cassaforte|citofono|allarme|garage|box|lucchetto|armadietto|palazzo|condominio|ingresso|cantina|` +
+	`portal|puerta|port[oó]n|caja fuerte|alarma|garaje|candado|edificio|portero|taquilla|trastero|` +
+	`porte|portail|coffre|coffre-fort|alarme|cadenas|immeuble|interphone|casier|` +
+	`port[ãa]o|cofre|garagem|cadeado|pr[ée]dio|interfone|arm[áa]rio|` +
+	`deur|voordeur|poort|kluis|kluisje|hangslot|gebouw|ingang|` +
+	`tür|tur|haustür|haustur|tor|tresor|safe|alarmanlage|schloss|spind)` +
+	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool {
+	return w == "code" || w == "codice" || w == "código" || w == "codigo" || w == "kode"
+})) + `)` +
+	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|in|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|в|во|на|у|im|nel|nella|en|dans|no|na|op|` +
 	`my|his|her|their|our|mi|su|mon|ma|son|sa|leur|meu|minha|seu|sua|mio|mia|suo|mijn|zijn|haar|meiner|meines|seiner|seines|ihrer|ihres|unserer|моей|моего|его|её)` +
 	`(?:\s[\p{L}\p{N}'’-]{1,20}){1,4})?(?:\s?\([^()\n]{1,40}\))?` +
 	`(?:\s(?:is(?: now)?|was|are|changed to|set to|became|es|era|est|c'est|était|etait|ist|lautet|war|é|è|это|هو|هي)\s|\s?[:=：]\s?|\s?(?:->|=>|-|–|—)\s?|\s?[是为為は는은]\s?)` +
-	`|\s)(?:now |still |currently |["'])?[#*]?(\d{3,8})`)
+	`|\s)(?:now |still |currently |["'])?[#*]?(\d{2,3}(?:-\d{2,3}){1,3}|\d{3,8})`)
 
 // alternation is the regular expression matching any of ws, longest
 // first, each quoted.
@@ -584,12 +599,28 @@ func alternation(ws []string) string {
 }
 
 // validAccessCode checks the digits after a PIN or access code's name: 4
-// to 8 of them (3 for a card's security code), standing alone (not a date,
-// a decimal, a phone number or part of a longer number), and not an
+// to 8 of them (3 for a card's security code), or a combination in groups
+// of 2 or 3 joined by dashes that is not a date, standing alone (not a
+// date, a decimal, a phone number or part of a longer number), and not an
 // Indian postal PIN code (six digits after "pin code" with no card, bank
 // or phone named before it).
 func validAccessCode(text string, s, e int) bool {
 	n := e - s
+	if groups := strings.Split(text[s:e], "-"); len(groups) > 1 {
+		// A combination in groups ("19-44-07"): four digits at least, and
+		// not a date (day and month, either way round, then a year).
+		n = e - s - (len(groups) - 1)
+		if n < 4 {
+			return false
+		}
+		if len(groups) == 3 {
+			a, _ := strconv.Atoi(groups[0])
+			b, _ := strconv.Atoi(groups[1])
+			if a >= 1 && b >= 1 && (a <= 31 && b <= 12 || a <= 12 && b <= 31) {
+				return false
+			}
+		}
+	}
 	before := strings.ToLower(text[max(0, s-48):s])
 	if n < 4 && !strings.Contains(before, "cvv") && !strings.Contains(before, "cvc") && !strings.Contains(before, "security code") &&
 		!strings.Contains(before, "seguridad") {
@@ -862,14 +893,18 @@ func findDiscordTokens(text string) [][2]int {
 
 // findURLCredentials finds the password in scheme://user:password@host,
 // in any scheme. A password may hold characters a URL would escape ('#',
-// '?', '/'), as people paste connection strings
-// ("postgres://app:Qv9#tLm2@db.example:5432/orders"): the user
-// information runs to the '@' before the host, as long as the user name
-// holds none of them, the password is not a port followed by a path
-// ("host:8080/x?to=a@b.example" is a host, a port and an e-mail address in
-// the query), and it mixes two kinds of characters.
+// '?', '/', '@', ';'), as people paste connection strings
+// ("postgres://app:Qv9#tLm2@db.example:5432/orders",
+// "mysql://root:p@ss;w0rd!@10.0.0.12:3306/crm"): the user information
+// runs to an '@' before the host, the last one that leaves a password of
+// that shape (a URL parser takes the last '@' of the authority), as long
+// as the user name holds none of '/', '?', '#'. A password holding such a
+// character is not a port followed by a path ("host:8080/x?to=a@b.example"
+// is a host, a port and an e-mail address in the query) and mixes three
+// kinds of characters.
 func findURLCredentials(text string) [][2]int {
 	var out [][2]int
+	var ats []int
 	for from := 0; from < len(text); {
 		p := strings.Index(text[from:], "://")
 		if p < 0 {
@@ -886,46 +921,53 @@ func findURLCredentials(text string) [][2]int {
 			continue
 		}
 		u := p + 3
-		at, cut := -1, -1 // cut: the first '/', '?' or '#' of the user information
+		ats = ats[:0]
 		for i := u; i < len(text) && i-u < 512; i++ {
 			c := text[i]
-			if c == '@' {
-				at = i
-				break
-			}
 			if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
 				break
 			}
-			if cut < 0 && (c == '/' || c == '?' || c == '#') {
-				cut = i
+			if c == '@' {
+				ats = append(ats, i)
 			}
 		}
-		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
-			continue
-		}
-		colon := strings.IndexByte(text[u:at], ':')
-		if colon < 0 || cut >= 0 && cut < u+colon {
-			continue
-		}
-		ps, pe := u+colon+1, at
-		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
-			continue
-		}
-		if cut >= 0 {
-			// A password with '#', '?' or '/': not a port and a path, and
-			// shaped like a password.
-			d := ps
-			for d < pe && isDigit(text[d]) {
-				d++
-			}
-			if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
-				continue
+		for k := len(ats) - 1; k >= 0; k-- {
+			if ps, pe, ok := urlPassword(text, u, ats[k]); ok {
+				out = append(out, [2]int{ps, pe})
+				from = ats[k] + 1
+				break
 			}
 		}
-		out = append(out, [2]int{ps, pe})
-		from = at + 1
 	}
 	return out
+}
+
+// urlPassword returns the password of the user information text[u:at] of
+// a URL whose host follows at, if it holds one.
+func urlPassword(text string, u, at int) (int, int, bool) {
+	if at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
+		return 0, 0, false
+	}
+	colon := strings.IndexByte(text[u:at], ':')
+	if colon < 0 || strings.ContainsAny(text[u:u+colon], "/?#@") {
+		return 0, 0, false
+	}
+	ps, pe := u+colon+1, at
+	if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
+		return 0, 0, false
+	}
+	if strings.ContainsAny(text[ps:pe], "/?#@") {
+		// A password with '#', '?', '/' or '@': not a port and a path,
+		// and shaped like a password.
+		d := ps
+		for d < pe && isDigit(text[d]) {
+			d++
+		}
+		if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
+			return 0, 0, false
+		}
+	}
+	return ps, pe, true
 }
 
 // findCards finds payment card numbers: digits in a card layout, a known
@@ -1420,7 +1462,8 @@ func entropy(s string) float64 {
 // gate's languages, in lower case.
 var passwordWords = []string{"password", "passwd", "passcode", "pw", "pwd", "contraseña", "contrasena", "clave",
 	"mot de passe", "mdp", "passwort", "kennwort", "senha", "wachtwoord", "пароль", "密码", "密碼", "口令", "パスワード",
-	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "पासवर्ड", "parola d'ordine"}
+	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "كلمة سر", "كلمه سر", "كلمة العبور",
+	"पासवर्ड", "parola d'ordine"}
 
 // notThePassword are words that, right after a password word, say the
 // text is about something else: a hint, a manager, a policy.
