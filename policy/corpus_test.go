@@ -424,12 +424,17 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     0.43 % benign flagged (a look-alike; 0 of the 158 ordinary
 //     memories). Its misses and false positive were then fixed as
 //     classes (round 13) and it moved into tuning.
+//   - heldout26m_*.jsonl, written blind after round 13 (639fd88), each
+//     entry on its own, committed before it was measured: 131/142 =
+//     92.3 % instruction-like, 60/64 = 93.8 % secrets, 2/233 = 0.86 %
+//     benign flagged (two look-alikes; 0 of the 160 ordinary memories).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26m_", 0.92, 0.93, 0.009}, // 131/142 = 92.3 %, 60/64 = 93.8 %, 2/233 (look-alikes; 0/160 ordinary)
 }
 
 // splitRates measures instruction-like strings and secrets apart.
