@@ -657,6 +657,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	}
 
 	res.Candidates = make([]Candidate, 0, len(vtop)+len(ttop))
+	sc.cosReqs = sc.cosReqs[:0]
 	cslots := sc.cslots[:0] // the slots of the candidates, in result order
 	for i, h := range vtop {
 		c := p.candidate(h.slot)
@@ -682,13 +683,12 @@ func (p *Partition) Search(q Query) (*Result, error) {
 			}
 			c := p.candidate(h.slot)
 			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts, sc), i+1
-			c.Cosine, c.HasVector = p.cosineOf(h.slot, q.Vector, qnorm)
+			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
 			res.Candidates = append(res.Candidates, c)
 			cslots = append(cslots, h.slot)
 		}
 	}
 	sc.cslots = cslots
-	defer p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
 	if q.Neighbors != (Neighbors{}) {
 		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
 		res.Candidates = slices.Grow(res.Candidates, len(nbs))
@@ -698,11 +698,46 @@ func (p *Partition) Search(q Query) (*Result, error) {
 			if haveText {
 				c.BM25, c.Matched = p.bm25Of(sl, qts, res.AvgDocLen, sc)
 			}
-			c.Cosine, c.HasVector = p.cosineOf(sl, q.Vector, qnorm)
+			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
 			res.Candidates = append(res.Candidates, c)
 		}
 	}
+	p.cosines(res.Candidates, q.Vector, qnorm, sc)
+	p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
 	return res, nil
+}
+
+// cosReq asks cosines for the exact cosine of candidate i with the query.
+type cosReq struct{ i, row int32 }
+
+// wantCosine marks candidate c, to be the i-th, as having a vector if the
+// query and its entry both have one, and asks cosines for their cosine.
+func (p *Partition) wantCosine(c *Candidate, i int, qv []float32, sc *scratch) {
+	r := p.sl(c.slot).row
+	if qv == nil || r < 0 {
+		return
+	}
+	c.HasVector = true
+	sc.cosReqs = append(sc.cosReqs, cosReq{int32(i), r})
+}
+
+// cosines sets the exact cosine (Cosine) with the query vector qv, of norm
+// qnorm, of the candidates wantCosine asked for, several at a time.
+func (p *Partition) cosines(cands []Candidate, qv []float32, qnorm float64, sc *scratch) {
+	reqs := sc.cosReqs
+	sc.cosReqs = reqs[:0]
+	if len(reqs) == 0 {
+		return
+	}
+	rows := sc.rows[:0]
+	for _, rq := range reqs {
+		rows = append(rows, rq.row)
+	}
+	sc.rows = rows
+	ds := p.dotsOfRows(qv, rows, sc)
+	for j, rq := range reqs {
+		cands[rq.i].Cosine = cosineOfDot(ds[j], qnorm, p.normOf(int(rq.row)))
+	}
 }
 
 // content sets the content query's scores of every candidate (see
@@ -749,17 +784,6 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 func (p *Partition) candidate(sl int32) Candidate {
 	s := p.sl(sl)
 	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq, slot: sl}
-}
-
-// cosineOf returns the exact cosine of the query vector qv (of norm qnorm)
-// and the entry at slot sl, and whether there is one: both must have a
-// vector.
-func (p *Partition) cosineOf(sl int32, qv []float32, qnorm float64) (float32, bool) {
-	r := int(p.sl(sl).row)
-	if qv == nil || r < 0 {
-		return 0, false
-	}
-	return cosineWithNorms(qv, p.vec(r), qnorm, p.normOf(r)), true
 }
 
 // neighbors returns the slots of the group neighbours (see Neighbors) of
@@ -1111,25 +1135,66 @@ func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, 
 		tau = lows[len(lows)-k]
 	}
 
-	// Exact pass over every row whose upper bound reaches τ.
-	hits := sc.hits[:0]
+	// Exact pass over every row whose upper bound reaches τ, several rows
+	// at a time (dots64).
+	rows := sc.rows[:0]
 	for _, w := range ws {
 		for _, c := range w.cands {
-			if c.hi < tau {
-				continue
+			if c.hi >= tau {
+				rows = append(rows, c.row)
 			}
-			r := int(c.row)
-			cos := cosineWithNorms(qv.vec, p.vec(r), qv.norm, p.normOf(r))
-			hits = append(hits, hit{p.slotOfRow(r), float64(cos)})
 		}
 	}
-	sc.hits = hits
-	rescored := len(hits)
-	slices.SortFunc(hits, p.cmpHits)
-	if len(hits) > k {
-		hits = hits[:k]
+	sc.rows = rows
+	ds := p.dotsOfRows(qv.vec, rows, sc)
+	hits := sc.hits[:0]
+	for i, r := range rows {
+		cos := cosineOfDot(ds[i], qv.norm, p.normOf(int(r)))
+		hits = append(hits, hit{p.slotOfRow(int(r)), float64(cos)})
 	}
-	return slices.Clone(hits), rescored
+	sc.hits = hits
+	return slices.Clone(p.selectTop(hits, k)), len(hits)
+}
+
+// dotsOfRows returns dot64(q, vector of row r) for each of rows, in sc's
+// storage.
+func (p *Partition) dotsOfRows(q []float32, rows []int32, sc *scratch) []float64 {
+	ptrs := sc.vptrs[:0]
+	for _, r := range rows {
+		c, i := p.row(int(r))
+		ptrs = append(ptrs, &c.vecs[i*p.dim])
+	}
+	sc.vptrs = ptrs
+	n := len(rows)
+	if cap(sc.dots) < n {
+		sc.dots = make([]float64, n+n/2)
+		sc.lanes = make([]float64, 4*cap(sc.dots))
+	}
+	ds := sc.dots[:n]
+	dots64(q, ptrs, ds, sc.lanes)
+	clear(ptrs) // the pooled scratch must not keep the partition reachable
+	return ds
+}
+
+// selectTop returns the best k of hits, in order (cmpHits), in hits'
+// storage: a heap of the k best so far, whose root, the worst of them, is
+// all most hits are compared with, then a sort of the k.
+func (p *Partition) selectTop(hits []hit, k int) []hit {
+	if len(hits) > k {
+		h := hits[:k]
+		for i := k/2 - 1; i >= 0; i-- {
+			p.siftDown(h, i)
+		}
+		for _, c := range hits[k:] {
+			if p.better(c, h[0]) {
+				h[0] = c
+				p.siftDown(h, 0)
+			}
+		}
+		hits = h
+	}
+	slices.SortFunc(hits, p.cmpHits)
+	return hits
 }
 
 // scratch is the reusable working memory of a search.
@@ -1146,6 +1211,12 @@ type scratch struct {
 	cslots  []int32
 	found   []int32
 	ws      []*worker
+	// Exact cosines, several rows at a time (dotsOfRows).
+	rows    []int32
+	vptrs   []*float32
+	dots    []float64
+	lanes   []float64
+	cosReqs []cosReq
 	qm      []qmatch
 	// The inverted file's search (ivf.go).
 	cscores []int32
