@@ -658,12 +658,13 @@ func (p *Partition) Search(q Query) (*Result, error) {
 
 	res.Candidates = make([]Candidate, 0, len(vtop)+len(ttop))
 	sc.cosReqs = sc.cosReqs[:0]
+	sc.cqm, sc.cqmEnd = sc.cqm[:0], sc.cqmEnd[:0]
 	cslots := sc.cslots[:0] // the slots of the candidates, in result order
 	for i, h := range vtop {
 		c := p.candidate(h.slot)
 		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
 		if haveText {
-			c.BM25, c.Matched = p.bm25Of(h.slot, qts, res.AvgDocLen, sc)
+			c.BM25, c.Matched = p.bm25Of(h.slot, p.candidateMatches(h.slot, qts, sc), qts, res.AvgDocLen, sc)
 		}
 		res.Candidates = append(res.Candidates, c)
 		cslots = append(cslots, h.slot)
@@ -682,7 +683,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 				continue
 			}
 			c := p.candidate(h.slot)
-			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts, sc), i+1
+			c.BM25, c.Matched, c.TextRank = h.score, distinctOf(p.candidateMatches(h.slot, qts, sc), qts), i+1
 			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
 			res.Candidates = append(res.Candidates, c)
 			cslots = append(cslots, h.slot)
@@ -696,7 +697,7 @@ func (p *Partition) Search(q Query) (*Result, error) {
 			c := p.candidate(sl)
 			c.Neighbor = true
 			if haveText {
-				c.BM25, c.Matched = p.bm25Of(sl, qts, res.AvgDocLen, sc)
+				c.BM25, c.Matched = p.bm25Of(sl, p.candidateMatches(sl, qts, sc), qts, res.AvgDocLen, sc)
 			}
 			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
 			res.Candidates = append(res.Candidates, c)
@@ -757,14 +758,18 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 		}
 		c.ContentBM25, c.ContentCosine = c.BM25, c.Cosine
 		if c.BM25 > 0 {
+			// A candidate with text has its matches from candidateMatches.
+			from := int32(0)
+			if i > 0 {
+				from = sc.cqmEnd[i-1]
+			}
 			var content float64
-			sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
-			for _, mt := range sc.qm {
+			for _, mt := range sc.cqm[from:sc.cqmEnd[i]] {
 				qt := &qts[mt.qt]
 				if m := &c.Matches[qt.of]; qt.weight > m.Weight {
 					*m = TermMatch{Related: qt.related, TF: int(mt.tf), Weight: qt.weight}
 				}
-				if !qt.excluded {
+				if exclude && !qt.excluded {
 					content += BM25Term(int(mt.tf), c.DocLen, res.AvgDocLen, qt.idf)
 				}
 			}
@@ -1211,23 +1216,22 @@ type scratch struct {
 	cslots  []int32
 	found   []int32
 	ws      []*worker
+	// The query terms each candidate holds (candidateMatches): those of
+	// candidate i end at cqmEnd[i].
+	cqm    []qmatch
+	cqmEnd []int32
 	// Exact cosines, several rows at a time (dotsOfRows).
 	rows    []int32
 	vptrs   []*float32
 	dots    []float64
 	lanes   []float64
 	cosReqs []cosReq
-	qm      []qmatch
 	// The inverted file's search (ivf.go).
 	cscores []int32
 	order   []ivfScore
 	ptrs    []*int8
 	ents    []ivfRow
-	// byPostings maps the postings of the search's query terms (qts, once
-	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
-	// says it is made for this search.
-	byPostings   map[*postings][]int32
-	byPostingsOK bool
+	qtab    qtable // for matchesOf
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1240,8 +1244,7 @@ func putScratch(sc *scratch) {
 		sc.acc = nil
 	}
 	// Nor keep a partition's postings reachable.
-	clear(sc.byPostings)
-	sc.byPostingsOK = false
+	sc.qtab.reset()
 	scratchPool.Put(sc)
 }
 
