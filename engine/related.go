@@ -58,18 +58,23 @@ func (e *Engine) related(query string, exclude []string, explain bool) related {
 		}
 	}
 	out.words = make([]index.Related, 0, min(n, index.MaxRelated))
+	var weights [256]float64
 	for _, l := range lists {
-		for _, w := range l.ws {
-			w, ok := e.relater.Fit(w, ctx) // InContext, one word at a time
-			if !ok {
-				continue
-			}
-			if len(out.words) == index.MaxRelated {
-				return out
-			}
-			out.words = append(out.words, index.Related{Term: w.Term, Of: l.term, Weight: w.Weight})
-			if explain {
-				out.how = append(out.how, w)
+		for ws := range slices.Chunk(l.ws, len(weights)) {
+			// InContext's weights, without its copies of the words.
+			e.relater.FitWeights(ws, ctx, weights[:])
+			for i, w := range ws {
+				if !(weights[i] > 0) {
+					continue
+				}
+				if len(out.words) == index.MaxRelated {
+					return out
+				}
+				out.words = append(out.words, index.Related{Term: w.Term, Of: l.term, Weight: weights[i]})
+				if explain {
+					w.Weight = weights[i]
+					out.how = append(out.how, w)
+				}
 			}
 		}
 	}
