@@ -113,7 +113,7 @@ func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k i
 		if err != nil {
 			b.Fatal(err)
 		}
-		q.Related = e.related(req.Query, q.Exclude, false).words
+		q.Related = e.related(req.Query, q.Exclude, false, e.holds(ctx, s)).words
 		res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 		if err != nil {
 			b.Fatal(err)
