@@ -647,28 +647,24 @@ func (p *Partition) Search(q Query) (*Result, error) {
 
 	var vtop []hit
 	if q.Vector != nil && p.rows > 0 {
-		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
-		sc.qcodes = qv.codes
-		vtop, res.Rescored, res.Approximate = p.vectorTopK(&qv, &f, q.K, sc)
+		sc.qv = prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
+		sc.qcodes = sc.qv.codes
+		vtop, res.Rescored, res.Approximate = p.vectorTopK(&sc.qv, &f, q.K, sc)
 	}
 	var ttop []hit
 	if haveText {
 		ttop = p.textTopK(&f, q.K, sc)
 	}
 
-	res.Candidates = make([]Candidate, 0, len(vtop)+len(ttop))
-	sc.cosReqs = sc.cosReqs[:0]
-	sc.cqm, sc.cqmEnd = sc.cqm[:0], sc.cqmEnd[:0]
-	cslots := sc.cslots[:0] // the slots of the candidates, in result order
-	for i, h := range vtop {
-		c := p.candidate(h.slot)
-		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
-		if haveText {
-			c.BM25, c.Matched = p.bm25Of(h.slot, p.candidateMatches(h.slot, qts, sc), qts, res.AvgDocLen, sc)
-		}
-		res.Candidates = append(res.Candidates, c)
+	// The slots of the candidates, in result order: the vector channel's,
+	// the text channel's that the vector channel lacks (dup[i] is the
+	// vector candidate text candidate i is, or -1), then the neighbours,
+	// found first so that the candidates are allocated once.
+	cslots := sc.cslots[:0]
+	for _, h := range vtop {
 		cslots = append(cslots, h.slot)
 	}
+	dup := sc.dup[:0]
 	if len(ttop) > 0 {
 		// Index the vector candidates by slot to merge the text channel in.
 		byslot := sc.byslot[:0]
@@ -677,31 +673,51 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		}
 		slices.SortFunc(byslot, func(a, b slotIndex) int { return int(a.slot - b.slot) })
 		sc.byslot = byslot
-		for i, h := range ttop {
-			if j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) }); ok {
-				res.Candidates[byslot[j].idx].TextRank = i + 1
+		for _, h := range ttop {
+			j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) })
+			if ok {
+				dup = append(dup, byslot[j].idx)
 				continue
 			}
-			c := p.candidate(h.slot)
-			c.BM25, c.Matched, c.TextRank = h.score, distinctOf(p.candidateMatches(h.slot, qts, sc), qts), i+1
-			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
-			res.Candidates = append(res.Candidates, c)
+			dup = append(dup, -1)
 			cslots = append(cslots, h.slot)
 		}
 	}
-	sc.cslots = cslots
+	sc.cslots, sc.dup = cslots, dup
+	var nbs []int32
 	if q.Neighbors != (Neighbors{}) {
-		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
-		res.Candidates = slices.Grow(res.Candidates, len(nbs))
-		for _, sl := range nbs {
-			c := p.candidate(sl)
-			c.Neighbor = true
-			if haveText {
-				c.BM25, c.Matched = p.bm25Of(sl, p.candidateMatches(sl, qts, sc), qts, res.AvgDocLen, sc)
-			}
-			p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
-			res.Candidates = append(res.Candidates, c)
+		nbs = p.neighbors(cslots, q.Neighbors, &f, sc)
+	}
+
+	res.Candidates = make([]Candidate, 0, len(cslots)+len(nbs))
+	sc.cosReqs = sc.cosReqs[:0]
+	sc.cqm, sc.cqmEnd = sc.cqm[:0], sc.cqmEnd[:0]
+	for i, h := range vtop {
+		c := p.candidate(h.slot)
+		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
+		if haveText {
+			c.BM25, c.Matched = p.bm25Of(h.slot, p.candidateMatches(h.slot, qts, sc), qts, res.AvgDocLen, sc)
 		}
+		res.Candidates = append(res.Candidates, c)
+	}
+	for i, h := range ttop {
+		if dup[i] >= 0 {
+			res.Candidates[dup[i]].TextRank = i + 1
+			continue
+		}
+		c := p.candidate(h.slot)
+		c.BM25, c.Matched, c.TextRank = h.score, distinctOf(p.candidateMatches(h.slot, qts, sc), qts), i+1
+		p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
+		res.Candidates = append(res.Candidates, c)
+	}
+	for _, sl := range nbs {
+		c := p.candidate(sl)
+		c.Neighbor = true
+		if haveText {
+			c.BM25, c.Matched = p.bm25Of(sl, p.candidateMatches(sl, qts, sc), qts, res.AvgDocLen, sc)
+		}
+		p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
+		res.Candidates = append(res.Candidates, c)
 	}
 	p.cosines(res.Candidates, q.Vector, qnorm, sc)
 	p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
@@ -888,12 +904,14 @@ func (p *Partition) cmpHits(a, b hit) int {
 	return strings.Compare(p.sl(a.slot).id, p.sl(b.slot).id)
 }
 
-// textTopK selects the top k touched entries by BM25 with a bounded heap;
-// the filter is evaluated only for entries that would enter it.
+// textTopK selects the top k touched entries by BM25 with a bounded heap,
+// in order, in sc's storage; the filter is evaluated only for entries
+// that would enter it.
 func (p *Partition) textTopK(f *compiled, k int, sc *scratch) []hit {
 	h := p.textHeap(f, k, sc)
-	out := slices.Clone(h)
+	out := append(sc.ttop[:0], h...)
 	slices.SortFunc(out, p.cmpHits)
+	sc.ttop = out
 	return out
 }
 
@@ -1126,7 +1144,7 @@ func (p *Partition) exactTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit,
 }
 
 // rescore returns the exact top k of the candidates the workers ws
-// collected, and how many it re-scored.
+// collected, in sc's storage, and how many it re-scored.
 func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
 	// τ: the k-th largest lower bound over all passing rows.
 	tau := math.Inf(-1)
@@ -1158,7 +1176,7 @@ func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, 
 		hits = append(hits, hit{p.slotOfRow(int(r)), float64(cos)})
 	}
 	sc.hits = hits
-	return slices.Clone(p.selectTop(hits, k)), len(hits)
+	return p.selectTop(hits, k), len(hits)
 }
 
 // dotsOfRows returns dot64(q, vector of row r) for each of rows, in sc's
@@ -1209,11 +1227,14 @@ type scratch struct {
 	qterms  []string
 	qts     []qterm
 	qcodes  []int16
+	qv      qvec // the query vector prepared (its vec is cleared after the search)
 	heap    []hit
-	hits    []hit
+	hits    []hit // the vector channel's hits, then its top k (rescore)
+	ttop    []hit // the text channel's top k (textTopK)
 	lows    []float64
 	byslot  []slotIndex
 	cslots  []int32
+	dup     []int32
 	found   []int32
 	ws      []*worker
 	// The query terms each candidate holds (candidateMatches): those of
@@ -1245,6 +1266,7 @@ func putScratch(sc *scratch) {
 	}
 	// Nor keep a partition's postings reachable.
 	sc.qtab.reset()
+	sc.qv.vec = nil
 	scratchPool.Put(sc)
 }
 
