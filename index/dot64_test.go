@@ -38,8 +38,6 @@ func randFloat32(r *rand.Rand) float32 {
 func TestDots64Kernels(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
-	saved := dot64Lanes
-	defer func() { dot64Lanes = saved }()
 	for it := range 400 {
 		dim := 1 + r.IntN(600)
 		if it%7 == 0 {
@@ -67,9 +65,8 @@ func TestDots64Kernels(t *testing.T) {
 			want[i] = dot64(a, v)
 		}
 		for _, k := range dot64Kernels() {
-			dot64Lanes = k.fn
 			got := make([]float64, n)
-			dots64(a, rows, got, make([]float64, 4*n))
+			dots64With(k.fn, a, rows, got, make([]float64, 4*n))
 			for i := range got {
 				if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
 					t.Fatalf("%s: dim %d row %d of %d: %v (%#x), want %v (%#x)", k.name, dim, i, n, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
@@ -79,8 +76,9 @@ func TestDots64Kernels(t *testing.T) {
 	}
 }
 
-// TestDots64KernelBounds: a kernel reads no value past n4 of a row (the
-// rows end at a page of poisoned values it must not add).
+// TestDots64KernelLanes holds each kernel's lanes to the generic kernel's,
+// bit for bit, and checks that it adds no value past n4 of a row (NaNs
+// follow there).
 func TestDots64KernelLanes(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -141,11 +139,8 @@ func BenchmarkDots64(b *testing.B) {
 	})
 	for _, k := range dot64Kernels() {
 		b.Run("dots64/"+k.name, func(b *testing.B) {
-			saved := dot64Lanes
-			dot64Lanes = k.fn
-			defer func() { dot64Lanes = saved }()
 			for b.Loop() {
-				dots64(a, rows, out, lanes)
+				dots64With(k.fn, a, rows, out, lanes)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
 		})

@@ -145,6 +145,11 @@ func dot64LanesGeneric(a []float32, rows []*float32, n4 int, lanes []float64) {
 // bit, several rows at a time (dot64Lanes, then dot64's tail and final
 // sums here). lanes is scratch of at least 4·len(rows) values.
 func dots64(a []float32, rows []*float32, out, lanes []float64) {
+	dots64With(dot64Lanes, a, rows, out, lanes)
+}
+
+// dots64With is dots64 with the given dot64Lanes kernel (tests).
+func dots64With(kernel func([]float32, []*float32, int, []float64), a []float32, rows []*float32, out, lanes []float64) {
 	n := len(rows)
 	if n == 0 {
 		return
@@ -153,7 +158,7 @@ func dots64(a []float32, rows []*float32, out, lanes []float64) {
 	lanes = lanes[:4*n]
 	n4 := len(a) &^ 3
 	if n4 > 0 {
-		dot64Lanes(a, rows, n4, lanes)
+		kernel(a, rows, n4, lanes)
 	} else {
 		clear(lanes)
 	}

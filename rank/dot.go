@@ -68,12 +68,17 @@ const dotsBlock = 16
 // dots calls f(i, dot(a, rows[i][:len(a)])) for each row, in order, with
 // dot's values bit for bit, computed several rows at a time.
 func dots(a []float32, rows []*float32, f func(i int, d float64)) {
+	dotsWith(dotLanes, a, rows, f)
+}
+
+// dotsWith is dots with the given dotLanes kernel (tests).
+func dotsWith(kernel func([]float32, []*float32, int, []float32), a []float32, rows []*float32, f func(i int, d float64)) {
 	n8 := len(a) &^ 7
 	var lanes [8 * dotsBlock]float32
 	for start := 0; start < len(rows); start += dotsBlock {
 		block := rows[start:min(start+dotsBlock, len(rows))]
 		if n8 > 0 {
-			dotLanes(a, block, n8, lanes[:8*len(block)])
+			kernel(a, block, n8, lanes[:8*len(block)])
 		}
 		for r, p := range block {
 			l := lanes[8*r : 8*r+8 : 8*r+8]

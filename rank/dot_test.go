@@ -29,8 +29,6 @@ func randFloat32(r *rand.Rand) float32 {
 func TestDotLanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	kernels := map[string]func([]float32, []*float32, int, []float32){"generic": dotLanesGeneric, dotLanesName: dotLanes}
-	saved := dotLanes
-	defer func() { dotLanes = saved }()
 	for it := range 300 {
 		dim := 1 + r.IntN(600)
 		if it%5 == 0 {
@@ -51,9 +49,8 @@ func TestDotLanes(t *testing.T) {
 			ptrs[i] = &rows[i][0]
 		}
 		for name, k := range kernels {
-			dotLanes = k
 			got := 0
-			dots(a, ptrs, func(i int, d float64) {
+			dotsWith(k, a, ptrs, func(i int, d float64) {
 				if i != got {
 					t.Fatalf("%s: row %d after %d", name, i, got)
 				}
