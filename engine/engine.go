@@ -125,6 +125,9 @@ type Engine struct {
 	rec   recaller
 	// relater finds the words related to query words; nil with NoRelate.
 	relater *relate.Relater
+	// relateAll keeps every related word, also those whose term the
+	// partition lacks (tests: Recall returns the same either way).
+	relateAll bool
 
 	pkeyMu sync.Mutex
 	pkey   []byte
