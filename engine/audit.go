@@ -157,7 +157,51 @@ func (e *Engine) awaitAudit(ctx context.Context, r *auditReq) error {
 func (e *Engine) startAuditor() {
 	e.auditq = make(chan *auditReq, auditQueue)
 	e.auditDone = make(chan struct{})
+	e.drainKick = make(chan struct{}, 1)
+	e.drainDone = make(chan struct{})
 	go e.auditor()
+	if d, ok := e.store.(store.AuditDrainer); ok {
+		go e.drainer(d)
+	} else {
+		close(e.drainDone)
+	}
+}
+
+// The drainer moves the store's audit inbox into its log
+// (store.AuditDrainer) in the background, so that a read of the log finds
+// little to move and the inbox stays small: every drainEvery while events
+// come, and at once when the committer has committed drainAfter batches
+// since the last drain.
+const (
+	drainEvery = time.Second
+	drainAfter = 256
+)
+
+// drainer runs until the committer has stopped, then drains once more.
+func (e *Engine) drainer(d store.AuditDrainer) {
+	defer close(e.drainDone)
+	t := time.NewTicker(drainEvery)
+	defer t.Stop()
+	drain := func() {
+		if n := e.undrained.Swap(0); n == 0 {
+			return
+		}
+		if err := d.DrainAudit(context.Background()); err != nil {
+			e.undrained.Add(1) // try again
+			e.log.Error("audit drain failed", "err", memgate.ErrorCode(err))
+		}
+	}
+	for {
+		select {
+		case <-t.C:
+			drain()
+		case <-e.drainKick:
+			drain()
+		case <-e.auditDone:
+			drain()
+			return
+		}
+	}
 }
 
 // auditor is the committer.
@@ -176,6 +220,11 @@ func (e *Engine) auditor() {
 		if len(batch) > 0 {
 			if err = e.store.AppendAudit(context.Background(), batch); err != nil {
 				e.log.Error("audit append failed", "events", len(batch), "requests", len(reqs), "action", batch[0].Action, "err", memgate.ErrorCode(err))
+			} else if e.undrained.Add(1) >= drainAfter {
+				select {
+				case e.drainKick <- struct{}{}:
+				default:
+				}
 			}
 		}
 		for _, r := range reqs {
@@ -229,6 +278,11 @@ func (e *Engine) Close() error {
 	e.auditOnce.Do(e.startAuditor)
 	e.closeOnce.Do(func() { close(e.auditStop) })
 	<-e.auditDone
+	<-e.drainDone
+	e.writeOnce.Do(func() {}) // no write committer starts after Close
+	if e.writeDone != nil {
+		<-e.writeDone
+	}
 	return nil
 }
 

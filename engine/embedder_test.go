@@ -288,7 +288,7 @@ func TestUnusableVectorsAreRefusedAtWrite(t *testing.T) {
 				f.fail = func(int) (int, string) { return 200, c.body }
 			})
 			eng := engineWith(t, openDB(t), f.embedder(t, func(cfg *ollama.EmbedderConfig) { cfg.Dim = c.dim }))
-			_, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
+			_, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's favourite number is 4711"}})
 			if memgate.ErrorCode(err) != c.code || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `ollama (model "m")`) {
 				t.Fatalf("remember: %v, want %s saying %q", err, c.code, c.want)
 			}
@@ -304,7 +304,7 @@ func TestUnusableVectorsAreRefusedAtWrite(t *testing.T) {
 				f.fail = nil
 				f.vec = func(string) []float64 { return []float64{0.5, 0.5, 0.5} }
 			})
-			m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's PIN is 4711"}})
+			m, err := eng.Remember(ctx, memgate.RememberRequest{Memory: memgate.Memory{Tenant: "t", Principal: "alice", Kind: "fact", Source: "user", Content: "Alice's favourite number is 4711"}})
 			if err != nil {
 				t.Fatalf("control: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memgate/memgate"
@@ -124,6 +125,9 @@ type Engine struct {
 	rec   recaller
 	// relater finds the words related to query words; nil with NoRelate.
 	relater *relate.Relater
+	// relateAll keeps every related word, also those whose term the
+	// partition lacks (tests: Recall returns the same either way).
+	relateAll bool
 
 	pkeyMu sync.Mutex
 	pkey   []byte
@@ -134,6 +138,15 @@ type Engine struct {
 	auditq    chan *auditReq
 	auditStop chan struct{}
 	auditDone chan struct{}
+	// The drainer (store.AuditDrainer): drainKick asks it to drain now,
+	// drainDone is closed when it has stopped after the committer.
+	drainKick chan struct{}
+	drainDone chan struct{}
+	undrained atomic.Int64 // appends since the last drain
+	// The write committer (writegroup.go).
+	writeOnce sync.Once
+	writeq    chan *writeReq
+	writeDone chan struct{} // closed when the write committer has stopped
 }
 
 // New returns an engine over cfg.Store.

@@ -368,7 +368,11 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if err != nil {
 		return nil, err
 	}
-	rel := e.related(req.Query, q.Exclude, req.Explain || req.Preview)
+	var holds func([]string) []bool
+	if !e.relateAll {
+		holds = e.holds(ctx, s)
+	}
+	rel := e.related(req.Query, q.Exclude, req.Explain || req.Preview, holds)
 	q.Related = rel.words
 	res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
 	if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"math"
 	"slices"
 
@@ -23,7 +24,16 @@ type related struct {
 // two adjacent content words that are one lemma together ("board game"),
 // given to both. What relates each word (how) is kept only with explain:
 // nothing else reads it, and it was a sixth of a recall's allocations.
-func (e *Engine) related(query string, exclude []string, explain bool) related {
+//
+// holds, when not nil, reports which of the given terms the partition
+// searched holds (nil: it cannot tell). A related word whose term the
+// partition lacks can match no memory, so it is left out before its fit
+// to the query's context is computed (a GloVe cosine each: with a few
+// hundred related words per question, the most of related's cost): the
+// words returned are the full list's words that the partition holds, with
+// the same weights, in the same order. Past index.MaxRelated words, where
+// the cap decides which words are kept, nothing is left out.
+func (e *Engine) related(query string, exclude []string, explain bool, holds func(terms []string) []bool) related {
 	var out related
 	if e.relater == nil {
 		return out
@@ -57,23 +67,71 @@ func (e *Engine) related(query string, exclude []string, explain bool) related {
 			}
 		}
 	}
+	// held[k]: whether the partition holds the term of the k-th word of
+	// the lists, in order.
+	var held []bool
+	if holds != nil && n <= index.MaxRelated {
+		terms := make([]string, 0, n)
+		for _, l := range lists {
+			for _, w := range l.ws {
+				terms = append(terms, w.Term)
+			}
+		}
+		if held = holds(terms); len(held) != n {
+			held = nil
+		}
+	}
 	out.words = make([]index.Related, 0, min(n, index.MaxRelated))
+	var weights [256]float64
+	var kept []relate.Word
 	for _, l := range lists {
-		for _, w := range l.ws {
-			w, ok := e.relater.Fit(w, ctx) // InContext, one word at a time
-			if !ok {
-				continue
+		lws := l.ws
+		if held != nil {
+			kept = kept[:0]
+			for i, w := range lws {
+				if held[i] {
+					kept = append(kept, w)
+				}
 			}
-			if len(out.words) == index.MaxRelated {
-				return out
-			}
-			out.words = append(out.words, index.Related{Term: w.Term, Of: l.term, Weight: w.Weight})
-			if explain {
-				out.how = append(out.how, w)
+			held = held[len(lws):]
+			lws = kept
+		}
+		for ws := range slices.Chunk(lws, len(weights)) {
+			// InContext's weights, without its copies of the words.
+			e.relater.FitWeights(ws, ctx, weights[:])
+			for i, w := range ws {
+				if !(weights[i] > 0) {
+					continue
+				}
+				if len(out.words) == index.MaxRelated {
+					return out
+				}
+				out.words = append(out.words, index.Related{Term: w.Term, Of: l.term, Weight: weights[i]})
+				if explain {
+					w.Weight = weights[i]
+					out.how = append(out.how, w)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// holds returns related's holds for the partition of s: the index's
+// document frequencies, read under one lock (nil when it cannot read
+// them: then no related word is left out).
+func (e *Engine) holds(ctx context.Context, s memgate.Scope) func(terms []string) []bool {
+	return func(terms []string) []bool {
+		_, df, err := e.rec.idx.DFs(ctx, s.Tenant, s.Principal, terms)
+		if err != nil {
+			return nil
+		}
+		out := make([]bool, len(df))
+		for i, d := range df {
+			out[i] = d > 0
+		}
+		return out
+	}
 }
 
 // evidence completes ev for the match of related word i.

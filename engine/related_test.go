@@ -27,7 +27,7 @@ func TestRelatedIsInContext(t *testing.T) {
 	for _, q := range queries {
 		for _, exclude := range [][]string{nil, {analysis.AppendWords(nil, q)[0].Term}} {
 			for _, explain := range []bool{false, true} {
-				got, want := e.related(q, exclude, explain), relatedRef(e.relater, q, exclude, explain, index.MaxRelated)
+				got, want := e.related(q, exclude, explain, nil), relatedRef(e.relater, q, exclude, explain, index.MaxRelated)
 				if fmt.Sprint(got.words) != fmt.Sprint(want.words) || fmt.Sprint(got.how) != fmt.Sprint(want.how) {
 					t.Errorf("%q exclude %v explain %v: %d words, want %d", q, exclude, explain, len(got.words), len(want.words))
 				}
@@ -84,8 +84,8 @@ func relatedRef(r *relate.Relater, query string, exclude []string, explain bool,
 func BenchmarkRelated(b *testing.B) {
 	e := &Engine{relater: relate.New(relate.Options{})}
 	q := "which board game did she play with the kids on the holiday trip"
-	e.related(q, nil, false) // fills the relater's cache
+	e.related(q, nil, false, nil) // fills the relater's cache
 	for b.Loop() {
-		e.related(q, nil, false)
+		e.related(q, nil, false, nil)
 	}
 }

@@ -255,15 +255,20 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 	if err := e.embed(ctx, fresh); err != nil {
 		return nil, err
 	}
-	caps := map[memgate.Kind]int{}
-	for _, k := range memgate.Kinds {
-		if c := e.cfg.Policy.RetentionCap(k); c > 0 {
-			caps[k] = c
-		}
-	}
+	caps := e.retentionCaps()
 	var res *store.WriteResult
 	ar, audited := e.store.(store.AuditedRememberer)
-	if audited = audited && events != nil; audited {
+	grouped := false
+	if audited = audited && events != nil; audited && len(ms) == 1 {
+		// One memory: with the concurrent ones, in one transaction.
+		res, grouped, err = e.groupWrite(ctx, ar, ms[0], store.IdempotencyKeyAt(keys, 0), events)
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case grouped:
+	case audited:
 		actor, at := actorOf(ctx), e.now()
 		res, err = ar.RememberAudited(ctx, ms, caps, func(r *store.WriteResult) []store.AuditEvent {
 			evs := append(events(r), supersedeEvents(r)...)
@@ -272,11 +277,14 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 			}
 			return evs
 		}, keys...)
-	} else {
+	default:
 		res, err = e.store.Remember(ctx, ms, caps, keys...)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if audited {
+		e.undrained.Add(1) // the events went to the store's inbox, if it has one
 	}
 	if err := e.embedMissed(ctx, res, dups); err != nil {
 		return nil, err
@@ -306,6 +314,18 @@ func (e *Engine) write(ctx context.Context, ms []*memgate.Memory, keys []store.I
 		e.rec.idx.Remove(r.Tenant, r.Principal, r.ID)
 	}
 	return res, nil
+}
+
+// retentionCaps are the policy's retention caps, by kind (the kinds it
+// caps).
+func (e *Engine) retentionCaps() map[memgate.Kind]int {
+	caps := map[memgate.Kind]int{}
+	for _, k := range memgate.Kinds {
+		if c := e.cfg.Policy.RetentionCap(k); c > 0 {
+			caps[k] = c
+		}
+	}
+	return caps
 }
 
 // agentOf is the agent a batch's audit event for principal names: the

@@ -462,3 +462,28 @@ func BenchmarkQuantize(b *testing.B) {
 		quantize(v, n, codes)
 	}
 }
+
+// BenchmarkSearchRecall is a search as the engine's recall asks it: the
+// top 50 of each channel (minCandidates) and neighbours 2 before and 1
+// after, on the partitions of BenchmarkSearch of 1k and 10k memories.
+//
+//	go test ./index -run '^$' -bench SearchRecall
+func BenchmarkSearchRecall(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		c := corpus(n)
+		p := buildPartition(b, Config{}, c.entries)
+		qs := slices.Clone(c.queries)
+		for i := range qs {
+			qs[i].K = 50
+			qs[i].Neighbors = Neighbors{Prev: 2, Next: 1}
+		}
+		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := p.Search(qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package index
 
 import (
 	"math"
+	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // BM25 parameters, fixed for the whole system: the rank package uses the
@@ -196,8 +198,8 @@ type qmatch struct {
 
 // matchesOf appends to dst the query terms of qts that the entry at slot
 // sl holds, in qts order. With many query terms (related words among
-// them) it walks the entry's own terms through sc.byPostings instead of
-// looking each query term up in the entry.
+// them) it walks the entry's own terms and finds the query terms of each
+// in sc.qtab instead of looking each query term up in the entry.
 func (p *Partition) matchesOf(dst []qmatch, sl int32, qts []qterm, sc *scratch) []qmatch {
 	if len(qts) <= 8 {
 		for i, qt := range qts {
@@ -207,47 +209,116 @@ func (p *Partition) matchesOf(dst []qmatch, sl int32, qts []qterm, sc *scratch) 
 		}
 		return dst
 	}
-	if !sc.byPostingsOK {
-		if sc.byPostings == nil {
-			sc.byPostings = make(map[*postings][]int32, len(qts))
-		}
-		clear(sc.byPostings)
-		for i, qt := range qts {
-			sc.byPostings[qt.pl] = append(sc.byPostings[qt.pl], int32(i))
-		}
-		sc.byPostingsOK = true
+	t := &sc.qtab
+	if !t.ok {
+		t.build(qts)
 	}
 	start := len(dst)
 	for _, r := range p.sl(sl).terms {
-		for _, i := range sc.byPostings[r.p] {
+		for i := t.lookup(r.p); i >= 0; i = t.next[i] {
 			dst = append(dst, qmatch{i, r.tf})
 		}
 	}
-	slices.SortFunc(dst[start:], func(a, b qmatch) int { return int(a.qt - b.qt) })
+	if m := dst[start:]; len(m) > 16 {
+		slices.SortFunc(m, func(a, b qmatch) int { return int(a.qt - b.qt) })
+	} else {
+		for i := 1; i < len(m); i++ {
+			for j := i; j > 0 && m[j].qt < m[j-1].qt; j-- {
+				m[j], m[j-1] = m[j-1], m[j]
+			}
+		}
+	}
 	return dst
 }
 
-// bm25Of returns the BM25 score of the entry at slot sl, added in the same
-// order as accumulate, and the number of distinct query terms it holds
-// (itself or by a related word).
-func (p *Partition) bm25Of(sl int32, qts []qterm, avg float64, sc *scratch) (float64, int) {
-	sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
-	n := distinctOf(sc.qm, qts)
+// qtable finds the query terms of a posting list: it maps the postings of
+// a search's query terms (qts, once sorted by accumulate) to their
+// indexes, by open addressing on the postings' address (a partition's
+// postings do not move while a search holds its read lock). It is made on
+// the search's first matchesOf and kept in the search's scratch.
+type qtable struct {
+	keys  []*postings // nil: an empty slot
+	first []int32     // by slot: the lowest qts index of its postings
+	next  []int32     // by qts index: the next one of the same postings, or -1
+	shift uint
+	ok    bool // made for this search
+}
+
+// build makes t for qts.
+func (t *qtable) build(qts []qterm) {
+	size := 16
+	for size < 2*len(qts) {
+		size <<= 1
+	}
+	t.keys = slices.Grow(t.keys[:0], size)[:size]
+	clear(t.keys)
+	t.first = slices.Grow(t.first[:0], size)[:size]
+	t.next = slices.Grow(t.next[:0], len(qts))[:len(qts)]
+	t.shift = 64 - uint(bits.TrailingZeros(uint(size)))
+	// Backwards, so that each chain of one postings ascends.
+	for i := len(qts) - 1; i >= 0; i-- {
+		pl := qts[i].pl
+		h := t.slot(pl)
+		if t.keys[h] == pl {
+			t.next[i] = t.first[h]
+		} else {
+			t.keys[h] = pl
+			t.next[i] = -1
+		}
+		t.first[h] = int32(i)
+	}
+	t.ok = true
+}
+
+// slot returns the slot of pl, or the empty slot where it would go.
+func (t *qtable) slot(pl *postings) int {
+	mask := len(t.keys) - 1
+	h := int((uint64(uintptr(unsafe.Pointer(pl))) * 0x9e3779b97f4a7c15) >> t.shift)
+	for t.keys[h] != nil && t.keys[h] != pl {
+		h = (h + 1) & mask
+	}
+	return h
+}
+
+// lookup returns the lowest qts index of pl's term, or -1.
+func (t *qtable) lookup(pl *postings) int32 {
+	h := t.slot(pl)
+	if t.keys[h] == nil {
+		return -1
+	}
+	return t.first[h]
+}
+
+// reset forgets t's postings (a pooled scratch must not keep a partition
+// reachable) and marks it to be made again.
+func (t *qtable) reset() {
+	clear(t.keys)
+	t.ok = false
+}
+
+// candidateMatches returns the matches (matchesOf) of the entry at slot
+// sl, the search's next candidate, and keeps them for content: each
+// candidate's are found once.
+func (p *Partition) candidateMatches(sl int32, qts []qterm, sc *scratch) []qmatch {
+	start := len(sc.cqm)
+	sc.cqm = p.matchesOf(sc.cqm, sl, qts, sc)
+	sc.cqmEnd = append(sc.cqmEnd, int32(len(sc.cqm)))
+	return sc.cqm[start:]
+}
+
+// bm25Of returns the BM25 score of the entry at slot sl, whose matches are
+// ms, added in the same order as accumulate, and the number of distinct
+// query terms it holds (itself or by a related word).
+func (p *Partition) bm25Of(sl int32, ms []qmatch, qts []qterm, avg float64, sc *scratch) (float64, int) {
+	n := distinctOf(ms, qts)
 	if s := sc.acc[sl]; s != 0 {
 		return s, n
 	}
 	var s float64
-	for _, m := range sc.qm {
+	for _, m := range ms {
 		s += BM25Term(int(m.tf), int(p.docLen[sl]), avg, qts[m.qt].idf)
 	}
 	return s, n
-}
-
-// matched returns the number of distinct query terms the entry at slot sl
-// holds (itself or by a related word).
-func (p *Partition) matched(sl int32, qts []qterm, sc *scratch) int {
-	sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
-	return distinctOf(sc.qm, qts)
 }
 
 // distinctOf counts the distinct query terms (qterm.of) of ms.

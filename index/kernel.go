@@ -99,3 +99,78 @@ func dotsGeneric(q []int16, codes []int8, stride int, out []int32) {
 		out[i] = s
 	}
 }
+
+// dot64Lanes is the main loop of dot64 over several rows: for each row i
+// (rows[i] points to at least n4 float32 values, n4 a multiple of 4) and
+// each lane j < 4,
+//
+//	lanes[4i+j] = Σ a[4m+j]·rows[i][4m+j]   for m < n4/4, added in order of m
+//
+// from +0, each product and sum in float64: dot64's accumulators s0..s3
+// before its tail. A product of two float32 values is exact in float64, so
+// a kernel may fuse it into the addition (FMA) and still return the same
+// values bit for bit; what it must keep is each lane's order of additions.
+// dot64LanesGeneric is the reference TestDots64Kernels holds the assembly
+// kernels to.
+var dot64Lanes = dot64LanesGeneric
+
+// dot64LanesName names the kernel in use, for benchmarks and tests.
+var dot64LanesName = "generic"
+
+// asmDot64Lanes lists the assembly dot64Lanes kernels this CPU runs.
+var asmDot64Lanes []namedDot64Lanes
+
+type namedDot64Lanes struct {
+	name string
+	fn   func(a []float32, rows []*float32, n4 int, lanes []float64)
+}
+
+func dot64LanesGeneric(a []float32, rows []*float32, n4 int, lanes []float64) {
+	a = a[:n4]
+	for i, p := range rows {
+		b := unsafe.Slice(p, n4)
+		var s0, s1, s2, s3 float64
+		for m := 0; m+4 <= n4; m += 4 {
+			s0 += float64(a[m]) * float64(b[m])
+			s1 += float64(a[m+1]) * float64(b[m+1])
+			s2 += float64(a[m+2]) * float64(b[m+2])
+			s3 += float64(a[m+3]) * float64(b[m+3])
+		}
+		l := lanes[4*i : 4*i+4 : 4*i+4]
+		l[0], l[1], l[2], l[3] = s0, s1, s2, s3
+	}
+}
+
+// dots64 sets out[i] to dot64(a, rows[i][:len(a)]) for each row, bit for
+// bit, several rows at a time (dot64Lanes, then dot64's tail and final
+// sums here). lanes is scratch of at least 4·len(rows) values.
+func dots64(a []float32, rows []*float32, out, lanes []float64) {
+	dots64With(dot64Lanes, a, rows, out, lanes)
+}
+
+// dots64With is dots64 with the given dot64Lanes kernel (tests).
+func dots64With(kernel func([]float32, []*float32, int, []float64), a []float32, rows []*float32, out, lanes []float64) {
+	n := len(rows)
+	if n == 0 {
+		return
+	}
+	out = out[:n]
+	lanes = lanes[:4*n]
+	n4 := len(a) &^ 3
+	if n4 > 0 {
+		kernel(a, rows, n4, lanes)
+	} else {
+		clear(lanes)
+	}
+	for i, p := range rows {
+		l := lanes[4*i : 4*i+4 : 4*i+4]
+		s0 := l[0]
+		if n4 < len(a) {
+			b := unsafe.Slice(p, len(a))
+			for m := n4; m < len(a); m++ {
+				s0 += float64(a[m]) * float64(b[m])
+			}
+		}
+		out[i] = (s0 + l[1]) + (l[2] + l[3])
+	}
+}

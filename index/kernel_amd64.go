@@ -97,10 +97,33 @@ func init() {
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
 		dots, kernelName = dotsAVX2, "avx2"
 	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		asmDot64Lanes = append(asmDot64Lanes, namedDot64Lanes{"fma", dot64LanesFMA})
+		dot64Lanes, dot64LanesName = dot64LanesFMA, "fma"
+	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
 		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
 		dots, kernelName = dotsVNNI, "vnni"
 		gatherDots = gatherDotsVNNI
 		boundMask = boundMaskAVX512
 	}
+}
+
+// dot64LanesFMAAsm is dot64Lanes in AVX2 with FMA (kernel_amd64.s): eight
+// rows at a time, each row's four lanes in one ymm of float64, the query's
+// four values converted once for the eight rows. n4 is a positive multiple
+// of 4.
+//
+//go:noescape
+func dot64LanesFMAAsm(a *float32, rows **float32, n4 int, n int, lanes *float64)
+
+func dot64LanesFMA(a []float32, rows []*float32, n4 int, lanes []float64) {
+	n := len(rows)
+	if n == 0 {
+		return
+	}
+	if n4 <= 0 || n4%4 != 0 || len(a) < n4 || len(lanes) < 4*n {
+		panic("index: dot64Lanes: bad arguments")
+	}
+	dot64LanesFMAAsm(&a[0], &rows[0], n4, n, &lanes[0])
 }

@@ -367,3 +367,137 @@ qloop:
 	VMOVSD       X8, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func dot64LanesFMAAsm(a *float32, rows **float32, n4 int, n int, lanes *float64)
+//
+// dot64's main loop over n rows, eight at a time (then four, then one):
+// Y0..Y7 hold the four lanes (s0..s3) of eight rows; each step converts
+// four values of a and of each row to float64 (exact) and adds lane j's
+// product to lane j with VFMADD231PD, in the order of the Go loop. The
+// product of two float32 values is exact in float64, so fusing it into the
+// addition rounds once, as the Go loop's addition does: the sums are the
+// same bit for bit. n4 is a positive multiple of 4.
+TEXT ·dot64LanesFMAAsm(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ n4+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ lanes+32(FP), DX
+	SHLQ $2, BX
+
+hloop8:
+	CMPQ   CX, $8
+	JLT    hloop4
+	MOVQ   0(R8), DI
+	MOVQ   8(R8), R9
+	MOVQ   16(R8), R10
+	MOVQ   24(R8), R11
+	MOVQ   32(R8), R12
+	MOVQ   40(R8), R13
+	MOVQ   48(R8), R14
+	MOVQ   56(R8), R15
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	XORQ   AX, AX
+
+hinner8:
+	VCVTPS2PD   (SI)(AX*1), Y8
+	VCVTPS2PD   (DI)(AX*1), Y9
+	VCVTPS2PD   (R9)(AX*1), Y10
+	VCVTPS2PD   (R10)(AX*1), Y11
+	VCVTPS2PD   (R11)(AX*1), Y12
+	VFMADD231PD Y8, Y9, Y0
+	VFMADD231PD Y8, Y10, Y1
+	VFMADD231PD Y8, Y11, Y2
+	VFMADD231PD Y8, Y12, Y3
+	VCVTPS2PD   (R12)(AX*1), Y9
+	VCVTPS2PD   (R13)(AX*1), Y10
+	VCVTPS2PD   (R14)(AX*1), Y11
+	VCVTPS2PD   (R15)(AX*1), Y12
+	VFMADD231PD Y8, Y9, Y4
+	VFMADD231PD Y8, Y10, Y5
+	VFMADD231PD Y8, Y11, Y6
+	VFMADD231PD Y8, Y12, Y7
+	ADDQ        $16, AX
+	CMPQ        AX, BX
+	JLT         hinner8
+
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	VMOVUPD Y4, 128(DX)
+	VMOVUPD Y5, 160(DX)
+	VMOVUPD Y6, 192(DX)
+	VMOVUPD Y7, 224(DX)
+	ADDQ    $256, DX
+	ADDQ    $64, R8
+	SUBQ    $8, CX
+	JMP     hloop8
+
+hloop4:
+	CMPQ   CX, $4
+	JLT    htail
+	MOVQ   0(R8), DI
+	MOVQ   8(R8), R9
+	MOVQ   16(R8), R10
+	MOVQ   24(R8), R11
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   AX, AX
+
+hinner4:
+	VCVTPS2PD   (SI)(AX*1), Y8
+	VCVTPS2PD   (DI)(AX*1), Y9
+	VCVTPS2PD   (R9)(AX*1), Y10
+	VCVTPS2PD   (R10)(AX*1), Y11
+	VCVTPS2PD   (R11)(AX*1), Y12
+	VFMADD231PD Y8, Y9, Y0
+	VFMADD231PD Y8, Y10, Y1
+	VFMADD231PD Y8, Y11, Y2
+	VFMADD231PD Y8, Y12, Y3
+	ADDQ        $16, AX
+	CMPQ        AX, BX
+	JLT         hinner4
+
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	ADDQ    $128, DX
+	ADDQ    $32, R8
+	SUBQ    $4, CX
+	JMP     hloop4
+
+htail:
+	TESTQ  CX, CX
+	JEQ    hdone
+	MOVQ   0(R8), DI
+	VXORPD Y0, Y0, Y0
+	XORQ   AX, AX
+
+hinner1:
+	VCVTPS2PD   (SI)(AX*1), Y8
+	VCVTPS2PD   (DI)(AX*1), Y9
+	VFMADD231PD Y8, Y9, Y0
+	ADDQ        $16, AX
+	CMPQ        AX, BX
+	JLT         hinner1
+
+	VMOVUPD Y0, (DX)
+	ADDQ    $32, DX
+	ADDQ    $8, R8
+	DECQ    CX
+	JMP     htail
+
+hdone:
+	VZEROUPPER
+	RET

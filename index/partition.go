@@ -676,26 +676,24 @@ func (p *Partition) Search(q Query) (*Result, error) {
 
 	var vtop []hit
 	if q.Vector != nil && p.rows > 0 {
-		qv := prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
-		sc.qcodes = qv.codes
-		vtop, res.Rescored, res.Approximate = p.vectorTopK(&qv, &f, q.K, sc)
+		sc.qv = prepareQuery(q.Vector, qnorm, p.stride, sc.qcodes)
+		sc.qcodes = sc.qv.codes
+		vtop, res.Rescored, res.Approximate = p.vectorTopK(&sc.qv, &f, q.K, sc)
 	}
 	var ttop []hit
 	if haveText {
 		ttop = p.textTopK(&f, q.K, sc)
 	}
 
-	res.Candidates = make([]Candidate, 0, len(vtop)+len(ttop))
-	cslots := sc.cslots[:0] // the slots of the candidates, in result order
-	for i, h := range vtop {
-		c := p.candidate(h.slot)
-		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
-		if haveText {
-			c.BM25, c.Matched = p.bm25Of(h.slot, qts, res.AvgDocLen, sc)
-		}
-		res.Candidates = append(res.Candidates, c)
+	// The slots of the candidates, in result order: the vector channel's,
+	// the text channel's that the vector channel lacks (dup[i] is the
+	// vector candidate text candidate i is, or -1), then the neighbours,
+	// found first so that the candidates are allocated once.
+	cslots := sc.cslots[:0]
+	for _, h := range vtop {
 		cslots = append(cslots, h.slot)
 	}
+	dup := sc.dup[:0]
 	if len(ttop) > 0 {
 		// Index the vector candidates by slot to merge the text channel in.
 		byslot := sc.byslot[:0]
@@ -704,34 +702,88 @@ func (p *Partition) Search(q Query) (*Result, error) {
 		}
 		slices.SortFunc(byslot, func(a, b slotIndex) int { return int(a.slot - b.slot) })
 		sc.byslot = byslot
-		for i, h := range ttop {
-			if j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) }); ok {
-				res.Candidates[byslot[j].idx].TextRank = i + 1
+		for _, h := range ttop {
+			j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) })
+			if ok {
+				dup = append(dup, byslot[j].idx)
 				continue
 			}
-			c := p.candidate(h.slot)
-			c.BM25, c.Matched, c.TextRank = h.score, p.matched(h.slot, qts, sc), i+1
-			c.Cosine, c.HasVector = p.cosineOf(h.slot, q.Vector, qnorm)
-			res.Candidates = append(res.Candidates, c)
+			dup = append(dup, -1)
 			cslots = append(cslots, h.slot)
 		}
 	}
-	sc.cslots = cslots
-	defer p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
+	sc.cslots, sc.dup = cslots, dup
+	var nbs []int32
 	if q.Neighbors != (Neighbors{}) {
-		nbs := p.neighbors(cslots, q.Neighbors, &f, sc)
-		res.Candidates = slices.Grow(res.Candidates, len(nbs))
-		for _, sl := range nbs {
-			c := p.candidate(sl)
-			c.Neighbor = true
-			if haveText {
-				c.BM25, c.Matched = p.bm25Of(sl, qts, res.AvgDocLen, sc)
-			}
-			c.Cosine, c.HasVector = p.cosineOf(sl, q.Vector, qnorm)
-			res.Candidates = append(res.Candidates, c)
-		}
+		nbs = p.neighbors(cslots, q.Neighbors, &f, sc)
 	}
+
+	res.Candidates = make([]Candidate, 0, len(cslots)+len(nbs))
+	sc.cosReqs = sc.cosReqs[:0]
+	sc.cqm, sc.cqmEnd = sc.cqm[:0], sc.cqmEnd[:0]
+	for i, h := range vtop {
+		c := p.candidate(h.slot)
+		c.Cosine, c.HasVector, c.VectorRank = float32(h.score), true, i+1
+		if haveText {
+			c.BM25, c.Matched = p.bm25Of(h.slot, p.candidateMatches(h.slot, qts, sc), qts, res.AvgDocLen, sc)
+		}
+		res.Candidates = append(res.Candidates, c)
+	}
+	for i, h := range ttop {
+		if dup[i] >= 0 {
+			res.Candidates[dup[i]].TextRank = i + 1
+			continue
+		}
+		c := p.candidate(h.slot)
+		c.BM25, c.Matched, c.TextRank = h.score, distinctOf(p.candidateMatches(h.slot, qts, sc), qts), i+1
+		p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
+		res.Candidates = append(res.Candidates, c)
+	}
+	for _, sl := range nbs {
+		c := p.candidate(sl)
+		c.Neighbor = true
+		if haveText {
+			c.BM25, c.Matched = p.bm25Of(sl, p.candidateMatches(sl, qts, sc), qts, res.AvgDocLen, sc)
+		}
+		p.wantCosine(&c, len(res.Candidates), q.Vector, sc)
+		res.Candidates = append(res.Candidates, c)
+	}
+	p.cosines(res.Candidates, q.Vector, qnorm, sc)
+	p.content(res, len(q.Exclude) > 0, qts, q.ContentVector, cnorm, sc)
 	return res, nil
+}
+
+// cosReq asks cosines for the exact cosine of candidate i with the query.
+type cosReq struct{ i, row int32 }
+
+// wantCosine marks candidate c, to be the i-th, as having a vector if the
+// query and its entry both have one, and asks cosines for their cosine.
+func (p *Partition) wantCosine(c *Candidate, i int, qv []float32, sc *scratch) {
+	r := p.sl(c.slot).row
+	if qv == nil || r < 0 {
+		return
+	}
+	c.HasVector = true
+	sc.cosReqs = append(sc.cosReqs, cosReq{int32(i), r})
+}
+
+// cosines sets the exact cosine (Cosine) with the query vector qv, of norm
+// qnorm, of the candidates wantCosine asked for, several at a time.
+func (p *Partition) cosines(cands []Candidate, qv []float32, qnorm float64, sc *scratch) {
+	reqs := sc.cosReqs
+	sc.cosReqs = reqs[:0]
+	if len(reqs) == 0 {
+		return
+	}
+	rows := sc.rows[:0]
+	for _, rq := range reqs {
+		rows = append(rows, rq.row)
+	}
+	sc.rows = rows
+	ds := p.dotsOfRows(qv, rows, sc)
+	for j, rq := range reqs {
+		cands[rq.i].Cosine = cosineOfDot(ds[j], qnorm, p.normOf(int(rq.row)))
+	}
 }
 
 // content sets the content query's scores of every candidate (see
@@ -751,14 +803,18 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 		}
 		c.ContentBM25, c.ContentCosine = c.BM25, c.Cosine
 		if c.BM25 > 0 {
+			// A candidate with text has its matches from candidateMatches.
+			from := int32(0)
+			if i > 0 {
+				from = sc.cqmEnd[i-1]
+			}
 			var content float64
-			sc.qm = p.matchesOf(sc.qm[:0], sl, qts, sc)
-			for _, mt := range sc.qm {
+			for _, mt := range sc.cqm[from:sc.cqmEnd[i]] {
 				qt := &qts[mt.qt]
 				if m := &c.Matches[qt.of]; qt.weight > m.Weight {
 					*m = TermMatch{Related: qt.related, TF: int(mt.tf), Weight: qt.weight}
 				}
-				if !qt.excluded {
+				if exclude && !qt.excluded {
 					content += BM25Term(int(mt.tf), c.DocLen, res.AvgDocLen, qt.idf)
 				}
 			}
@@ -778,17 +834,6 @@ func (p *Partition) content(res *Result, exclude bool, qts []qterm, cv []float32
 func (p *Partition) candidate(sl int32) Candidate {
 	s := p.sl(sl)
 	return Candidate{ID: s.id, CreatedAt: s.m.created, Group: s.groupName(), Seq: s.seq, slot: sl}
-}
-
-// cosineOf returns the exact cosine of the query vector qv (of norm qnorm)
-// and the entry at slot sl, and whether there is one: both must have a
-// vector.
-func (p *Partition) cosineOf(sl int32, qv []float32, qnorm float64) (float32, bool) {
-	r := int(p.sl(sl).row)
-	if qv == nil || r < 0 {
-		return 0, false
-	}
-	return cosineWithNorms(qv, p.vec(r), qnorm, p.normOf(r)), true
 }
 
 // neighbors returns the slots of the group neighbours (see Neighbors) of
@@ -888,12 +933,14 @@ func (p *Partition) cmpHits(a, b hit) int {
 	return strings.Compare(p.sl(a.slot).id, p.sl(b.slot).id)
 }
 
-// textTopK selects the top k touched entries by BM25 with a bounded heap;
-// the filter is evaluated only for entries that would enter it.
+// textTopK selects the top k touched entries by BM25 with a bounded heap,
+// in order, in sc's storage; the filter is evaluated only for entries
+// that would enter it.
 func (p *Partition) textTopK(f *compiled, k int, sc *scratch) []hit {
 	h := p.textHeap(f, k, sc)
-	out := slices.Clone(h)
+	out := append(sc.ttop[:0], h...)
 	slices.SortFunc(out, p.cmpHits)
+	sc.ttop = out
 	return out
 }
 
@@ -1126,7 +1173,7 @@ func (p *Partition) exactTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit,
 }
 
 // rescore returns the exact top k of the candidates the workers ws
-// collected, and how many it re-scored.
+// collected, in sc's storage, and how many it re-scored.
 func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
 	// τ: the k-th largest lower bound over all passing rows.
 	tau := math.Inf(-1)
@@ -1140,25 +1187,66 @@ func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, 
 		tau = lows[len(lows)-k]
 	}
 
-	// Exact pass over every row whose upper bound reaches τ.
-	hits := sc.hits[:0]
+	// Exact pass over every row whose upper bound reaches τ, several rows
+	// at a time (dots64).
+	rows := sc.rows[:0]
 	for _, w := range ws {
 		for _, c := range w.cands {
-			if c.hi < tau {
-				continue
+			if c.hi >= tau {
+				rows = append(rows, c.row)
 			}
-			r := int(c.row)
-			cos := cosineWithNorms(qv.vec, p.vec(r), qv.norm, p.normOf(r))
-			hits = append(hits, hit{p.slotOfRow(r), float64(cos)})
 		}
 	}
-	sc.hits = hits
-	rescored := len(hits)
-	slices.SortFunc(hits, p.cmpHits)
-	if len(hits) > k {
-		hits = hits[:k]
+	sc.rows = rows
+	ds := p.dotsOfRows(qv.vec, rows, sc)
+	hits := sc.hits[:0]
+	for i, r := range rows {
+		cos := cosineOfDot(ds[i], qv.norm, p.normOf(int(r)))
+		hits = append(hits, hit{p.slotOfRow(int(r)), float64(cos)})
 	}
-	return slices.Clone(hits), rescored
+	sc.hits = hits
+	return p.selectTop(hits, k), len(hits)
+}
+
+// dotsOfRows returns dot64(q, vector of row r) for each of rows, in sc's
+// storage.
+func (p *Partition) dotsOfRows(q []float32, rows []int32, sc *scratch) []float64 {
+	ptrs := sc.vptrs[:0]
+	for _, r := range rows {
+		c, i := p.row(int(r))
+		ptrs = append(ptrs, &c.vecs[i*p.dim])
+	}
+	sc.vptrs = ptrs
+	n := len(rows)
+	if cap(sc.dots) < n {
+		sc.dots = make([]float64, n+n/2)
+		sc.lanes = make([]float64, 4*cap(sc.dots))
+	}
+	ds := sc.dots[:n]
+	dots64(q, ptrs, ds, sc.lanes)
+	clear(ptrs) // the pooled scratch must not keep the partition reachable
+	return ds
+}
+
+// selectTop returns the best k of hits, in order (cmpHits), in hits'
+// storage: a heap of the k best so far, whose root, the worst of them, is
+// all most hits are compared with, then a sort of the k.
+func (p *Partition) selectTop(hits []hit, k int) []hit {
+	if len(hits) > k {
+		h := hits[:k]
+		for i := k/2 - 1; i >= 0; i-- {
+			p.siftDown(h, i)
+		}
+		for _, c := range hits[k:] {
+			if p.better(c, h[0]) {
+				h[0] = c
+				p.siftDown(h, 0)
+			}
+		}
+		hits = h
+	}
+	slices.SortFunc(hits, p.cmpHits)
+	return hits
 }
 
 // scratch is the reusable working memory of a search.
@@ -1168,24 +1256,32 @@ type scratch struct {
 	qterms  []string
 	qts     []qterm
 	qcodes  []int16
+	qv      qvec // the query vector prepared (its vec is cleared after the search)
 	heap    []hit
-	hits    []hit
+	hits    []hit // the vector channel's hits, then its top k (rescore)
+	ttop    []hit // the text channel's top k (textTopK)
 	lows    []float64
 	byslot  []slotIndex
 	cslots  []int32
+	dup     []int32
 	found   []int32
 	ws      []*worker
-	qm      []qmatch
+	// The query terms each candidate holds (candidateMatches): those of
+	// candidate i end at cqmEnd[i].
+	cqm    []qmatch
+	cqmEnd []int32
+	// Exact cosines, several rows at a time (dotsOfRows).
+	rows    []int32
+	vptrs   []*float32
+	dots    []float64
+	lanes   []float64
+	cosReqs []cosReq
 	// The inverted file's search (ivf.go).
 	cscores []int32
 	order   []ivfScore
 	ptrs    []*int8
 	ents    []ivfRow
-	// byPostings maps the postings of the search's query terms (qts, once
-	// sorted by accumulate) to their indexes, for matchesOf; byPostingsOK
-	// says it is made for this search.
-	byPostings   map[*postings][]int32
-	byPostingsOK bool
+	qtab    qtable // for matchesOf
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -1198,8 +1294,8 @@ func putScratch(sc *scratch) {
 		sc.acc = nil
 	}
 	// Nor keep a partition's postings reachable.
-	clear(sc.byPostings)
-	sc.byPostingsOK = false
+	sc.qtab.reset()
+	sc.qv.vec = nil
 	scratchPool.Put(sc)
 }
 

@@ -103,7 +103,13 @@ func norm64(v []float32) float64 { return math.Sqrt(dot64(v, v)) }
 
 // cosineWithNorms is Cosine with both norms already known.
 func cosineWithNorms(a, b []float32, na, nb float64) float32 {
-	c := float32(dot64(a, b) / (na * nb))
+	return cosineOfDot(dot64(a, b), na, nb)
+}
+
+// cosineOfDot is cosineWithNorms with the dot product d = dot64(a, b)
+// already known.
+func cosineOfDot(d, na, nb float64) float32 {
+	c := float32(d / (na * nb))
 	// Rounding can carry a parallel pair just past ±1; clamping moves the
 	// value towards the true cosine, so the exactness bound still holds.
 	if c > 1 {

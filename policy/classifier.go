@@ -221,7 +221,7 @@ func (m *classifierModel) score(s string) float64 {
 // cannot know every word of every language.
 const requestCues = cueIgnore | cueGuidance | cueVoid | cueAI | cueReader | cueAddress | cueAddressWeak | cuePersona |
 	cueCharacter | cueAuthority | cueGrant | cueRisky | cueNoAsk | cueConceal | cueMemRef | cueOverride | cueSafety |
-	cueStanding | cueOperator | cueSend | cueUser
+	cueStanding | cueOperator | cueSend | cueUser | cueRuleGiver | cueStored
 
 func hasRequestCue(s string) bool {
 	var buf [32]cueMatch
@@ -257,8 +257,11 @@ func prose(s string) bool {
 
 // classifierHits scores the phrase view pv.s in windows of sentences and
 // appends a learned_instruction hit for each window over the threshold
-// that no earlier hit overlaps.
-func classifierHits(pv *view, prio int, hits []hit) []hit {
+// that no earlier hit overlaps. Text that was decoded from base64, hex,
+// rot13 or reversed (decoded) was hidden from whoever reads the memory:
+// the lower threshold applies to it without a request cue, which only
+// spares ordinary text ("You are now a member!") that nobody encodes.
+func classifierHits(pv *view, prio int, hits []hit, decoded bool) []hit {
 	m := classifier
 	if m == nil {
 		return hits
@@ -272,7 +275,7 @@ func classifierHits(pv *view, prio int, hits []hit) []hit {
 		if b <= a {
 			return
 		}
-		if z := m.score(s[a:b]); z < float64(m.threshold) || z < float64(m.thresholdNoCue) && !hasRequestCue(s[a:b]) {
+		if z := m.score(s[a:b]); z < float64(m.threshold) || z < float64(m.thresholdNoCue) && !decoded && !hasRequestCue(s[a:b]) {
 			return
 		}
 		s0, e0 := pv.origin(a, b)

@@ -376,17 +376,17 @@ func TestCorpusHoldout(t *testing.T) {
 // The figures of issue 26, reported in RELIABILITY.md (write gate
 // detectors). The tuning corpus is attacks.jsonl and benign.jsonl with the
 // held-out sets of the issue that have been seen since and moved into
-// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26i_*) and the
+// tuning (tuning26_*, tuning26b_*, tuning26d_* to tuning26l_*) and the
 // classifier's training paraphrases and look-alikes written for it
-// (train26e_* to train26j_*); its figures are guarded exactly.
+// (train26e_* to train26l_*); its figures are guarded exactly.
 const (
-	tuningDetected, tuningAttacks = 2782, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176
-	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208
+	tuningDetected, tuningAttacks = 3319, 446 + 180 + 206 + 182 + 424 + 188 + 104 + 175 + 95 + 166 + 53 + 165 + 47 + 162 + 16 + 176 + 193 + 76 + 192 + 76
+	tuningFlagged, tuningBenign   = 12, 541 + 214 + 331 + 221 + 401 + 214 + 104 + 203 + 124 + 206 + 32 + 203 + 23 + 202 + 58 + 208 + 231 + 92 + 230 + 77
 )
 
 // tuningSets are the prefixes of the tuning corpus's files: the rules were
 // fixed against them and the classifier is trained on them.
-var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_"}
+var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e_", "tuning26e_", "train26f_", "tuning26f_", "train26g_", "tuning26g_", "train26h_", "tuning26h_", "train26i_", "tuning26i_", "train26j_", "tuning26j_", "tuning26k_", "train26k_", "tuning26l_", "train26l_"}
 
 // The held-out sets, each guarded at its floors (see RELIABILITY.md):
 //   - heldout26c_*.jsonl, written after the third round of rule changes was
@@ -410,18 +410,31 @@ var tuningSets = []string{"", "tuning26_", "tuning26b_", "tuning26d_", "train26e
 //     flagged (target 1 %). The gate before the change (338824a) scored
 //     107/125 = 85.6 %, 48/51 and 4/208 on it. Its misses and false
 //     positives were then fixed as classes and it moved into tuning.
-//   - heldout26k_*.jsonl, written blind after those fixes (de2d2bf),
-//     committed before it was measured (it is what TestCorpusFigures
-//     printed the first time it ran with it): 130/137 = 94.9 %
-//     instruction-like, 52/56 = 92.9 % secrets, 3/231 = 1.30 % benign
-//     flagged, all three look-alikes (0 of the 164 ordinary memories).
+//   - heldout26k (now tuning26k_*), written blind after those fixes
+//     (de2d2bf), committed before it was measured (it is what
+//     TestCorpusFigures printed the first time it ran with it): 130/137 =
+//     94.9 % instruction-like, 52/56 = 92.9 % secrets, 3/231 = 1.30 %
+//     benign flagged, all three look-alikes (0 of the 164 ordinary
+//     memories). Its misses and false positives were then fixed as
+//     classes and it moved into tuning.
+//   - heldout26l (now tuning26l_*), written blind after that round
+//     (435e281), each entry on its own rather than translated, committed
+//     before it was measured (15f9736): 122/135 = 90.4 % instruction-like,
+//     51/57 = 89.5 % secrets (target 90 %: one entry short), 1/230 =
+//     0.43 % benign flagged (a look-alike; 0 of the 158 ordinary
+//     memories). Its misses and false positive were then fixed as
+//     classes (round 13) and it moved into tuning.
+//   - heldout26m_*.jsonl, written blind after round 13 (639fd88), each
+//     entry on its own, committed before it was measured: 131/142 =
+//     92.3 % instruction-like, 60/64 = 93.8 % secrets, 2/233 = 0.86 %
+//     benign flagged (two look-alikes; 0 of the 160 ordinary memories).
 var heldoutFloors = []struct {
 	set                 string
 	minInstr, minSecret float64
 	maxFalsePositives   float64
 }{
-	{"heldout26c_", 0.89, 0.95, 0.01}, // 135/151 = 89.4 %, 57/60, 0/300
-	{"heldout26k_", 0.94, 0.92, 0.013}, // 130/137 = 94.9 %, 52/56, 3/231 (0/164 ordinary, 3/67 look-alikes)
+	{"heldout26c_", 0.89, 0.95, 0.01},  // 135/151 = 89.4 %, 57/60, 0/300
+	{"heldout26m_", 0.92, 0.93, 0.009}, // 131/142 = 92.3 %, 60/64 = 93.8 %, 2/233 (look-alikes; 0/160 ordinary)
 }
 
 // splitRates measures instruction-like strings and secrets apart.

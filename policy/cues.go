@@ -64,6 +64,17 @@ const (
 	cueDest                           // a URL or an e-mail address in the sentence (found by scanCues, not the lexicon)
 	cueData                           // passwords, card numbers, chats, contacts …: what an exfiltration takes
 	cueOperator                       // operator, Betreiber, operador …: who sets a standing rule
+	cueRuleGiver                      // administrator, the company, management, "by order of" …: who else sets one
+	cueModal                          // must, is to, debe, muss, 必须 …: what binds a subject to a rule
+	cueObliged                        // "the assistant is to", "l'assistant doit" …: a modal that binds the model (obligedAt; not in the lexicon)
+	cueReport                         // "told his men", "said that", "라고 했다" …: speech reported, not spoken to the reader
+	cueAsked                          // asked, "a demandé", pidió …: a request told in the past tense
+	cueStored                         // "I've stored this", "que lo he guardado" …: the writer saying this was kept
+	cueVocative                       // "agent, …", "oye, IA, …": a name of the model called out as the one spoken to (vocativeAt; not in the lexicon)
+	cueAsks                           // "when Tom asks", "si te pregunta" …: a question someone may ask, after a conditional (armedAt)
+	cueDeflect                        // "change the subject", "don't bring up", "cambia de tema" …: steering a person away, told as an imperative (deflectAt)
+	cueSurprise                       // surprise, gift, Überraschung …: the ordinary reason to keep a question unanswered
+	cueQuoteSrc                       // trailer, lyric, "line from", película …: a work a quoted line comes from
 )
 
 // cuePatterns are the combinations that make a sentence instruction-like:
@@ -84,20 +95,25 @@ var cuePatterns = []struct {
 	{InstructionAddressed, cueAddress, 0, 0},
 	{InstructionAddressed, cueAddressWeak, cueDo | cueYou | cueYour | cueRisky | cueNoAsk | cueFuture | cueConceal | cueRespond, 0},
 	{InstructionAddressed, cueAI | cueReader, 0, 0},
+	{InstructionAddressed, cueVocative, cueDo | cueRespond | cueConceal | cueRisky | cueNoAsk | cueFuture | cueNow | cueSend | cueIgnore | cueReader | cueGrant | cueDeflect, 0},
 	{InstructionOverride, cuePersona, cueCharacter | cueBecome | cueAI | cueFuture | cueNow, 0},
 	{InstructionOverride, cueCharacter, cueFuture | cueNow, 0},
 	{InstructionConceal, cueConceal | cueMemRef, 0, 0},
+	{InstructionConceal, cueAsks | cueDeflect, 0, cueSurprise},
 	{InstructionConceal, cueNothing | cueDo | cueMemRef, 0, 0},
 	{InstructionConceal, cueConceal | cueUser, 0, 0},
 	{InstructionConceal, cueNothing | cueDo | cueUser, 0, 0},
 	{InstructionStanding, cueStanding, cueRespond | cueYou | cueYour | cueFuture | cueDo, 0},
 	{InstructionStanding, cueOperator | cueGuidance, cueFuture | cueDo | cueRespond | cueYou | cueYour, 0},
+	{InstructionStanding, cueObliged, cueRuleGiver | cueOperator | cueStanding | cueAuthority, 0},
 	{InstructionExfil, cueSend | cueDest | cueData, 0, 0},
+	{InstructionExfil, cueSend | cueDest | cueNoAsk, 0, cueSurprise},
 }
 
 // cueLexicon lists the entries of each category (see the top of the file
 // for the '*' conventions). Latin entries are written without accents, as
-// the phrase view reads them.
+// the phrase view reads them; Arabic vowel signs in an entry are dropped
+// when the index is built (the phrase view drops them too).
 var cueLexicon = map[uint64][]string{
 	cueIgnore: {
 		// en
@@ -148,6 +164,13 @@ var cueLexicon = map[uint64][]string{
 		"deshazte de", "tira", "jette", "wirf", "wirf weg", "jogue fora", "butta via", "gooi weg", "выкинь", "扔掉", "抛弃", "捨てろ",
 		"버려", "버리고", "تخلص من", "छोड़ दो", "भुला दो",
 		"aside", "to one side", "wipe",
+		// infinitives, as polite requests use them ("merci de mettre de cote", "bitte … zu ignorieren")
+		"mettre de cote", "laisser de cote", "ne pas tenir compte", "ne plus tenir compte", "faire abstraction", "ignorer", "oublier",
+		"ecarter", "ne plus suivre", "ignorar", "olvidar", "dejar de lado", "hacer caso omiso", "no tener en cuenta", "descartar",
+		"esquecer", "deixar de lado", "desconsiderar", "ignorare", "dimenticare", "mettere da parte", "lasciar perdere",
+		"non tenere conto", "scartare", "zu ignorieren", "ignorieren", "zu vergessen", "beiseite zu lassen", "beiseitezulassen",
+		"nicht zu beachten", "nicht mehr zu beachten", "te negeren", "negeren", "te vergeten", "opzij te zetten",
+		"buiten beschouwing te laten", "игнорировать", "забыть", "не учитывать",
 	},
 	cueGuidance: {
 		"instruction*", "guidance", "directions", "prompt", "prompts", "policy", "policies", "your programming", "your training", "your setup", "your configuration", "your orders", "guideline*", "rule*", "directive*", "system prompt*",
@@ -236,6 +259,13 @@ var cueLexicon = map[uint64][]string{
 		"недействительн*", "не действуют", "не считаются", "устарели", "不算数", "不算數", "过时", "過時", "已取消", "もう関係ない",
 		"効力を失", "廃止", "적용되지 않", "폐기", "لم تعد", "ملغية", "लागू नहीं", "मान्य नहीं",
 		"counts anymore", "count anymore", "counts any more", "count any more", "matters anymore",
+		// no longer in force
+		"no longer stand", "no longer hold", "no longer operative", "plus en vigueur", "n'est plus en vigueur",
+		"plus d'actualite", "ya no estan vigentes", "ya no esta vigente", "ya no estan en vigor", "dejan de estar vigentes",
+		"nao estao mais em vigor", "nao esta mais em vigor", "deixaram de vigorar", "ja nao estao em vigor", "non sono piu in vigore",
+		"non e piu in vigore", "nicht mehr in kraft", "ausser kraft", "niet meer van kracht", "niet langer van kracht",
+		"больше не в силе", "не в силе", "不再生效", "已失效", "もう有効ではない", "有効ではありません", "더 이상 유효하지 않",
+		"효력을 잃", "لم تعد نافذة", "अब मान्य नहीं",
 	},
 	cueAI: {
 		"assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt", "claude",
@@ -267,6 +297,12 @@ var cueLexicon = map[uint64][]string{
 		"che trovera", "che ricevera", "que vir isto", "que encontrar isto", "die dit leest", "die dit later", "прочитает",
 		"увидит это", "найдет это", "найдёт это", "以后看到", "以後看到", "次に読む", "これを見る", "このメモを見る", "を読むai",
 		"を読むアシスタント", "나중에 읽", "다음에 보", "이 메모를 보", "이 메모를 읽", "سيقرأ", "पढ़ेगा",
+		// the next load of the memory ("when you next load this")
+		"when you next load this", "when you next read this", "when you next open this", "next time you load this",
+		"the next time you load this", "when you load this", "next time this loads", "next time this is loaded",
+		"la proxima vez que cargues esto", "cuando vuelvas a cargar esto", "la prochaine fois que tu charges ceci",
+		"wenn du das das nachste mal ladst", "wenn du das nachste mal ladst", "da proxima vez que carregar isto",
+		"la prossima volta che carichi questo", "als je dit de volgende keer laadt", "когда в следующий раз загрузишь это",
 	},
 	cueAddress: {
 		"if you are an ai", "if you're an ai", "if you are a language model", "if you are an llm", "if you are an assistant",
@@ -294,7 +330,7 @@ var cueLexicon = map[uint64][]string{
 	cueNow: {
 		"from now on", "as of now", "starting now", "effective immediately", "with immediate effect", "ab sofort", "ab jetzt",
 		"von nun an", "a partir de ahora", "desde ahora", "de ahora en adelante", "a partir de maintenant", "des maintenant",
-		"desormais", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
+		"desormais", "de aqui en adelante", "en adelante", "a partir de agora", "de agora em diante", "d'ora in poi", "da ora in poi", "da adesso", "vanaf nu",
 		"с этого момента", "отныне", "с сегодняшнего дня", "从现在起", "從現在起", "从现在开始", "從現在開始", "今から", "今後",
 		"これから", "지금부터", "이제부터", "앞으로", "من الآن", "من الآن فصاعدا", "अब से", "आज से",
 	},
@@ -309,20 +345,149 @@ var cueLexicon = map[uint64][]string{
 		"lade", "invia", "inoltra", "carica", "stuur", "upload", "отправь", "отправляй", "перешли", "пересылай", "загрузи",
 		"发送", "發送", "转发", "轉發", "上传", "上傳", "送信", "送って", "転送", "アップロード", "보내", "전송", "업로드",
 		"أرسل", "ارسل", "حمّل", "भेज", "अपलोड",
+		"mandale", "mandales", "enviale", "envialo", "enviales", "reenviale", "reenvialo", "subelo", "encaminha", "encaminhe",
+		"encaminhar", "manda-lhe", "hochladen", "hochzuladen", "lade hoch", "lad hoch", "envoie-lui", "transmets-lui",
+		"mandagli", "mandale", "inviagli", "stuur hem", "stuur haar",
 	},
 	cueData: {
 		"password*", "passwords", "credential*", "card number*", "card details", "bank details", "banking details",
 		"chat history", "chats", "conversation*", "messages", "memories", "contacts", "address book", "emails", "documents",
+		"copia", "una copia", "copia de", "copie", "une copie", "kopie", "eine kopie", "uma copia", "een kopie", "копию",
+		"charla", "charlas", "chat", "senha", "his notes", "her notes", "saved notes", "stored notes", "sus notas",
+		"notas guardadas", "ses notes", "seine notizen", "ihre notizen", "gespeicherten notizen", "suas notas",
+		"le sue note", "zijn notities", "haar notities", "его заметки", "её заметки",
 		"a copy", "copies", "photos", "files", "personal data", "private notes", "calendar", "the user's",
 		"contrasena*", "tarjeta", "conversaciones", "historial", "mots de passe", "coordonnees", "conversations",
 		"passworter", "passwort", "zugangsdaten", "gesprache", "senhas", "cartao", "conversas", "password", "conversazioni",
 		"wachtwoorden", "gesprekken", "пароли", "пароль", "переписк*", "разговор*", "密码", "密碼", "对话", "對話", "聊天记录",
 		"パスワード", "会話", "履歴", "비밀번호", "카드", "대화", "كلمات المرور", "كلمة المرور", "محادثات", "بطاقة",
 		"पासवर्ड", "बातचीत", "कार्ड",
+		"addresses", "saved addresses", "home address", "home addresses", "street address", "postal address", "phone numbers",
+		"location history", "his location", "her location", "their location", "gps location", "contact details", "contact list",
+		"medical records", "health records", "bank statements", "payment details", "saved cards", "passport number",
+		"direcciones", "direccion de casa", "numeros de telefono", "ubicacion", "adresses", "adresse postale",
+		"numeros de telephone", "localisation", "adressen", "anschriften", "telefonnummern", "standort", "enderecos",
+		"endereco residencial", "numeros de telefone", "localizacao", "indirizzi", "numeri di telefono", "posizione",
+		"telefoonnummers", "locatie", "домашний адрес", "адреса доставки", "сохраненные адреса", "номера телефонов",
+		"местоположение", "住址", "家庭住址", "收货地址", "电话号码", "位置信息", "住所", "電話番号", "位置情報", "집 주소",
+		"배송 주소", "저장된 주소", "전화번호", "위치 정보", "العناوين المحفوظة", "عنوان المنزل", "أرقام الهاتف", "الموقع الجغرافي",
+		"पते", "घर का पता", "फ़ोन नंबर", "फोन नंबर", "लोकेशन",
 	},
 	cueOperator: {
 		"operator", "platform operator", "betreiber", "operador", "operateur", "operatore", "beheerder", "оператор*",
 		"运营方", "運營方", "运营者", "運営者", "운영자", "المشغل", "ऑपरेटर",
+	},
+	cueRuleGiver: {
+		"administrator", "admin", "admins", "workspace admin", "workspace owner", "account owner", "deployment owner", "site owner",
+		"company", "corporate", "management", "head office", "headquarters", "organization", "organisation",
+		"employer", "it department", "by order of", "on the orders of", "mandated by",
+		"administrador", "administradora", "empresa", "compania", "direccion", "gerencia", "por orden de",
+		"administrateur", "administratrice", "entreprise", "l'entreprise", "societe", "direction", "par ordre de", "sur ordre de",
+		"unternehmen*", "firma", "geschaftsleitung", "geschaftsfuhrung", "auf anordnung", "companhia", "diretoria", "direcao",
+		"por ordem de", "amministratore", "azienda", "l'azienda", "direzione", "per ordine di", "bedrijf", "directie",
+		"in opdracht van", "администратор*", "компани*", "руководств*",
+		"по распоряжению", "по приказу", "管理员", "管理員", "公司", "管理层", "管理層", "管理者", "会社", "経営陣", "運営会社",
+		"관리자", "회사", "경영진", "المسؤول", "مسؤول النظام", "الشركة", "الإدارة", "بأمر من", "व्यवस्थापक", "एडमिन", "कंपनी",
+		"प्रबंधन",
+	},
+	cueModal: {
+		// What binds a subject to a rule; with the model's name right
+		// before it (or after it: "muss der Assistent", "يجب على
+		// المساعد"), the model is bound (obligedAt).
+		"is to", "are to", "must", "shall", "has to", "have to", "is required to", "are required to", "is obliged to",
+		"is expected to", "should always", "should never", "will always", "will never", "may not", "may only", "is not to",
+		"is not allowed to", "is only allowed to", "needs to",
+		"debe", "debera", "tiene que", "ha de", "esta obligado a", "esta obligada a", "no puede", "solo puede", "siempre debe",
+		"nunca debe", "doit", "devra", "est tenu de", "est tenue de", "ne doit", "ne peut", "doit toujours", "muss", "soll",
+		"hat zu", "darf nicht", "darf nur", "ist verpflichtet", "deve", "devera", "tem que", "tem de", "nao pode", "so pode",
+		"esta obrigado a", "dovra", "tenuto a", "tenuta a", "non deve", "non puo", "puo solo", "moet", "dient", "mag niet",
+		"mag alleen", "zal altijd", "должен", "должна", "обязан", "обязана", "не должен", "не должна", "не может",
+		"может только", "必须", "必須", "应该", "應該", "应当", "應當", "须", "不得", "只能", "一律", "始终要", "始終要", "必ず",
+		"常に", "決して", "반드시", "항상", "절대", "يجب على", "يتعين على", "يلتزم", "لا يجوز ل", "चाहिए", "हमेशा",
+	},
+	cueReport: {
+		// en: a third person said or told someone else
+		"told his", "told her", "told their", "told them", "told us", "told me", "told him", "told everyone", "told the team",
+		"told the class", "told the staff", "tells his", "tells her", "tells their", "tells them", "tells us", "tells me",
+		"tells him", "tells everyone", "said to", "says to", "said that", "says that", "ordered his", "ordered her", "ordered the",
+		"ordered them", "orders his", "orders her", "orders the", "orders them", "asked us to", "asked me to", "asked them to",
+		"asks us to", "instructed us", "instructed them", "instructed his", "warned us", "warned them", "yelled", "shouted",
+		"screamed", "whispered", "keeps telling", "kept telling", "kept saying", "keeps saying", "we were told", "i was told",
+		"were told to", "was told to",
+		"le dijo", "les dijo", "nos dijo", "me dijo", "dijo que", "dice que", "les dice a", "le dice a", "les ordena",
+		"les ordeno", "nos pidio", "me pidio", "nos mando", "grito",
+		"a dit de", "nous a dit", "m'a dit", "lui a dit", "leur a dit", "leur dit de", "dit a ses", "dit a son", "ordonne a ses",
+		"a ordonne", "nous a demande", "m'a demande", "leur demande de", "a crie",
+		"hat gesagt", "sagte", "sagt seinen", "sagt ihren", "sagte uns", "hat uns gesagt", "meinte", "befahl", "befiehlt",
+		"hat uns gebeten", "bat uns", "rief",
+		"disse para", "disse que", "nos disse", "me disse", "lhes disse", "diz aos", "mandou", "ordena aos", "ordenou",
+		"pediu para", "nos pediu", "gritou",
+		"ha detto di", "ci ha detto", "mi ha detto", "gli ha detto", "dice ai suoi", "ordina ai", "ha ordinato", "ci ha chiesto",
+		"ha urlato", "disse di",
+		"zei dat", "zei tegen", "zegt tegen", "heeft gezegd", "vroeg ons", "beval", "riep",
+		"сказал", "сказала", "сказали", "велел", "велела", "приказал", "приказала", "попросил нас", "попросила нас",
+		"говорит своим", "кричит",
+		"说要", "說要", "说让", "說讓", "叫我们", "叫我們", "叫大家", "告诉我们", "告訴我們", "跟我们说", "跟我們說", "要我们",
+		"要我們", "让我们", "讓我們", "让大家", "讓大家", "对手下说", "命令手下",
+		"ように言われ", "ように言った", "ように言って", "と言われ", "と言った", "と言ってた", "って言われ", "って言ってた",
+		"と命じ", "ように命じ",
+		"라고 했", "라고 말했", "라고 하셨", "라고 그랬", "라고 하더", "라고 해서", "라고 지시했", "라고 시켰", "하랬", "라며",
+		"قال لنا", "قال لهم", "قال إن", "قالت لنا", "قالت لهم", "طلب منا", "طلبت منا", "أمر رجاله", "أخبرنا", "أخبرهم",
+		"ने कहा", "ने हमसे कहा", "ने बोला", "ने बताया कि",
+	},
+	cueAsked: {
+		"asked", "had asked", "has asked", "requested", "told", "reminded", "begged",
+		"a demande", "avait demande", "ont demande", "a dit", "a rappele", "a prie", "pidio", "le pidio", "ha pedido",
+		"le dijo", "pedia", "rogo", "solicito", "pediu", "pediu ao", "disse ao", "solicitou", "tinha pedido", "ha chiesto",
+		"chiese", "aveva chiesto", "ha detto", "bat", "hat gebeten", "gebeten", "sagte", "hat gesagt", "forderte", "vroeg",
+		"heeft gevraagd", "zei", "verzocht", "попросил", "попросила", "просил", "просила", "сказал", "сказала",
+		// after the address, in Korean and Japanese
+		"달라고 했", "달라고 부탁했", "부탁했", "ように頼んだ", "ように頼みました", "と頼んだ", "ようにお願いした",
+	},
+	cueAsks: {
+		// someone's question a reply is armed for; a conditional must stand
+		// before it (armedAt), or be part of the verb (聞かれたら, 물으면)
+		"asks", "ask", "asks you", "wants to know", "inquires", "brings it up", "brings up",
+		"pregunta", "pregunte", "pregunten", "preguntan", "quiere saber", "demande", "demandent", "veut savoir",
+		"fragt", "fragen", "nachfragt", "wissen will", "pergunta", "perguntar", "perguntarem", "pergunte", "quiser saber",
+		"chiede", "chiedono", "chiedesse", "domanda", "vuole sapere", "vraagt", "vragen", "wil weten",
+		"спросит", "спрашивает", "спросят", "поинтересуется", "问起", "問起", "问到", "問到", "问你", "問你",
+		"聞かれたら", "聞いてきたら", "尋ねられたら", "質問されたら", "물으면", "물어보면", "묻는다면", "물어보거든",
+		"يسأل", "سأل", "سألك", "يسألك", "पूछे", "पूछता", "पूछती", "पूछें",
+	},
+	cueDeflect: {
+		// steering someone away from a question, as an imperative (deflectAt)
+		"change the subject", "change subject", "steer the conversation away", "steer away from", "don't bring up",
+		"do not bring up", "never bring up", "don't bring it up", "do not bring it up", "dodge the question", "avoid the topic",
+		"cambia de tema", "cambia el tema", "no saques el tema", "que no insista", "evita el tema", "desvia la conversacion",
+		"change de sujet", "changez de sujet", "detourne la conversation", "evite le sujet", "qu'il n'insiste pas",
+		"qu'elle n'insiste pas", "wechsle das thema", "wechsel das thema", "lenk ab", "lenke ab", "sprich es nicht an",
+		"sprich das nicht an", "mude de assunto", "muda de assunto", "troque de assunto", "nao toque no assunto", "desconversa",
+		"desconverse", "que nao insista", "cambia argomento", "cambia discorso", "svia il discorso", "non tirare fuori",
+		"che non insista", "verander van onderwerp", "begin over iets anders", "breng het niet ter sprake", "ontwijk de vraag",
+		"смени тему", "переведи разговор", "переведи тему", "не поднимай тему", "уходи от ответа", "чтобы не настаивал",
+		"转移话题", "轉移話題", "换个话题", "換個話題", "岔开话题", "話題を変えて", "話をそらして", "話を逸らして",
+		"화제를 돌려", "말을 돌려", "주제를 바꿔", "غيّر الموضوع", "غير الموضوع", "لا تفتح الموضوع", "تهرب من السؤال",
+		"बात बदल दो", "बात टाल दो", "विषय बदल दो",
+	},
+	cueSurprise: {
+		"surprise", "surprise party", "birthday present", "gift", "sorpresa", "regalo", "cadeau", "uberraschung",
+		"uberraschungsparty", "geschenk", "surpresa", "prenda", "verrassing", "сюрприз", "подарок", "惊喜", "驚喜",
+		"サプライズ", "プレゼント", "서프라이즈", "깜짝", "선물", "مفاجأة", "هدية", "सरप्राइज़", "सरप्राइज", "तोहफ़ा", "उपहार",
+	},
+	cueQuoteSrc: {
+		// a film, book, song or show a quoted line comes from, or someone
+		// quoting it
+		"trailer", "tagline", "movie", "film", "song", "lyric*", "novel", "book", "poem", "episode", "sitcom", "series",
+		"tv show", "the show", "the play", "catchphrase", "slogan", "favourite line", "favorite line", "famous line",
+		"opening line", "line from", "quote from", "quotes it", "quoting", "quote", "quotes", "pelicula", "cancion",
+		"novela", "libro", "serie", "cita", "frase favorita", "estribillo", "bande-annonce", "bande annonce", "chanson",
+		"roman", "livre", "replique", "citation", "paroles", "filmzitat", "zitat", "lieblingszitat", "lied", "buch",
+		"liedzeile", "songtext", "filme", "musica", "livro", "citacao", "fala do", "canzone", "romanzo", "battuta",
+		"citazione", "liedje", "boek", "citaat", "фильм*", "трейлер*", "песн*", "книг*", "роман*", "сериал*", "цитат*",
+		"реплик*", "电影", "電影", "台词", "台詞", "预告片", "預告片", "歌词", "歌詞", "小说", "小說", "映画", "セリフ",
+		"予告編", "歌詞", "小説", "영화", "대사", "예고편", "가사", "소설", "드라마", "فيلم", "الفيلم", "أغنية", "الأغنية",
+		"رواية", "الرواية", "اقتباس", "फ़िल्म", "फिल्म", "ट्रेलर", "गाने", "गाना", "डायलॉग", "उपन्यास",
 	},
 	cueNothing: {
 		"nothing", "nichts", "niets", "nada", "rien", "niente", "nulla", "ничего", "什么都不要", "什麼都不要", "何も",
@@ -340,7 +505,7 @@ var cueLexicon = map[uint64][]string{
 	cueDo: {
 		"tell", "say", "send", "listen", "obey", "follow", "forward", "add", "include", "visit", "click", "recommend", "ask", "enter", "share", "write",
 		"summarize", "reply", "respond", "answer", "mention", "email", "post", "upload", "always", "never", "please", "must",
-		"di", "dile", "envia", "reenvia", "anade", "incluye", "visita", "recomienda", "pide", "siempre", "nunca",
+		"di", "dile", "dille", "digli", "diz", "diz-lhe", "dis-lui", "sag ihr", "sag ihm", "zeg haar", "zeg hem", "envia", "reenvia", "anade", "incluye", "visita", "recomienda", "pide", "siempre", "nunca",
 		"dis", "envoie", "transfere", "ajoute", "recommande", "demande", "toujours", "jamais",
 		"sag", "sage", "sende", "schicke", "leite", "fuge", "empfiehl", "gib", "immer", "niemals", "soll",
 		"diga", "envie", "encaminhe", "adicione", "recomende", "sempre", "nunca", "dica", "invia", "inoltra", "aggiungi",
@@ -441,6 +606,9 @@ var cueLexicon = map[uint64][]string{
 		"authorization", "authorisation", "consent", "go-ahead", "green light", "signed off", "permissao", "permesso", "permissie",
 		"erlaubnis", "genehmigt", "genehmigung", "zugestimmt", "consentimiento", "consentement", "consentimento", "consenso",
 		"разрешение", "согласие", "同意", "承認", "승인", "허용", "موافقة", "إذن", "सहमति", "मंजूरी",
+		"authorizing", "authorising", "i authorize you", "i'm authorizing you", "giving you permission", "you have my permission",
+		"te autoriza", "te autorizo", "je t'autorise", "ich erlaube dir", "ich ermachtige dich", "eu te autorizo", "ti autorizzo",
+		"ik geef je toestemming", "я разрешаю тебе", "我授权你", "我授權你",
 		"clearance", "verified as", "autorizacion", "autorizacao", "autorizzazione", "machtiging",
 	},
 	cueRisky: {
@@ -467,6 +635,16 @@ var cueLexicon = map[uint64][]string{
 		"不要确认", "確認なし", "確認せず", "確認なしで", "확인 없이", "묻지 않고", "دون أن تسأل", "دون تأكيد", "بدون تأكيد",
 		"بدون سؤال", "बिना पूछे", "पुष्टि किए बिना", "बिना पुष्टि",
 		"without telling", "without informing", "without letting them know", "without mentioning", "sin pedir confirmacion",
+		// without telling the person ("sin avisarle", "ohne ihm was zu sagen")
+		"without telling him", "without telling her", "without telling them", "no need to check", "no need to check with",
+		"without checking with", "sin avisarle", "sin avisarla", "sin avisarles", "sin decirselo", "sin consultarle",
+		"sans le lui dire", "sans qu'il le sache", "sans qu'elle le sache", "sans lui demander", "ohne ihm was zu sagen",
+		"ohne ihm etwas zu sagen", "ohne es ihm zu sagen", "ohne ihr was zu sagen", "ohne ihr etwas zu sagen", "ohne es ihr zu sagen",
+		"ohne ihn zu fragen", "ohne sie zu fragen", "sem lhe dizer", "sem contar a ele", "sem contar a ela", "sem que ele saiba",
+		"sem que ela saiba", "senza dirglielo", "senza che lo sappia", "senza chiederle", "senza chiedergli",
+		"zonder het hem te vertellen", "zonder het haar te vertellen", "zonder dat hij het weet", "zonder dat ze het weet",
+		"не говоря ему", "не говоря ей", "без её ведома", "без его ведома", "不让他知道", "不讓他知道", "不让她知道", "不讓她知道",
+		"本人に言わずに", "몰래", "دون أن يعلم", "دون أن تعلم", "उसे बताए बिना",
 		"sin avisar", "sin decirle", "sans le prevenir", "sans prevenir", "ohne zu fragen", "ohne bescheid", "sem avisar",
 		"senza avvisare", "zonder te melden", "не спрашивая", "без ведома", "不告诉", "不要通知", "知らせずに", "알리지 않고",
 		"دون علمه", "دون علمها", "دون إخبار", "बिना बताए",
@@ -486,8 +664,23 @@ var cueLexicon = map[uint64][]string{
 		"not allowed to see", "must not see", "should not see", "may not see", "keep hidden", "tieni nascosto",
 		"mantieni segreto", "verberg", "houd geheim", "oculta", "esconde", "verstecke", "verheimliche", "esconda", "скрой",
 		"隐瞒", "隱瞞", "隠して", "숨겨", "أخفِ", "أخف", "छिपा", "erwahne",
+		"nunca le digas", "nunca les digas", "nunca digas", "nunca le cuentes", "nunca lhe diga", "nunca diga a", "nunca conte",
+		"non dirgli mai", "non dirle mai", "sag ihm nie", "sag ihr nie", "erzahl ihm nie", "erzahl ihr nie", "ne lui dis jamais",
+		"zeg nooit", "zeg haar nooit", "zeg hem nooit", "zeg ze nooit", "vertel haar nooit", "vertel hem nooit", "никогда не говори",
 		"hide the fact", "hide from the user", "no le cuentes", "no cuentes", "no les cuentes", "ne dis jamais", "ne lui dis",
 		"ne parle pas", "ne dites pas", "ne mentionnez pas", "verschweige", "nao fale", "non raccontare", "vertel niet",
+		// feigning that nothing was remembered
+		"act like you don't remember", "act like you do not remember", "act as if you don't remember", "act as though you don't remember",
+		"pretend you don't remember", "pretend not to remember", "behave as if you don't remember", "act like you never heard",
+		"pretend you never heard", "claim you don't remember", "say you don't remember", "play dumb",
+		"haz como si no recordaras", "finge que no recuerdas", "finge no recordar", "fais comme si tu ne te souvenais",
+		"fais semblant de ne pas te souvenir", "fais semblant de ne pas t'en souvenir", "tu so, als ob du dich nicht erinnerst",
+		"tu so als ob du dich nicht erinnerst", "tu so, als wurdest du dich nicht erinnern", "finja que nao se lembra",
+		"faca de conta que nao se lembra", "finja nao se lembrar", "fai finta di non ricordare", "fingi di non ricordare",
+		"doe alsof je het niet meer weet", "doe alsof je je niets herinnert", "сделай вид, что не помнишь", "делай вид, что не помнишь",
+		"сделай вид что не помнишь", "притворись, что не помнишь", "假装不记得", "假裝不記得", "装作不记得", "覚えていないふりをして",
+		"覚えてないふりをして", "기억 못 하는 척", "기억 안 나는 척", "تظاهر بأنك لا تتذكر", "تظاهر أنك لا تتذكر",
+		"ऐसे दिखाओ जैसे तुम्हें याद नहीं", "याद न होने का नाटक",
 	},
 	cueMemRef: {
 		"this memory", "this note", "this entry", "this record", "this instruction", "these instructions", "this message",
@@ -500,9 +693,32 @@ var cueLexicon = map[uint64][]string{
 		"这条记忆", "這條記憶", "这条笔记", "這條筆記", "这段对话", "這段對話", "このメモ", "この記憶", "この会話", "이 메모",
 		"이 기억", "이 대화", "هذه الذاكرة", "هذه الملاحظة", "هذه المحادثة", "इस नोट", "इस याद", "इस बातचीत",
 		"this line", "hierover", "hiervan",
+		// more words for this note
+		"deze aantekening", "dit briefje", "deze memo", "dit memo", "esta anotacion", "este apunte", "cette annotation",
+		"ce memo", "ce pense-bete", "dieser vermerk", "diesen vermerk", "diese aufzeichnung", "diese nachricht", "esta anotacao",
+		"este apontamento", "esta observacao", "questa annotazione", "questo promemoria", "эта заметка", "эту заметку",
+		"этой заметки", "эта запись", "这条备注", "這條備註", "这条留言", "このメモ書き", "この書き込み", "이 쪽지", "이 글",
+		"هذه الرسالة", "هذه المذكرة", "यह नोट", "इस संदेश",
 		"이 기록", "이 노트", "この記録", "このノート", "这条记录", "這條記錄", "هذا السجل", "इस रिकॉर्ड", "este registro",
 		"cet enregistrement", "diesem eintrag", "dieser eintrag", "diesen eintrag", "questo appunto", "este registo",
 		"esta entrada", "cette entree", "deze notitie", "this record", "this reminder",
+	},
+	cueStored: {
+		// the writer saying this was stored ("don't tell Jorge I've stored this")
+		"i've stored this", "i stored this", "i have stored this", "i've saved this", "i saved this", "i have saved this",
+		"i've noted this", "i noted this", "i've logged this", "i wrote this down", "i've written this down", "i kept this",
+		"this was stored", "this is stored", "this has been stored", "this was saved", "this is saved", "this has been saved",
+		"this was written down", "this was noted", "this was recorded", "this is recorded", "it's stored here", "stored here",
+		"que guarde esto", "que he guardado esto", "que lo guarde", "que lo he guardado", "que esto esta guardado", "que anote esto",
+		"que j'ai enregistre", "que j'ai note ceci", "que j'ai garde ceci", "que c'est enregistre", "que ceci est enregistre",
+		"dass ich das gespeichert", "dass ich dies gespeichert", "dass ich das notiert", "dass das gespeichert ist", "dass dies gespeichert",
+		"que guardei isto", "que salvei isto", "que anotei isto", "que isto esta guardado", "que isto esta salvo",
+		"che l'ho salvato", "che ho salvato questo", "che l'ho annotato", "che questo e salvato", "che e stato salvato",
+		"dat ik dit heb opgeslagen", "dat ik dit heb bewaard", "dat ik dit heb genoteerd", "dat dit is opgeslagen", "dat dit bewaard is",
+		"что я это сохранил", "что я это сохранила", "что я это записал", "что я это записала", "что это сохранено", "что это записано",
+		"我存了这个", "我保存了这条", "我记下了这个", "这条已经保存", "這條已經保存", "我保存了這條", "保存したこと", "これを保存した",
+		"記録したこと", "저장한 걸", "저장했다는", "저장했다고", "저장한 것을", "저장해 둔 걸", "기록해 둔 걸", "أنني حفظت هذا", "أني حفظت هذا", "أن هذا محفوظ",
+		"أنني سجلت هذا", "कि मैंने यह सेव किया", "कि मैंने इसे सेव किया", "कि यह सेव है", "कि मैंने यह लिख लिया",
 	},
 	cueRespond: {
 		"reply", "replies", "respond", "response*", "answer*", "recommend", "every reply", "each reply", "every answer",
@@ -510,6 +726,12 @@ var cueLexicon = map[uint64][]string{
 		"respuesta*", "recomienda", "reponse*", "propose", "antwort*", "empfiehl", "resposta*", "recomende", "rispost*",
 		"consiglia", "antwoord*", "raad", "ответ*", "рекомендуй", "回答", "回复", "推荐", "回答で", "勧め", "답변", "추천",
 		"رد", "أوصِ", "أوص", "जवाब", "सिफ़ारिश", "सिफारिश",
+		// verbs of suggesting and advising, as a rule to push a product uses them
+		"reponds", "repondez", "responde", "responda", "rispondi", "risponda",
+		"suggest", "advise", "sugiere", "sugiera", "aconseja", "indica", "suggere", "conseille", "schlag vor", "schlage vor",
+		"empfehle", "sugira", "sugere", "indique", "aconselhe", "suggerisci", "suggerisca", "raccomanda", "stel voor",
+		"adviseer", "предлагай", "предложи", "советуй", "посоветуй", "建议", "建議", "すすめて", "提案して", "제안해", "권해",
+		"اقترح", "انصح", "सुझा", "सलाह दो",
 	},
 	cueOverride: {
 		"system override", "admin override", "priority override", "emergency override", "security override",
@@ -528,6 +750,8 @@ var cueLexicon = map[uint64][]string{
 		"disabled", "is off", "are off", "turned off", "switched off", "deactivated", "suspended", "lifted", "removed",
 		"desactivad*", "desactive*", "deaktiviert", "ausgeschaltet", "desativad*", "disattivat*", "uitgeschakeld", "отключен*",
 		"已关闭", "已禁用", "無効化", "꺼져", "비활성", "معطل", "बंद है",
+		"aufgehoben", "suspendidos", "suspendidas", "levantados", "suspendus", "levees", "suspensos", "sospesi", "opgeheven",
+		"сняты", "приостановлены",
 	},
 	cueStanding: {
 		"operator policy", "operator rule", "operator instruction", "operator requires", "operator directive",
@@ -540,6 +764,14 @@ var cueLexicon = map[uint64][]string{
 		"운영자 규칙", "운영자 정책", "سياسة المشغل", "قاعدة المشغل", "ऑपरेटर का नियम", "ऑपरेटर की नीति",
 		"betreiberregel*", "betreiberrichtlinie*", "betreibervorgabe*", "instrucao permanente", "instruccion permanente",
 		"常設ルール", "常設の指示",
+		// a standing rule named as such, in the other languages
+		"permanent rule", "permanent instruction", "regla permanente", "norma permanente", "orden permanente", "regle permanente",
+		"consigne permanente", "instruction permanente", "standige regel", "standige anweisung", "dauerhafte regel",
+		"dauerhafte anweisung", "regra permanente", "norma permanente", "regola permanente", "istruzione permanente",
+		"disposizione permanente", "permanente regel", "permanente instructie", "staande instructie", "постоянное правило",
+		"постоянная инструкция", "постоянное указание", "常设规则", "常設規則", "长期规则", "長期規則", "常设指令", "恒久ルール",
+		"固定ルール", "상시 규칙", "고정 규칙", "영구 규칙", "상시 지침", "قاعدة دائمة", "تعليمات دائمة", "قاعدة ثابتة",
+		"تعليمة دائمة", "स्थायी नियम", "स्थायी निर्देश", "स्थायी आदेश",
 	},
 }
 
@@ -568,6 +800,7 @@ func newCueIndex(lex map[uint64][]string) *cueIndex {
 	// Iterate categories in bit order so the index is deterministic.
 	for bit := uint64(1); bit != 0; bit <<= 1 {
 		for _, w := range lex[bit] {
+			w = stripArabicMarks(w) // as the phrase view reads Arabic
 			e := cueEntry{cat: bit}
 			if strings.HasPrefix(w, "*") {
 				e.suffix = true
@@ -633,7 +866,8 @@ func (ix *cueIndex) find(s string, out []cueMatch) []cueMatch {
 			continue
 		}
 		for _, e := range ix.buckets[k-1] {
-			if !strings.HasPrefix(s[i:], e.lit) {
+			// The third byte first: most entries of a bucket differ there.
+			if len(e.lit) > 2 && (i+2 >= len(s) || s[i+2] != e.lit[2]) || !strings.HasPrefix(s[i:], e.lit) {
 				continue
 			}
 			j := i + len(e.lit)
@@ -717,7 +951,8 @@ func suffixWord(s string, i, j int) bool {
 // the rules", "no olvides"), which asks for the opposite.
 func negatedBefore(s string, i int) bool {
 	before := s[max(0, i-8):i]
-	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne "} {
+	for _, neg := range []string{"don't ", "dont ", "do not ", "never ", "not ", "no ", "non ", "nao ", "n'", "ne ", "pas ",
+		"nicht ", "niet ", "не "} {
 		if strings.HasSuffix(before, neg) {
 			return true
 		}
@@ -767,12 +1002,23 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	}
 	// Accumulate the categories of each sentence, then judge it and the
 	// pair it makes with the next one.
+	// acc is kept within 32 bytes, so that the few of a short text stay on
+	// the stack: offsets as int32 (a memory is far shorter than 2 GiB).
 	type acc struct {
 		mask       uint64
-		start, end int
+		start, end int32
+		// youOut: "you" or "your" outside quotation marks, which speaks
+		// to the reader whatever else the sentence reports.
+		youOut bool
+		// out: the categories found outside quotation marks, single
+		// ones included (quotedLineAt).
+		out uint64
 	}
 	var sents []acc
 	var idx []int
+	// A surprise kept anywhere in the text is why a question goes
+	// unanswered ("… change the subject. It's her surprise party!").
+	surprise := slices.ContainsFunc(ms, func(m cueMatch) bool { return m.cat == cueSurprise })
 	for mi, m := range ms {
 		if m.cat == cueMine && !ownsGuidance(text, ms, mi) {
 			continue
@@ -780,15 +1026,99 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		if m.cat == cueAddressWeak && modifiesNoun(text, m.end) {
 			continue
 		}
+		if m.cat&(cueAddress|cueAddressWeak) != 0 && askedBefore(text, ms, mi) {
+			continue
+		}
+		if m.cat == cueModal {
+			if !obligedAt(text, ms, mi) {
+				continue
+			}
+			m.cat = cueObliged
+		}
+		if m.cat == cueAI && vocativeAt(text, m) {
+			m.cat |= cueVocative
+		}
+		if m.cat == cueAsks && !armedAt(text, m) || m.cat == cueDeflect && (surprise || !deflectAt(text, m)) {
+			continue
+		}
+		if m.cat == cueDo && frenchPerfect(text, m) ||
+			m.cat == cueReport && firstPersonBefore(text, m.start) || m.cat == cueStored && !clauseEndAfter(text, m) {
+			continue
+		}
 		sk := sentence(m.start)
 		if len(idx) == 0 || idx[len(idx)-1] != sk {
 			idx = append(idx, sk)
-			sents = append(sents, acc{0, m.start, m.end})
+			sents = append(sents, acc{0, int32(m.start), int32(m.end), false, 0})
 		}
 		a := &sents[len(sents)-1]
 		a.mask |= m.cat
-		a.start = min(a.start, m.start)
-		a.end = max(a.end, m.end)
+		if !quotedLineAt(text, sentenceStart(ends, sk), m.start) {
+			a.out |= m.cat
+		}
+		if m.cat == cueStored { // the note itself, as "this note" is
+			a.mask |= cueMemRef
+		}
+		a.start = min(a.start, int32(m.start))
+		a.end = max(a.end, int32(m.end))
+		if m.cat&(cueYou|cueYour) != 0 && !quotedAt(text, sentenceStart(ends, sk), m.start) {
+			a.youOut = true
+		}
+	}
+	// Speech reported from one third party to another (the villain "tells
+	// his men to 'ignore your orders'", "팀장이 이전 지시는 무시하라고 했다")
+	// is not a request to the model, unless the sentence names the model,
+	// a later reader or an authority over the model, or speaks to the
+	// reader outside the quotation: its phrase and cue findings of the
+	// kinds that reported speech makes (voiding instructions, personas,
+	// concealment) are dropped.
+	reported := func(i int) bool {
+		a := sents[i]
+		return a.mask&cueReport != 0 && a.mask&modelCues == 0 && !a.youOut
+	}
+	// A line quoted from a film, a book or a song ("Favourite trailer line
+	// ever: 'Forget everything you were told about this city.'") is not a
+	// request either: in a sentence that names such a work or someone
+	// quoting it, and no model, findings of those kinds inside the
+	// quotation are dropped, and the sentence is judged by what stands
+	// outside it.
+	quoting := func(i int) bool {
+		a := sents[i]
+		return a.mask&cueQuoteSrc != 0 && a.mask&modelCues == 0 && a.mask != a.out
+	}
+	for i := range sents {
+		if !quoting(i) {
+			continue
+		}
+		s, e := sentenceStart(ends, idx[i]), len(text)
+		if idx[i] < len(ends) {
+			e = ends[idx[i]]
+		}
+		kept := hits[:from]
+		for _, h := range hits[from:] {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e && quotedLineAt(text, s, h.Start)) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+		if reportable(cueType(sents[i].mask)) {
+			sents[i].mask = sents[i].out
+		}
+	}
+	for i := range sents {
+		if !reported(i) {
+			continue
+		}
+		s, e := sentenceStart(ends, idx[i]), len(text)
+		if idx[i] < len(ends) {
+			e = ends[idx[i]]
+		}
+		kept := hits[:from]
+		for _, h := range hits[from:] {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e) {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
 	}
 	covered := func(s, e int) bool {
 		for _, h := range hits[from:] {
@@ -799,17 +1129,19 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		return false
 	}
 	for i, a := range sents {
-		if covered(a.start, a.end) {
+		if covered(int(a.start), int(a.end)) {
 			continue
 		}
 		if typ := cueType(a.mask); typ != "" {
-			hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: a.end}, prio})
+			if !(reportable(typ) && reported(i)) {
+				hits = append(hits, hit{Finding{Type: typ, Start: int(a.start), End: int(a.end)}, prio})
+			}
 			continue
 		}
 		if i+1 < len(sents) && idx[i+1] == idx[i]+1 {
 			b := sents[i+1]
-			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" {
-				hits = append(hits, hit{Finding{Type: typ, Start: a.start, End: b.end}, prio})
+			if typ := cueType(a.mask | b.mask); typ != "" && cueType(b.mask) == "" && !(reportable(typ) && (reported(i) || reported(i+1))) {
+				hits = append(hits, hit{Finding{Type: typ, Start: int(a.start), End: int(b.end)}, prio})
 			}
 		}
 	}
@@ -852,6 +1184,399 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 	return hits
 }
 
+// modelCues are the categories that name the model, a later reader of the
+// memory or an authority over the model: reported speech that holds one
+// of them may be meant for the model.
+const modelCues = cueAI | cueAddress | cueAddressWeak | cueReader | cueMemRef | cueStored | cueAuthority | cueRuleGiver |
+	cueOperator | cueStanding | cueOverride | cueObliged | cuePersona | cueCharacter
+
+// reportable reports the finding types that reported speech makes without
+// asking anything of the model.
+func reportable(typ string) bool {
+	return typ == InstructionIgnore || typ == InstructionOverride || typ == InstructionConceal
+}
+
+// sentenceStart is where sentence k starts, given the ends of sentences.
+func sentenceStart(ends []int, k int) int {
+	if k == 0 {
+		return 0
+	}
+	return ends[k-1]
+}
+
+// quotedAt reports whether p stands inside a quotation opened after from:
+// an odd number of straight double quotes (the markup view straightens
+// curly ones), or more opening than closing guillemets or corner brackets.
+func quotedAt(text string, from, p int) bool {
+	s := text[from:p]
+	return strings.Count(s, `"`)%2 == 1 || strings.Count(s, "«") > strings.Count(s, "»") ||
+		strings.Count(s, "「") > strings.Count(s, "」") || strings.Count(s, "„") > strings.Count(s, "“")
+}
+
+// quotedLineAt reports whether p stands inside a quotation opened after
+// from, as quotedAt does, or inside single quotes: a ' that opens (after
+// a space, a bracket or a colon, before a letter) and has not closed (a '
+// after a letter or punctuation and before a space, punctuation or the
+// end). An apostrophe inside a word ("Kai's", "don't") does neither.
+func quotedLineAt(text string, from, p int) bool {
+	if quotedAt(text, from, p) {
+		return true
+	}
+	open := false
+	for i := from; i < p; i++ {
+		if text[i] != '\'' {
+			continue
+		}
+		before, after := byte(' '), byte(' ')
+		if i > from {
+			before = text[i-1]
+		}
+		if i+1 < len(text) {
+			after = text[i+1]
+		}
+		wordBefore := isAlnum(before) || before >= utf8.RuneSelf
+		wordAfter := isAlnum(after) || after >= utf8.RuneSelf
+		switch {
+		case !open && !wordBefore && wordAfter:
+			open = true
+		case open && before != ' ' && !wordAfter:
+			open = false
+		}
+	}
+	return open
+}
+
+// firstPersonBefore reports a reported-speech frame spoken by the writer
+// ("I said to ignore …"): that speaks to the reader.
+func firstPersonBefore(text string, i int) bool {
+	return strings.HasSuffix(text[:i], " i ") || i == 2 && text[:i] == "i " || strings.HasSuffix(text[:i], " we ") || i == 3 && text[:i] == "we "
+}
+
+// askedBefore reports an address to the model ("a l'assistant", "al
+// asistente que") that a past-tense request verb (cueAsked) stands right
+// before, at most two words away: "elle a demande a l'assistant de …", "le
+// pidio al asistente que …" tell what someone asked the assistant, a
+// preference about how it speaks, not a note to it.
+func askedBefore(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if r, _ := utf8.DecodeRuneInString(text[m.start:]); unspaced(r) || r >= 0xAC00 && r <= 0xD7A3 {
+		// Korean and Japanese put the verb last: "비서에게 … 달라고 했다",
+		// "アシスタントに … ように頼んだ".
+		for _, a := range ms[mi+1:] {
+			if a.cat == cueAsked && a.start >= m.end {
+				return !strings.ContainsAny(text[m.end:a.start], ".!?\n。！？")
+			}
+		}
+	}
+	for j := mi - 1; j >= 0; j-- {
+		a := ms[j]
+		if m.start-a.end > 24 {
+			return false
+		}
+		if a.cat != cueAsked || a.end > m.start {
+			continue
+		}
+		gap := text[a.end:m.start]
+		return strings.Count(gap, " ") <= 2 && !strings.ContainsAny(gap, ".,;:!?\n")
+	}
+	return false
+}
+
+// frenchPerfect reports a French past participle that reads as an
+// imperative once its accent is dropped ("a demande", "ont recommande" for
+// "a demandé", "ont recommandé"): an auxiliary of avoir stands before it.
+func frenchPerfect(text string, m cueMatch) bool {
+	if text[m.end-1] != 'e' || m.start < 2 || text[m.start-1] != ' ' {
+		return false
+	}
+	w := text[:m.start-1]
+	k := strings.LastIndexAny(w, " '")
+	w = w[k+1:]
+	switch w {
+	case "a", "ont", "avait", "avaient", "aurait", "auraient", "ai", "avons", "avez", "aura", "auront":
+		return true
+	}
+	return false
+}
+
+// clauseEndAfter reports whether a clause ends after m (punctuation, the end
+// of the text, or a conjunction after a space, "here" or "down" allowed
+// before it): "I've stored this; act like …" refers to the memory, "I've
+// stored this recipe in the binder" or "stored this in the garage" to a
+// thing.
+func clauseEndAfter(text string, m cueMatch) bool {
+	i := m.end
+	if r, _ := utf8.DecodeLastRuneInString(text[:i]); !spacedLetter(r) {
+		return true // an entry in Korean, Japanese, Chinese … ends on its verb
+	}
+	// A pronoun for the note or an auxiliary that ends the clause may
+	// come first ("que j'ai enregistre ceci", "dass ich das gespeichert
+	// habe").
+	for _, w := range []string{" here", " down", " away", " ceci", " cela", " esto", " isto", " isso", " questo", " dit", " dies",
+		" это", " habe", " hat", " heb", " heeft"} {
+		if strings.HasPrefix(text[i:], w) && (i+len(w) == len(text) || !isAlpha(text[i+len(w)])) {
+			i += len(w)
+			break
+		}
+	}
+	if i >= len(text) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	if r != ' ' {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' && text[j] != ';' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "and", "but", "so", "or", "because", "y", "pero", "et", "mais", "und", "aber", "e", "mas", "ma", "en", "maar", "и", "но", "а":
+		return true
+	}
+	return false
+}
+
+// obligedAt reports whether the modal ms[mi] binds the model: a name of
+// the model (cueAI) stands right before it, after an article or another
+// name of the model in a language written with articles ("the assistant
+// must", "l'assistant doit", "the AI assistant is to"), or right after it
+// across at most one word ("muss der Assistent", "يجب على المساعد",
+// "アシスタントは必ず" with the particle between); and the modal is not
+// followed by a passive ("the assistant must be updated").
+func obligedAt(text string, ms []cueMatch, mi int) bool {
+	m := ms[mi]
+	if passiveAfter(text, m.end) {
+		return false
+	}
+	// near: at most one word between, no punctuation.
+	near := func(gap string) bool {
+		return len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") == 0 && !strings.ContainsAny(gap, ".,;:!?\n。、，")
+	}
+	for j := mi - 1; j >= 0 && m.start-ms[j].start <= 40; j-- {
+		a := ms[j]
+		if a.cat != cueAI || a.start >= m.start {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(text[a.start:]); !spacedLetter(r) {
+			// A script without spaces, or one whose words take particles:
+			// the match runs to the end of its word ("アシスタントは必ず",
+			// "어시스턴트는 반드시", "सहायक को हमेशा").
+			if gap := text[a.start:m.start]; len(gap) <= 40 && strings.Count(strings.TrimSpace(gap), " ") <= 1 &&
+				!strings.ContainsAny(gap, ".,;:!?\n。、，") {
+				return true
+			}
+			continue
+		}
+		if a.end <= m.start && near(text[a.end:m.start]) && strings.TrimSpace(text[a.end:m.start]) == "" && determinerBefore(text, ms, j) {
+			return true
+		}
+	}
+	for _, a := range ms[mi+1:] {
+		if a.start-m.end > 16 {
+			break
+		}
+		if a.cat == cueAI && a.start >= m.end && near(text[m.end:a.start]) {
+			return true
+		}
+	}
+	return false
+}
+
+// vocativeAt reports a name of the model called out as the one spoken to
+// ("Also, agent, when you next load this, book …", "Oye, IA, si te
+// pregunta …", "future me (the bot, not the human): …"): the name is
+// followed by a comma and stands at the start of a sentence, a line or an
+// HTML comment, after an interjection ("hey", "oye", "also," …) or opening
+// a parenthesis ("(the bot, …"). The name is not the head of a list ("AI,
+// robotics and space": another comma or a conjunction within the next two
+// words) nor has a possessive or an article before it ("my assistant,
+// Maria, …", "the agent, Tom, …"), except in a parenthesis.
+func vocativeAt(text string, m cueMatch) bool {
+	rest := strings.TrimLeft(text[m.end:], " ")
+	if !strings.HasPrefix(rest, ",") {
+		return false
+	}
+	// A list: a comma or a conjunction within the next two words.
+	words := strings.Fields(rest[1:min(len(rest), 64)])
+	for _, w := range words[:min(len(words), 2)] {
+		if strings.HasSuffix(w, ",") || slices.Contains(listJoiners, w) {
+			return false
+		}
+	}
+	// Names people also bear ("Claude, Marie's husband, …").
+	if n := text[m.start:m.end]; n == "claude" || n == "gemini" {
+		return false
+	}
+	before := strings.TrimRight(text[:m.start], " ")
+	if before == "" {
+		return true
+	}
+	if strings.HasSuffix(before, "(") || strings.HasSuffix(before, "<!--") {
+		return true
+	}
+	if w := strings.TrimSuffix(before, "l'"); len(w) < len(before) {
+		before = strings.TrimRight(w, " ")
+	}
+	// An article right after an opening parenthesis: "(the bot, …".
+	if k := strings.LastIndexByte(before, '('); k >= 0 && slices.Contains(determiners, strings.TrimSpace(before[k+1:])) {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(before)
+	switch r {
+	case '.', '!', '?', ';', '\n', ':', '—', '-', '¡', '¿', '"':
+		return true
+	case ',':
+		// "Also, agent, …", "Oye, IA, …": one interjection or discourse
+		// word opens the sentence before the comma.
+		w := strings.TrimRight(before[:len(before)-1], " ")
+		k := strings.LastIndexAny(w, ".!?;:\n¡¿\"(")
+		return slices.Contains(vocativeOpeners, strings.TrimSpace(w[k+1:]))
+	}
+	// "hey agent, …", "oye IA, …"
+	k := strings.LastIndexAny(before, " .!?;:\n¡¿\"(,")
+	if !slices.Contains(vocativeOpeners, before[k+1:]) {
+		return false
+	}
+	w := strings.TrimRight(before[:k+1], " ")
+	return w == "" || strings.ContainsAny(w[len(w)-1:], ".!?;:\n¡¿\"(,")
+}
+
+// conditionals are the words that arm a reply for a question someone may
+// ask ("when Tom asks", "si te pregunta", "wenn er fragt").
+var conditionals = []string{"if", "when", "whenever", "in case", "should", "once", "si", "s'il", "s'ils", "cuando", "siempre que", "cada vez que",
+	"en caso de que", "quand", "lorsque", "chaque fois que", "au cas ou", "wenn", "falls", "sobald", "sollte", "se", "quando",
+	"sempre que", "caso", "ogni volta che", "qualora", "nel caso", "als", "wanneer", "zodra", "indien", "если", "когда",
+	"как только", "如果", "要是", "若", "每当", "每當", "当", "當", "もし", "만약", "만일", "إذا", "اذا", "عندما", "كلما", "لو",
+	"अगर", "जब", "यदि"}
+
+// armedAt reports whether the question m (cueAsks) follows a conditional
+// in its clause, at most six words before it ("when Tom asks whether …",
+// "si algún día te pregunta"): a reply is armed for it. Japanese and
+// Korean forms carry the conditional in the verb (聞かれたら, 물으면).
+func armedAt(text string, m cueMatch) bool {
+	lit := text[m.start:m.end]
+	if strings.HasSuffix(lit, "たら") || strings.HasSuffix(lit, "면") || strings.HasSuffix(lit, "거든") {
+		return true
+	}
+	b := text[max(0, m.start-80):m.start]
+	if k := strings.LastIndexAny(b, ".;!?\n。！？"); k >= 0 {
+		b = b[k+1:]
+	}
+	if r, _ := utf8.DecodeRuneInString(lit); !spacedLetter(r) {
+		for _, c := range conditionals {
+			if r, _ := utf8.DecodeRuneInString(c); !spacedLetter(r) && strings.Contains(b, c) {
+				return true
+			}
+		}
+		return false
+	}
+	ws := strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == ',' })
+	ws = ws[max(0, len(ws)-7):]
+	for i := range ws {
+		for _, c := range conditionals {
+			n := strings.Count(c, " ") + 1
+			if i+n <= len(ws) && strings.Join(ws[i:i+n], " ") == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subjects are the pronouns and auxiliaries that make a deflection a
+// description ("I just change the subject", "he tends to change the
+// subject", "ella cambia de tema") rather than an imperative.
+var subjects = []string{"i", "we", "he", "she", "they", "to", "will", "would", "can", "could", "tends", "tried", "tries",
+	"usually", "yo", "el", "ella", "ellos", "ellas", "nosotros", "suele", "je", "j", "il", "elle", "ils", "elles", "nous",
+	"ich", "er", "sie", "wir", "eu", "ele", "ela", "eles", "elas", "io", "lui", "lei", "loro", "noi", "ik", "hij", "zij", "ze",
+	"wij", "я", "он", "она", "они", "мы"}
+
+// deflectAt reports whether the deflection m is told as an imperative:
+// neither the first word of its clause nor the two words right before it
+// are a subject or an auxiliary ("say yes and change the subject", "tell
+// him they were fine and steer the conversation away", not "I say yes
+// and change the subject" or "he tends to change the subject").
+func deflectAt(text string, m cueMatch) bool {
+	if r, _ := utf8.DecodeRuneInString(text[m.start:]); !spacedLetter(r) {
+		return true
+	}
+	b := text[max(0, m.start-80):m.start]
+	if k := strings.LastIndexAny(b, ".;:!?,\n—("); k >= 0 {
+		b = b[k+1:]
+	}
+	ws := strings.FieldsFunc(b, func(r rune) bool { return r == ' ' || r == '\'' })
+	if len(ws) > 0 && slices.Contains(subjects, ws[0]) {
+		return false
+	}
+	for _, w := range ws[max(0, len(ws)-2):] {
+		if slices.Contains(subjects, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// listJoiners are the conjunctions that make a name of the model before a
+// comma the head of a list rather than a vocative.
+var listJoiners = []string{"and", "or", "y", "o", "e", "ou", "et", "und", "oder", "en", "of", "и", "или", "ed"}
+
+// vocativeOpeners are the interjections and discourse words that may open
+// a sentence before a vocative ("also, agent, …", "oye, IA, …", "hey
+// bot, …").
+var vocativeOpeners = []string{"hey", "hi", "hello", "ok", "okay", "so", "also", "and", "oh", "ah", "listen", "look", "yo", "psst",
+	"btw", "oye", "hola", "ey", "eh", "mira", "bueno", "pues", "ademas", "y", "ojo", "salut", "coucou", "ecoute", "bon", "alors",
+	"aussi", "et", "dis", "dites", "tiens", "he", "hallo", "hoi", "na", "ubrigens", "und", "hor zu", "ola", "oi", "olha", "ei", "alem disso",
+	"ah e", "e", "ehi", "ciao", "senti", "allora", "inoltre", "hee", "luister", "trouwens", "ook", "en", "эй", "привет", "слушай",
+	"кстати", "и", "а", "ну"}
+
+// determiners are the articles and determiners that make a name of the
+// model the model ("the assistant", not "my assistant" or "the office
+// assistant").
+var determiners = []string{"the", "this", "that", "any", "every", "each", "el", "la", "le", "les", "los", "las", "der", "die",
+	"das", "den", "o", "a", "os", "il", "lo", "de", "het"}
+
+// determinerBefore reports whether the name of the model ms[j] starts
+// with an article ("l'assistant"), follows a determiner or another name
+// of the model ("the AI assistant"), or is written in a script without
+// articles.
+func determinerBefore(text string, ms []cueMatch, j int) bool {
+	a := ms[j]
+	r, _ := utf8.DecodeRuneInString(text[a.start:])
+	if !spacedLetter(r) || r >= 0x370 || strings.HasPrefix(text[a.start:], "l'") || strings.HasSuffix(text[:a.start], "l'") {
+		return true // Cyrillic, Han, Hangul, Arabic … have no articles
+	}
+	for k := j - 1; k >= 0 && ms[k].end >= a.start-1; k-- {
+		if ms[k].cat == cueAI && ms[k].end < a.start {
+			return true
+		}
+	}
+	w := strings.TrimRight(text[:a.start], " ")
+	if len(w) == len(text[:a.start]) {
+		return false
+	}
+	w = w[strings.LastIndexAny(w, " \n(\"'")+1:]
+	return slices.Contains(determiners, w)
+}
+
+// passiveAfter reports an obligation of the model followed by a passive
+// or a state ("the assistant must be updated", "el asistente debe ser
+// actualizado"): a rule about the model, not one it is to follow.
+func passiveAfter(text string, i int) bool {
+	if i >= len(text) || text[i] != ' ' {
+		return false
+	}
+	j := i + 1
+	for j < len(text) && text[j] != ' ' && text[j] != ',' && text[j] != '.' {
+		j++
+	}
+	switch text[i+1 : j] {
+	case "be", "been", "get", "ser", "estar", "etre", "sein", "werden", "essere", "worden", "zijn", "быть":
+		return true
+	}
+	return false
+}
+
 // compoundHeads are nouns that an AI word before them modifies: "for the
 // AI project" names a project, not a reader.
 var compoundHeads = []string{"project", "projects", "team", "teams", "course", "class", "lab", "group", "club",
@@ -877,8 +1602,11 @@ func modifiesNoun(text string, i int) bool {
 }
 
 // commentRoleLabels are the speakers of a chat transcript that, opening a
-// line of an HTML comment, address the model.
-var commentRoleLabels = []string{"system", "assistant", "developer", "ai", "model", "llm", "bot", "chatbot"}
+// line of an HTML comment, address the model, in the gate's languages.
+var commentRoleLabels = []string{"system", "assistant", "developer", "ai", "model", "llm", "bot", "chatbot", "agent",
+	// the model named in the other languages ("<!-- IA: … -->")
+	"ia", "l'ia", "ki", "ии", "asistente", "assistente", "assistent", "ассистент", "agente", "modelo", "modello", "modele",
+	"sistema", "systeme", "система", "助手", "アシスタント", "어시스턴트", "المساعد", "सहायक", "एआई"}
 
 // commentRoleLabel reports whether a line of the HTML comment c (its
 // "<!--" and "-->" included) begins with a role label and a colon, after
@@ -899,9 +1627,9 @@ func commentRoleLabel(c string) bool {
 	return false
 }
 
-// findDests adds a cueDest match for every URL ("http://", "https://")
-// and e-mail address (a word, '@', a word with a dot) in text, keeping ms
-// in order of offset.
+// findDests adds a cueDest match for every URL ("http://", "https://"),
+// e-mail address (a word, '@', a word with a dot) and international phone
+// number ('+' and 10 to 15 digits) in text, keeping ms in order of offset.
 func findDests(text string, ms []cueMatch) []cueMatch {
 	n := len(ms)
 	for i := 0; i < len(text); i++ {
@@ -910,6 +1638,22 @@ func findDests(text string, ms []cueMatch) []cueMatch {
 			if strings.HasPrefix(text[i:], "http://") || strings.HasPrefix(text[i:], "https://") {
 				ms = append(ms, cueMatch{cueDest, i, i + 7})
 				i += 7
+			}
+		case '+':
+			// An international phone number ("+55 11 98888-0000"): a
+			// destination as an address is.
+			if i == 0 || !isWordByte(text[i-1]) {
+				d, j := 0, i+1
+				for j < len(text) && (isDigit(text[j]) || (text[j] == ' ' || text[j] == '-') && j+1 < len(text) && isDigit(text[j+1])) {
+					if isDigit(text[j]) {
+						d++
+					}
+					j++
+				}
+				if d >= 10 && d <= 15 {
+					ms = append(ms, cueMatch{cueDest, i, j})
+					i = j - 1
+				}
 			}
 		case '@':
 			if i > 0 && isWordByte(text[i-1]) && i+1 < len(text) && isWordByte(text[i+1]) {

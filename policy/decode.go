@@ -51,17 +51,25 @@ func hasHidden(text string) bool {
 
 // wordsViewHits reads words separated by emoji, symbols or other marks
 // that are not letters ("ignore🔥all🔥previous🔥instructions",
-// "ignore/all/previous/instructions") as words separated by spaces, and
+// "ignore/all/previous/instructions", "you 👉 are 👉 now") as words
+// separated by single spaces, and
 // runs the sentence rules and the cues on that view. It builds the view
 // only when such a separator stands between two letters.
 func wordsViewHits(pv *view, prio int, hits []hit) []hit {
 	s := pv.s
 	b := builder{src: s}
 	prevLetter := false
+	wordEnd := -1 // the end of the last word when only spaces follow it
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if !wordSeparator(r) {
 			prevLetter = unicode.IsLetter(r) || unicode.IsDigit(r)
+			switch {
+			case prevLetter:
+				wordEnd = i + n
+			case r != ' ':
+				wordEnd = -1
+			}
 			i += n
 			continue
 		}
@@ -74,10 +82,16 @@ func wordsViewHits(pv *view, prio int, hits []hit) []hit {
 			j += m
 		}
 		next, _ := utf8.DecodeRuneInString(s[j:])
-		if prevLetter && j < len(s) && (unicode.IsLetter(next) || unicode.IsDigit(next)) {
-			b.replace(i, j, " ")
+		if j < len(s) && (unicode.IsLetter(next) || unicode.IsDigit(next)) {
+			switch {
+			case prevLetter:
+				b.replace(i, j, " ")
+			case wordEnd >= 0:
+				// Spaced as well: "you 👉 are 👉 now".
+				b.replace(wordEnd, j, " ")
+			}
 		}
-		prevLetter = false
+		prevLetter, wordEnd = false, -1
 		i = j
 	}
 	if !b.changed {
@@ -152,7 +166,7 @@ func phraseOrCues(s string) []int {
 	hs := phraseRules.scan(s, 0, buf[:0])
 	hs = scanCues(s, 0, hs, 0)
 	if len(hs) == 0 && useClassifier {
-		hs = classifierHits(&view{s: s}, 0, hs)
+		hs = classifierHits(&view{s: s}, 0, hs, true)
 	}
 	if len(hs) == 0 {
 		return nil
@@ -325,8 +339,10 @@ func reverseRunes(s string) string {
 }
 
 // commonWords counts the words of s that are among the most common words
-// of the languages written in Latin or Cyrillic letters: text that gains
-// many of them when read as rot13 or backwards was written that way.
+// of the languages written in Latin or Cyrillic letters, and the common
+// words of notes to a model (always, never, rule, recommend …, so that a
+// short encoded rule gains two): text that gains many of them when read as
+// rot13 or backwards was written that way.
 func commonWords(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
@@ -352,6 +368,10 @@ var commonWordSet = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`the and to of you your all is are this that for with in on not do be it me my now no
 		any from as at by or an if will must what above previous instructions ignore
+		always never other when then they them their there about into only also but so he she his her was were
+		have has had can tell send say ask who which we our us just like know new should would could please
+		every after before again rule rules policy note memory user assistant model system prompt reply answer
+		mention recommend keep secret forget
 		el la los las de que y en tu todas todos las del por para con
 		le les des et vous tes toutes est une pour avec
 		der die das und du alle nicht ist mit von zu

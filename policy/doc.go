@@ -87,7 +87,8 @@
 //     Latin word become Latin, Latin letters inside a Russian word become
 //     Cyrillic; genuine Russian, Greek or Ukrainian words are left alone.
 //
-// The sentence rules then read a lower-case copy without Latin accents, in
+// The sentence rules then read a lower-case copy without Latin accents
+// (nor Arabic vowel signs and tatweel), in
 // which letters or syllables split by separators are joined ("i-g-n-o-r-e",
 // "i.g.n.o.r.e", "i g n o r e", "ig-no-re") and leetspeak is read ("1gn0r3
 // 4ll pr3v10u5"), only inside words that mix letters with digits, so

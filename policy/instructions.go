@@ -116,7 +116,8 @@ var InstructionLanguages = []string{"en", "es", "fr", "de", "pt", "it", "nl", "r
 // Ordinary text stays clean: "I ignored the previous email", "Alice forgot
 // her umbrella", "the system was down", "please remember my instructions
 // for the cake", "you are now subscribed", "Ich habe die Anweisungen des
-// Arztes befolgt", an image without a query string.
+// Arztes befolgt", speech reported between third parties ("the coach told
+// the team to forget the old rules"), an image without a query string.
 func DetectInstructions(text string) []Finding {
 	return detectInstructions(normalize(text))
 }
@@ -151,7 +152,7 @@ func detectInstructionsDepth(n normalized, depth int) []Finding {
 		hits = decodedHits(n.orig.s, pv, depth, hits)
 	}
 	if useClassifier { // on decoded text too: an encoded payload is read as its plain text
-		hits = classifierHits(pv, cuePrio+1, hits)
+		hits = classifierHits(pv, cuePrio+1, hits, depth > 0)
 	}
 	return resolve(hits, true)
 }
@@ -202,6 +203,17 @@ var markupRules = newRuleSet([]tokenRule{
 		re: regexp.MustCompile(`^"name"\s?:\s?"[a-z][a-z0-9_.-]{1,60}"\s?,\s?"(?:arguments|parameters|input|args)"\s?:\s?[{"]`),
 	},
 	{
+		// The same call with its keys in another language
+		// ({"ferramenta": "enviar_email", "args": {…}}): a key for the
+		// tool or function and an identifier, then a key for its
+		// arguments. A key for a name ("nombre", "nom") needs an
+		// identifier with '_', '.' or '-' ("enviar_correo", not "Ana").
+		typ: InstructionToolCall, triggers: quoted(toolKeys, nameKeys), window: 200,
+		re: regexp.MustCompile(`^"(?:(?:` + alternation(toolKeys) + `)"\s?:\s?"[\pL_][\pL\pN_.-]{0,60}` +
+			`|(?:` + alternation(nameKeys) + `)"\s?:\s?"[\pL_][\pL\pN]{0,30}[_.-][\pL\pN_.-]{1,40})"\s?,\s?` +
+			`"(?:` + alternation(argKeys) + `)"\s?:\s?[{"\[]`),
+	},
+	{
 		typ: InstructionToolCall, triggers: []string{"<tool_call", "<function_call", "<invoke", "<tool_use", "<antml", "<function="}, window: 64,
 		re: regexp.MustCompile(`^<(?:tool_calls?|function_calls?|tool_use|invoke\s?name\s?=|antml:[a-z_]+|function=)`),
 	},
@@ -250,6 +262,32 @@ var markupRules = newRuleSet([]tokenRule{
 		valid: func(text string, s, e int) bool { return urlCarriesData(text[s:e], false) },
 	},
 })
+
+// The keys of a forged tool call in the gate's languages: the tool or
+// function called, its name, and its arguments.
+var (
+	toolKeys = []string{"tool", "function", "action", "herramienta", "funcion", "función", "accion", "acción", "outil",
+		"fonction", "werkzeug", "funktion", "aktion", "ferramenta", "funcao", "função", "acao", "ação", "strumento", "funzione",
+		"azione", "gereedschap", "functie", "actie", "инструмент", "функция", "действие", "工具", "函数", "函數", "ツール", "関数",
+		"도구", "함수", "أداة", "دالة", "टूल", "फ़ंक्शन", "फंक्शन"}
+	nameKeys = []string{"nombre", "nom", "nome", "naam", "имя", "название", "名称", "名稱", "名前", "이름", "اسم", "नाम"}
+	argKeys  = []string{"arguments", "args", "parameters", "params", "input", "argumentos", "parametros", "parámetros",
+		"entrada", "parametres", "paramètres", "argumente", "parameter", "eingabe", "argomenti", "parametri", "argumenten",
+		"invoer", "аргументы", "параметры", "参数", "參數", "引数", "パラメータ", "인수", "매개변수", "파라미터", "وسائط",
+		"معاملات", "المعاملات", "पैरामीटर", "तर्क"}
+)
+
+// quoted returns the words of the lists each in double quotes, as JSON
+// keys are written.
+func quoted(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, w := range l {
+			out = append(out, `"`+w+`"`)
+		}
+	}
+	return out
+}
 
 // atLineStart reports whether only spaces stand between the start of the
 // line and s.

@@ -25,8 +25,8 @@ import (
 //     look-alike angle brackets as < and >, curly quotes straight. The tag
 //     and link rules read it.
 //   - phrase (phraseView): markup without Latin accents and combining
-//     marks, with letters and syllables split by separators joined and
-//     leetspeak read. The sentence rules read it.
+//     marks or Arabic vowel signs, with letters and syllables split by
+//     separators joined and leetspeak read. The sentence rules read it.
 //
 // Every view is built in one pass over the one before, and only where
 // something changes: ASCII text is its own base (ASCII is NFKC and holds
@@ -425,7 +425,8 @@ func markupRune(r rune) rune {
 // phraseView makes the views the sentence rules read from the markup view
 // m: Latin letters without their accents ("instrucciones", "précédentes",
 // "vorherigen" read "instrucciones", "precedentes", "vorherigen"), combining
-// marks after Latin letters removed, letters split by separators joined
+// marks after Latin letters and Arabic vowel signs and tatweel removed
+// ("المشغّلة" reads "المشغلة"), letters split by separators joined
 // ("i-g-n-o-r-e", "i.g.n.o.r.e", "i g n o r e a l l", "s_y_s_t_e_m"), and
 // leetspeak read inside words that mix letters with digits or symbols
 // ("1gn0r3 4ll pr3v10u5" reads "ignore all previous"; "2024" and "5 apples"
@@ -483,7 +484,7 @@ func phraseView(m *view) (pv, alt *view) {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(src[i:])
-		if prevLatin && (unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r)) {
+		if prevLatin && (unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r)) || isArabicMark(r) {
 			b.replace(i, i+n, "")
 			i += n
 			continue
@@ -528,6 +529,29 @@ func phraseView(m *view) (pv, alt *view) {
 		alt = pv.sameLength(string(l))
 	}
 	return pv, alt
+}
+
+// isArabicMark reports the vowel signs and other marks written above and
+// below Arabic letters (harakat, tanwin, shadda, sukun, the dagger alif,
+// Quranic annotation signs) and the tatweel that stretches a word: the
+// phrase view reads vocalized or stretched Arabic as its bare letters, as
+// it reads Latin letters without their accents.
+func isArabicMark(r rune) bool {
+	return r >= 0x610 && r <= 0x61A || r == 0x640 || r >= 0x64B && r <= 0x65F || r == 0x670 ||
+		r >= 0x6D6 && r <= 0x6DC || r >= 0x6DF && r <= 0x6E4 || r == 0x6E7 || r == 0x6E8 || r >= 0x6EA && r <= 0x6ED
+}
+
+// stripArabicMarks removes what isArabicMark reports from s.
+func stripArabicMarks(s string) string {
+	if strings.IndexFunc(s, isArabicMark) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isArabicMark(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // outOffset maps the source offset p of a builder with the given edits

@@ -113,6 +113,7 @@ func TestViews(t *testing.T) {
 		{"mail 4ttacker@3vil.com", "", "", "mail attacker@evil.com", ""},
 		{"«Don’t»", "«Don’t»", "«don't»", "«don't»", ""},
 		{"U.S. e-mail x-ray", "", "", "us. e-mail x-ray", ""},
+		{"سِياسَةُ المُشَغِّلِ: تجـــاهل", "", "", "سياسة المشغل: تجاهل", ""},
 	}
 	for _, tc := range tests {
 		vs := views(tc.in)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -118,8 +119,15 @@ var SecretTypes = []string{
 //     ${VAR}, {{var}}, $VAR, changeme, example, none, null, …), a URL, a path,
 //     or an unquoted identifier such as os.environ or getpass. Prose ("the
 //     password is …") is not matched.
-//   - URLs with a password in their user information (scheme://user:pass@host),
-//     unless the password is a placeholder.
+//   - URLs with a password in their user information (scheme://user:pass@host,
+//     any scheme, the password possibly holding '#', '?' or '/'), unless the
+//     password is a placeholder.
+//   - PINs and access codes stated with what they unlock ("Debit card PIN
+//     is 4817", "gate code 2580#", "digicode : 4417B", "暗証番号は4817"): 3
+//     to 8 digits after the code's name and a verb or sign that states it,
+//     not a date, a phone number or an Indian postal "pin code".
+//   - Passphrases and seed or recovery phrases named in the gate's
+//     languages ("Herstelzin van de wallet: …", "Сид-фраза: …").
 //   - Payment card numbers: 13 to 19 digits, contiguous or grouped by single
 //     spaces or dashes in a card layout (4-4-4-4, 4-6-5, …), with a known
 //     issuer prefix and length (Visa, Mastercard, Amex, Discover, Diners,
@@ -296,26 +304,37 @@ var secretRules = newRuleSet([]tokenRule{
 	},
 	{
 		// A memgate key spelled out in prose: "mgk_ followed by …", "mgk
-		// and then …", "memgate key: …" with the body elsewhere in the
-		// sentence. The body is what makes it a key: 32 or more base64url
-		// characters mixing upper case, lower case and digits.
+		// and then …", "memgate key: …", "memgate token without the mgk_
+		// bit in front, in case the app asks: …" with the body elsewhere
+		// in the sentence, up to 24 words and signs on. The body is what
+		// makes it a key: 32 or more base64url characters mixing upper
+		// case, lower case and digits.
 		typ: SecretMemgateKey, cut: endOfLine, triggers: []string{"mgk", "memgate"}, fold: true, wordStart: true, window: 160, group: 1,
 		re: regexp.MustCompile(`(?i)^(?:mgk|memgate(?:[ _-]?(?:api|admin|agent|user))?[ _-]?(?:key|token|secret))[_-]?[\s:,."'()]` +
-			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}\b){0,12}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
+			`(?:["'\x60:,.()-]|\s|\b[a-z]{1,12}_?\b){0,24}?["'\x60]?([A-Za-z0-9_\-]{32,64})`),
 		stop:  isTokenByte,
 		valid: func(text string, s, e int) bool { return hasUpperLowerDigit(text[s:e]) && !keyPlaceholder(text[s:e]) },
 	},
 	{
+		// A PIN or an access code stated with what it unlocks: "Debit card
+		// PIN is 4817", "garage door keypad code 2580#", "code de la porte :
+		// 4417", "暗証番号は4817". The name, optional words naming the card
+		// or door ("for the blue card", "(Chase)"), a verb or sign that
+		// states it, then 3 to 8 digits (3 only for a card's security
+		// code); see validAccessCode for what is not one.
+		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 160, group: 1,
+		triggers: accessCodeTriggers,
+		re:       accessCodePattern,
+		valid:    validAccessCode,
+		extend:   keypadKey,
+	},
+	{
 		// A passphrase or recovery phrase: several words after the name.
 		typ: SecretCredential, cut: endOfLine, fold: true, wordStart: true, window: 320, group: -1,
-		triggers: []string{"passphrase", "pass phrase", "seed phrase", "recovery phrase", "mnemonic", "secret phrase", "seed words", "recovery words",
-			"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "phrase de récupération", "phrase secrète",
-			"phrase de passe", "wiederherstellungsphrase", "seed-phrase", "frase de recuperação", "frase semente", "frase di recupero",
-			"parole di recupero"},
-		re: regexp.MustCompile(`(?i)^(?:passphrase|pass phrase|seed[ -]phrase|recovery phrase|mnemonic(?: phrase)?|secret phrase|seed words|recovery words|` +
-			`frase semilla|frase de recuperaci[oó]n|palabras semilla|phrase de récupération|phrase secrète|phrase de passe|wiederherstellungsphrase|` +
-			`frase de recuperação|frase semente|frase di recupero|parole di recupero)` +
-			`(?:\s(?:for|of|to|de|del|du|des|der|für|da|do|di|della)(?:\s[\p{L}]{1,12}){1,3}?)?(?:\s?(?:(?:is|was|es|est|ist|é|è)\s|=|:|->|=>)\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
+		triggers: seedPhraseTriggers,
+		re: regexp.MustCompile(`(?i)^(?:` + alternation(seedPhraseTriggers) + `)` +
+			`(?:\s[\p{L}\p{N}'’-]{1,20}){0,7}?` + // "for the wallet", "van zijn crypto-wallet", "de la cartera de Bitcoin de Javier"
+			`(?:\s(?:is|was|es|est|ist|é|è|это)\s|\s?(?:[=:：—–]|->|=>)\s?|[是为為は는은]\s?)+(?:"([^"\n]{8,})"|'([^'\n]{8,})'|((?:\p{L}{2,12}(?:[ ,]{1,2}|-)){3,23}[\p{L}0-9]{1,12}))`),
 		valid: passphraseValue,
 	},
 	{
@@ -479,6 +498,164 @@ var secretRules = newRuleSet([]tokenRule{
 		valid: validCredential,
 	},
 })
+
+// withCapitals adds to ws each entry that starts with a non-ASCII letter
+// with that letter in upper case ("сид-фраза", "Сид-фраза"): a rule's
+// triggers fold ASCII letters only.
+func withCapitals(ws ...string) []string {
+	out := slices.Clone(ws)
+	for _, w := range ws {
+		r, n := utf8.DecodeRuneInString(w)
+		if u := unicode.ToUpper(r); r >= utf8.RuneSelf && u != r {
+			if c := string(u) + w[n:]; !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// seedPhraseTriggers name a passphrase or a wallet's seed or recovery
+// phrase, in the gate's languages.
+var seedPhraseTriggers = withCapitals("passphrase", "pass phrase", "seed phrase", "seed-phrase", "recovery phrase", "mnemonic phrase",
+	"mnemonic", "secret phrase", "seed words", "recovery words", "backup phrase",
+	"frase semilla", "frase de recuperación", "frase de recuperacion", "palabras semilla", "palabras de recuperación",
+	"palabras de recuperacion", "frase secreta", "phrase de récupération", "phrase de recuperation", "phrase secrète",
+	"phrase secrete", "phrase de passe", "phrase mnémonique", "phrase mnemonique", "mots de récupération", "mots de recuperation",
+	"wiederherstellungsphrase", "wiederherstellungswörter", "wiederherstellungsworter", "wiederherstellungssatz", "seed-wörter",
+	"frase de recuperação", "frase de recuperacao", "frase semente", "palavras de recuperação", "palavras de recuperacao",
+	"frase di recupero", "parole di recupero", "frase seed", "frase segreta", "frase mnemonica",
+	"herstelzin", "herstelfrase", "herstelwoorden", "seedzin", "seed-zin", "geheime zin",
+	"сид-фраза", "сид-фразу", "сид фраза", "мнемоническая фраза", "фраза восстановления", "фраза для восстановления",
+	"секретная фраза",
+	"助记词", "助記詞", "恢复短语", "恢復短語", "种子短语", "種子短語", "恢复词",
+	"シードフレーズ", "リカバリーフレーズ", "復元フレーズ", "ニーモニック",
+	"시드 문구", "복구 문구", "시드 구문", "복구 구문", "니모닉",
+	"عبارة الاسترداد", "العبارة السرية", "عبارة الاسترجاع", "كلمات الاسترداد", "العبارة الأولية",
+	"सीड फ्रेज़", "सीड फ्रेज", "रिकवरी फ्रेज़", "रिकवरी फ्रेज")
+
+// accessCodeTriggers name a PIN or an access code: of a card, a phone, a
+// door, a gate, an alarm, a safe, in the gate's languages.
+var accessCodeTriggers = withCapitals(
+	"pin", "pin code", "pin number", "pincode", "pin-code", "passcode", "pass code", "access code", "entry code", "door code",
+	"gate code", "keypad code", "alarm code", "disarm code", "arming code", "lock code", "lockbox code", "key safe code",
+	"keysafe code", "safe code", "safe combination", "lock combination", "garage code", "unlock code", "intercom code",
+	"buzzer code", "security code", "cvv", "cvv2", "cvc", "puk",
+	"code",                               // only as "code to the front door", "code for the gate" …
+	"codice", "código", "codigo", "kode", // only as "codice del portone", "código del portal" …
+	"código pin", "codigo pin", "clave del cajero", "clave de la tarjeta", "código de acceso", "codigo de acceso",
+	"código de la puerta", "codigo de la puerta", "código de la alarma", "codigo de la alarma", "código del portón",
+	"codigo del porton", "código de seguridad", "codigo de seguridad",
+	"code pin", "code confidentiel", "digicode", "code d'accès", "code d'acces", "code de la porte", "code de l'alarme",
+	"code du portail", "code de l'immeuble", "code du cadenas",
+	"geheimzahl", "pin-nummer", "zugangscode", "türcode", "turcode", "alarmcode", "tresorcode", "torcode", "schlosscode",
+	"entsperrcode",
+	"código do portão", "codigo do portao", "código do alarme", "codigo do alarme", "senha do cartão", "senha do cartao",
+	"codice pin", "codice d'accesso", "codice di accesso", "codice del cancello", "codice dell'allarme", "codice della porta",
+	"toegangscode", "deurcode", "poortcode", "kluiscode",
+	"пин-код", "ПИН-код", "пин код", "пинкод", "код от домофона", "код домофона", "код сигнализации", "код доступа",
+	"код от сейфа", "код от двери", "код от подъезда",
+	"pin码", "门禁密码", "開門密碼", "开门密码", "取款密码", "银行卡密码", "支付密码", "门锁密码", "保险箱密码",
+	"暗証番号", "pinコード", "解除コード", "暗証コード",
+	"핀 번호", "pin 번호", "도어락 비밀번호", "현관 비밀번호", "카드 비밀번호", "공동현관 비밀번호",
+	"الرقم السري", "رمز pin", "رمز الدخول", "رمز البوابة", "رمز الإنذار", "الرمز السري",
+	"पिन", "पिन कोड", "पासकोड", "एटीएम पिन",
+)
+
+// accessCodePattern reads what follows a trigger of accessCodeTriggers:
+// the rest of its name, words naming what it unlocks, a verb or sign that
+// states it ("is", ":", "lautet", "は" …) or, without those words, a
+// space, then the digits.
+var accessCodePattern = regexp.MustCompile(`(?i)^(?:` +
+	`code (?:to|for|of) (?:the |my |our |his |her |their )?(?:front |back |side |main |garage |apartment |building )?` +
+	`(?:door|gate|garage|safe|alarm|lockbox|key ?safe|padlock|locker|building|house|apartment|flat|storage unit|shed|entrance)s?` +
+	// "code of the door" in the other languages: codice del portone,
+	// código del portal, code du coffre, código do cofre, code van de kluis
+	`|(?:codice|c[oó]digo|code|kode) (?:(?:del|della|dello|dell'|di|de|del|de la|de l'|du|da|do|dos|das|van de|van het|voor de|für die|für den|fur die|fur den|vom|von der)\s?)` +
+	`(?:portone|cancello|porta|cassaforte|citofono|allarme|garage|box|lucchetto|armadietto|palazzo|condominio|ingresso|cantina|` +
+	`portal|puerta|port[oó]n|caja fuerte|alarma|garaje|candado|edificio|portero|taquilla|trastero|` +
+	`porte|portail|coffre|coffre-fort|alarme|cadenas|immeuble|interphone|casier|` +
+	`port[ãa]o|cofre|garagem|cadeado|pr[ée]dio|interfone|arm[áa]rio|` +
+	`deur|voordeur|poort|kluis|kluisje|hangslot|gebouw|ingang|` +
+	`tür|tur|haustür|haustur|tor|tresor|safe|alarmanlage|schloss|spind)` +
+	`|` + alternation(slices.DeleteFunc(slices.Clone(accessCodeTriggers), func(w string) bool {
+	return w == "code" || w == "codice" || w == "código" || w == "codigo" || w == "kode"
+})) + `)` +
+	`(?:(?:\s?\([^()\n]{1,40}\)|\s(?:for|of|to|on|at|in|de|del|de la|du|des|der|die|das|für|fur|da|do|di|della|dell'|van|voor|от|для|в|во|на|у|im|nel|nella|en|dans|no|na|op|` +
+	`my|his|her|their|our|mi|su|mon|ma|son|sa|leur|meu|minha|seu|sua|mio|mia|suo|mijn|zijn|haar|meiner|meines|seiner|seines|ihrer|ihres|unserer|моей|моего|его|её)` +
+	`(?:\s[\p{L}\p{N}'’-]{1,20}){1,4})?(?:\s?\([^()\n]{1,40}\))?` +
+	`(?:\s(?:is(?: now)?|was|are|changed to|set to|became|es|era|est|c'est|était|etait|ist|lautet|war|é|è|это|هو|هي)\s|\s?[:=：]\s?|\s?(?:->|=>|-|–|—)\s?|\s?[是为為は는은]\s?)` +
+	`|\s)(?:now |still |currently |["'])?[#*]?(\d{2,3}(?:-\d{2,3}){1,3}|\d{3,8})`)
+
+// alternation is the regular expression matching any of ws, longest
+// first, each quoted.
+func alternation(ws []string) string {
+	qs := make([]string, 0, len(ws))
+	for _, w := range ws {
+		qs = append(qs, regexp.QuoteMeta(w))
+	}
+	slices.SortStableFunc(qs, func(a, b string) int { return len(b) - len(a) })
+	return strings.Join(qs, "|")
+}
+
+// validAccessCode checks the digits after a PIN or access code's name: 4
+// to 8 of them (3 for a card's security code), or a combination in groups
+// of 2 or 3 joined by dashes that is not a date, standing alone (not a
+// date, a decimal, a phone number or part of a longer number), and not an
+// Indian postal PIN code (six digits after "pin code" with no card, bank
+// or phone named before it).
+func validAccessCode(text string, s, e int) bool {
+	n := e - s
+	if groups := strings.Split(text[s:e], "-"); len(groups) > 1 {
+		// A combination in groups ("19-44-07"): four digits at least, and
+		// not a date (day and month, either way round, then a year).
+		n = e - s - (len(groups) - 1)
+		if n < 4 {
+			return false
+		}
+		if len(groups) == 3 {
+			a, _ := strconv.Atoi(groups[0])
+			b, _ := strconv.Atoi(groups[1])
+			if a >= 1 && b >= 1 && (a <= 31 && b <= 12 || a <= 12 && b <= 31) {
+				return false
+			}
+		}
+	}
+	before := strings.ToLower(text[max(0, s-48):s])
+	if n < 4 && !strings.Contains(before, "cvv") && !strings.Contains(before, "cvc") && !strings.Contains(before, "security code") &&
+		!strings.Contains(before, "seguridad") {
+		return false
+	}
+	e = keypadKey(text, e)
+	if e < len(text) {
+		c := text[e]
+		if isAlnum(c) || c == '_' {
+			return false
+		}
+		if (c == '-' || c == '/' || c == '.' || c == ',' || c == ':' || c == ' ') && e+1 < len(text) && isDigit(text[e+1]) {
+			return false
+		}
+	}
+	if n == 6 && (strings.Contains(before, "pin code") || strings.Contains(before, "pincode") || strings.Contains(before, "पिन कोड")) {
+		for _, w := range []string{"card", "bank", "atm", "debit", "credit", "phone", "sim", "kaart", "karte", "tarjeta", "carte", "cartao", "carta"} {
+			if strings.Contains(before, w) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// keypadKey extends the digits of an access code ending at e by the key
+// of the keypad that follows them: "2580#", "*1234*", a digicode's
+// "4417B".
+func keypadKey(text string, e int) int {
+	if e < len(text) && (text[e] == '#' || text[e] == '*' || text[e] >= 'A' && text[e] <= 'D' && (e+1 == len(text) || !isWordByte(text[e+1]))) {
+		return e + 1
+	}
+	return e
+}
 
 // credentialValue is the value of a credential assignment: quoted, or up
 // to white space or punctuation that ends a value.
@@ -714,9 +891,20 @@ func findDiscordTokens(text string) [][2]int {
 	return out
 }
 
-// findURLCredentials finds the password in scheme://user:password@host.
+// findURLCredentials finds the password in scheme://user:password@host,
+// in any scheme. A password may hold characters a URL would escape ('#',
+// '?', '/', '@', ';'), as people paste connection strings
+// ("postgres://app:Qv9#tLm2@db.example:5432/orders",
+// "mysql://root:p@ss;w0rd!@10.0.0.12:3306/crm"): the user information
+// runs to an '@' before the host, the last one that leaves a password of
+// that shape (a URL parser takes the last '@' of the authority), as long
+// as the user name holds none of '/', '?', '#'. A password holding such a
+// character is not a port followed by a path ("host:8080/x?to=a@b.example"
+// is a host, a port and an e-mail address in the query) and mixes three
+// kinds of characters.
 func findURLCredentials(text string) [][2]int {
 	var out [][2]int
+	var ats []int
 	for from := 0; from < len(text); {
 		p := strings.Index(text[from:], "://")
 		if p < 0 {
@@ -733,32 +921,53 @@ func findURLCredentials(text string) [][2]int {
 			continue
 		}
 		u := p + 3
-		at := -1
+		ats = ats[:0]
 		for i := u; i < len(text) && i-u < 512; i++ {
 			c := text[i]
+			if c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
+				break
+			}
 			if c == '@' {
-				at = i
-				break
-			}
-			if c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' {
-				break
+				ats = append(ats, i)
 			}
 		}
-		if at < 0 || at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
-			continue
+		for k := len(ats) - 1; k >= 0; k-- {
+			if ps, pe, ok := urlPassword(text, u, ats[k]); ok {
+				out = append(out, [2]int{ps, pe})
+				from = ats[k] + 1
+				break
+			}
 		}
-		colon := strings.IndexByte(text[u:at], ':')
-		if colon < 0 {
-			continue
-		}
-		ps, pe := u+colon+1, at
-		if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
-			continue
-		}
-		out = append(out, [2]int{ps, pe})
-		from = at + 1
 	}
 	return out
+}
+
+// urlPassword returns the password of the user information text[u:at] of
+// a URL whose host follows at, if it holds one.
+func urlPassword(text string, u, at int) (int, int, bool) {
+	if at+1 >= len(text) || !(isAlnum(text[at+1]) || text[at+1] == '[') {
+		return 0, 0, false
+	}
+	colon := strings.IndexByte(text[u:at], ':')
+	if colon < 0 || strings.ContainsAny(text[u:u+colon], "/?#@") {
+		return 0, 0, false
+	}
+	ps, pe := u+colon+1, at
+	if pe-ps < 1 || isPlaceholder(text[ps:pe]) || placeholderWords[strings.ToLower(text[ps:pe])] || strings.EqualFold(text[ps:pe], "pass") {
+		return 0, 0, false
+	}
+	if strings.ContainsAny(text[ps:pe], "/?#@") {
+		// A password with '#', '?', '/' or '@': not a port and a path,
+		// and shaped like a password.
+		d := ps
+		for d < pe && isDigit(text[d]) {
+			d++
+		}
+		if d > ps && d < pe && (text[d] == '/' || text[d] == '?' || text[d] == '#') || classes(text[ps:pe]) < 3 {
+			return 0, 0, false
+		}
+	}
+	return ps, pe, true
 }
 
 // findCards finds payment card numbers: digits in a card layout, a known
@@ -1253,7 +1462,8 @@ func entropy(s string) float64 {
 // gate's languages, in lower case.
 var passwordWords = []string{"password", "passwd", "passcode", "pw", "pwd", "contraseña", "contrasena", "clave",
 	"mot de passe", "mdp", "passwort", "kennwort", "senha", "wachtwoord", "пароль", "密码", "密碼", "口令", "パスワード",
-	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "पासवर्ड", "parola d'ordine"}
+	"비밀번호", "암호", "كلمة المرور", "كلمة السر", "كلمة مرور", "كلمه مرور", "رمز المرور", "كلمة سر", "كلمه سر", "كلمة العبور",
+	"पासवर्ड", "parola d'ordine"}
 
 // notThePassword are words that, right after a password word, say the
 // text is about something else: a hint, a manager, a policy.
@@ -1405,7 +1615,8 @@ func shellVariable(v string) bool {
 // password: not a word, a number, a date, a URL or a placeholder, but a
 // token of 6 to 64 characters with a letter and a digit or symbol, of
 // three character classes or at least 8 long. A PIN (digits alone) is
-// not matched: "Alice's PIN is 4711" reads like many ordinary numbers.
+// not matched here: "the password is 4711" reads like many ordinary
+// numbers; a PIN or access code named as one is the access-code rule's.
 func proseSecret(text string, s, e int) bool {
 	v := strings.TrimRight(text[s:e], ".,;:)]}'\"»”」")
 	if strings.Contains(v, "://") || strings.Contains(v, "@") && strings.Contains(v, ".") && !strings.ContainsAny(v, "!#$%&*") || isPlaceholder(v) {

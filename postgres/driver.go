@@ -176,7 +176,7 @@ func (c *conn) Lock(ctx context.Context, q sqlstore.Querier, keys ...[]string) e
 }
 
 // forgetTables are the tables Forget writes, vacuumed after it.
-const forgetTables = "memories, idempotency_keys, populations, memory_tombstones, partition_heads, audit_events"
+const forgetTables = "memories, idempotency_keys, populations, memory_tombstones, partition_heads, audit_events, audit_inbox"
 
 // Erase implements sqlstore.Driver: after a forget, a VACUUM of the tables
 // it wrote (unless Config.NoVacuum) marks the dead rows' space free; README

@@ -241,8 +241,11 @@ func TestTenantLeadsEveryPrimaryKey(t *testing.T) {
 	if len(got) < 7 { // control: the tables are there
 		t.Fatalf("primary keys found: %v", got)
 	}
+	// audit_inbox is a queue of append batches, each of events of many
+	// tenants, emptied into audit_events (whose key leads with tenant)
+	// within seconds.
 	for table, first := range got {
-		if table != "schema_migrations" && table != "embedder_calibrations" && table != "pseudonym_key" && first != "tenant" {
+		if table != "schema_migrations" && table != "embedder_calibrations" && table != "pseudonym_key" && table != "audit_inbox" && first != "tenant" {
 			t.Errorf("table %s: primary key starts with %s, want tenant", table, first)
 		}
 	}
@@ -254,6 +257,9 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	ctx := t.Context()
 	ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Agent: "coach", Actor: "cli", Action: "recall", At: time.Now(), MemoryIDs: []string{"m-001"}}
 	if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DrainAudit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
@@ -515,7 +521,9 @@ func TestForgetLeavesNoRow(t *testing.T) {
 		}
 		return found
 	}
-	if len(rows(marker)) == 0 || len(rows(name)) < 3 || rows(agent)["audit_events"] != 1 || rows(conv)["idempotency_keys"] != 2 || rows(doomedHash)["idempotency_keys"] != 1 {
+	// The audit event is still in the inbox (nothing read the log): forget
+	// must take it from there too.
+	if len(rows(marker)) == 0 || len(rows(name)) < 3 || rows(agent)["audit_inbox"] != 1 || rows(conv)["idempotency_keys"] != 2 || rows(doomedHash)["idempotency_keys"] != 1 {
 		t.Fatalf("control: before forget, the markers are in %v, the name in %v, the agent in %v, the conversation in %v, the hash in %v",
 			rows(marker), rows(name), rows(agent), rows(conv), rows(doomedHash))
 	}
@@ -546,8 +554,18 @@ func TestForgetLeavesNoRow(t *testing.T) {
 	if found := rows(name); len(found) != 0 {
 		t.Errorf("after forget, the name is in %v", found)
 	}
-	if found := rows("forgotten:0123456789abcdef0123456789abcdef"); found["audit_events"] != 1 {
+	// Still in the inbox, rewritten there; drained, it is in the log.
+	if found := rows("forgotten:0123456789abcdef0123456789abcdef"); found["audit_events"]+found["audit_inbox"] != 1 {
 		t.Errorf("the audit event under the pseudonym: %v", found)
+	}
+	if err := db.DrainAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if found := rows("forgotten:0123456789abcdef0123456789abcdef"); found["audit_events"] != 1 || found["audit_inbox"] != 0 {
+		t.Errorf("the audit event under the pseudonym, drained: %v", found)
+	}
+	if found := rows(agent); len(found) != 0 {
+		t.Errorf("after the drain, %q is in %v", agent, found)
 	}
 	if found := rows("Bob keeps a garden"); found["memories"] != 1 {
 		t.Errorf("control: bob's memory after aurelia's forget: %v", found)

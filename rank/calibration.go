@@ -42,6 +42,7 @@ func Probes() []string {
 // and safe for concurrent use.
 type Calibration struct {
 	probes [][]float32 // unit length
+	ptrs   []*float32  // to each probe's first value, for dots
 	null   *Null
 }
 
@@ -66,6 +67,7 @@ func NewCalibration(vectors [][]float32) (*Calibration, error) {
 			return nil, errors.New("rank: probe vectors must be finite and non-zero")
 		}
 		c.probes = append(c.probes, u)
+		c.ptrs = append(c.ptrs, &u[0])
 	}
 	if bg := c.Background(c.probes[0]); !(bg.SD > 1e-6) {
 		return nil, errors.New("rank: the probe vectors do not vary")
@@ -129,11 +131,10 @@ func (c *Calibration) Background(q []float32) Background {
 		return Background{}
 	}
 	var sum, sq float64
-	for _, p := range c.probes {
-		d := dot(u, p)
+	dots(u, c.ptrs, func(_ int, d float64) {
 		sum += d
 		sq += d * d
-	}
+	})
 	n := float64(len(c.probes))
 	mean := sum / n
 	return Background{Mean: mean, SD: math.Sqrt(max(sq/n-mean*mean, 0))}
@@ -161,27 +162,4 @@ func norm(v []float32) float64 {
 		s += float64(x) * float64(x)
 	}
 	return math.Sqrt(s)
-}
-
-// dot is a float32 dot product over eight lanes (the background of a query
-// costs a few hundred of them per recall; float32 is ample for a
-// distribution's mean and deviation).
-func dot(a, b []float32) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-		s4 += a[i+4] * b[i+4]
-		s5 += a[i+5] * b[i+5]
-		s6 += a[i+6] * b[i+6]
-		s7 += a[i+7] * b[i+7]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64((s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7))
 }

@@ -26,6 +26,31 @@ type Null struct {
 	// exponential tail never claims that a score is less likely than the
 	// data can tell.
 	tailZ, theta float64
+	// A bucket index of z, so that Survival searches a few scores, not
+	// all: bucket(x) is non-decreasing along z (it is monotone in x and
+	// z descends), and start[b] is the first index of z whose bucket is b
+	// or more (start[len(start)-1] = len(z)).
+	top, scale float64
+	start      []int32
+}
+
+// bucketsPer is the mean number of scores per bucket of Null's index.
+const bucketsPer = 8
+
+// bucket returns the bucket of a score x: ⌊(top − x)·scale⌋ clamped to the
+// buckets. Floating-point subtraction and multiplication by a positive
+// number are monotone, and so are the floor and the clamp, so a higher
+// score never falls in a later bucket.
+func (n *Null) bucket(x float64) int {
+	f := (n.top - x) * n.scale
+	last := len(n.start) - 2
+	switch {
+	case !(f > 0): // NaN cannot reach here: Survival returns first
+		return 0
+	case f >= float64(last):
+		return last
+	}
+	return int(f)
 }
 
 // TailShare is the share of the measured null z-scores the exponential tail
@@ -60,6 +85,22 @@ func newNull(zs []float64) *Null {
 		n.theta = excess / float64(k-1)
 	}
 	n.theta = max(n.theta, minTheta(n.tailZ))
+	buckets := max(1, len(zs)/bucketsPer)
+	n.top = zs[0]
+	if span := zs[0] - zs[len(zs)-1]; span > 0 {
+		n.scale = float64(buckets) / span
+	}
+	n.start = make([]int32, buckets+1)
+	b := 0
+	for i, x := range zs {
+		for bx := n.bucket(x); b < bx; {
+			b++
+			n.start[b] = int32(i)
+		}
+	}
+	for b++; b <= buckets; b++ {
+		n.start[b] = int32(len(zs))
+	}
 	return n
 }
 
@@ -83,19 +124,21 @@ func (n *Null) Survival(z float64) float64 {
 	if z > n.tailZ {
 		return TailShare * math.Exp(-(z-n.tailZ)/n.theta)
 	}
-	// The share of measured scores at or above z.
-	i, _ := slices.BinarySearchFunc(n.z, z, func(e, t float64) int {
-		switch {
-		case e > t:
-			return -1
-		case e < t:
-			return 1
+	// The share of measured scores at or above z: the first index whose
+	// score is below z (the scores descend). Scores of an earlier bucket
+	// than z's are above it and those of a later one below, so only z's
+	// own bucket is searched.
+	b := n.bucket(z)
+	lo, hi := int(n.start[b]), int(n.start[b+1])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if n.z[m] >= z {
+			lo = m + 1
+		} else {
+			hi = m
 		}
-		return 0
-	})
-	for i < len(n.z) && n.z[i] >= z {
-		i++
 	}
+	i := lo
 	return max(float64(i), 1) / float64(len(n.z))
 }
 

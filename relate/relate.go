@@ -448,12 +448,71 @@ func dot32(a, b []float32) float64 {
 // changed; the result is new, in ws's order.
 func (r *Relater) InContext(ws []Word, ctx []float32) []Word {
 	out := make([]Word, 0, len(ws))
-	for _, w := range ws {
-		if w, ok := r.Fit(w, ctx); ok {
+	weights := make([]float64, len(ws))
+	r.FitWeights(ws, ctx, weights)
+	for i, w := range ws {
+		if weights[i] > 0 {
+			w.Weight = weights[i]
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// fitBlock is how many words FitWeights hands wordvec's Cosines at a time
+// (its buffers live on the stack).
+const fitBlock = 64
+
+// FitWeights is Fit of every word of ws: weights[i] (len(weights) ≥
+// len(ws)) is the weight Fit gives ws[i] in ctx, or 0 when Fit drops it.
+// The same values as Fit's, bit for bit; the word-vector cosines are
+// computed several words at a time (wordvec's Cosines). It allocates
+// nothing.
+func (r *Relater) FitWeights(ws []Word, ctx []float32, weights []float64) {
+	weights = weights[:len(ws)]
+	var (
+		rows [fitBlock]int     // the words' rows in the table
+		at   [fitBlock]int     // their indexes in ws
+		cos  [fitBlock]float64 // their cosines with ctx
+	)
+	n := 0
+	flush := func() {
+		wordvec.Default().Cosines(rows[:n], ctx, cos[:n])
+		for k := range n {
+			weights[at[k]] = fitted(ws[at[k]].Weight, r.sense(cos[k]))
+		}
+		n = 0
+	}
+	for i := range ws {
+		w := &ws[i]
+		switch {
+		case w.glove == -2:
+			weights[i] = fitted(w.Weight, 1)
+		case w.glove < 0 || ctx == nil:
+			weights[i] = fitted(w.Weight, r.o.SenseUnknown)
+		default:
+			rows[n], at[n] = w.glove, i
+			if n++; n == fitBlock {
+				flush()
+			}
+		}
+	}
+	if n > 0 {
+		flush()
+	}
+}
+
+// sense is the factor of a word whose GloVe cosine with the context is c.
+func (r *Relater) sense(c float64) float64 {
+	return max(0, min(1, (c-r.o.SenseLow)/(r.o.SenseHigh-r.o.SenseLow)))
+}
+
+// fitted is a word's weight scaled by f, or 0 if Fit drops it.
+func fitted(weight, f float64) float64 {
+	if weight*f > 0 {
+		return weight * f
+	}
+	return 0
 }
 
 // Fit is InContext of one word: w with its weight scaled by how well it
@@ -466,8 +525,7 @@ func (r *Relater) Fit(w Word, ctx []float32) (Word, bool) {
 	case w.glove < 0 || ctx == nil:
 		f = r.o.SenseUnknown
 	default:
-		c := wordvec.Default().Cosine(w.glove, ctx)
-		f = max(0, min(1, (c-r.o.SenseLow)/(r.o.SenseHigh-r.o.SenseLow)))
+		f = r.sense(wordvec.Default().Cosine(w.glove, ctx))
 	}
 	if w.Weight*f > 0 {
 		w.Weight *= f

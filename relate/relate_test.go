@@ -1,6 +1,7 @@
 package relate_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/memgate/memgate/analysis"
@@ -142,5 +143,41 @@ func TestTemporal(t *testing.T) {
 		if got := relate.Temporal(tok); got != want {
 			t.Errorf("Temporal(%q) = %v, want %v", tok, got, want)
 		}
+	}
+}
+
+// TestFitWeightsIsFit holds FitWeights (the cosines several words at a
+// time) to Fit, word by word, bit for bit: related words of many kinds
+// (forms of the query word, words the table lacks, words it has), in
+// contexts of one and several words and in none.
+func TestFitWeightsIsFit(t *testing.T) {
+	t.Parallel()
+	r := relate.New(relate.Options{})
+	ctxs := [][]string{nil, {"zzqxv"}, {"guitar"}, {"board", "game", "kids", "holiday"}, {"tea", "lisbon", "weekend"}}
+	words := 0
+	for _, tok := range []string{"instrument", "children", "think", "pottery", "city", "medication", "ate", "board", "zzqxv", "play", "kitchen", "yoga"} {
+		ws := r.Related(tok)
+		for _, c := range ctxs {
+			ctx := relate.Context(c)
+			weights := make([]float64, len(ws)+1)
+			weights[len(ws)] = -1 // past len(ws): left alone
+			r.FitWeights(ws, ctx, weights)
+			if weights[len(ws)] != -1 {
+				t.Fatalf("%q: FitWeights wrote past len(ws)", tok)
+			}
+			for i, w := range ws {
+				want := 0.0
+				if fw, ok := r.Fit(w, ctx); ok {
+					want = fw.Weight
+				}
+				if math.Float64bits(weights[i]) != math.Float64bits(want) {
+					t.Fatalf("%q in %v, word %q: %v, want %v", tok, c, w.Term, weights[i], want)
+				}
+				words++
+			}
+		}
+	}
+	if words < 1000 {
+		t.Fatalf("only %d words compared", words)
 	}
 }

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,8 +31,9 @@ import (
 // AuditPath is the path of the audit log file of the database at path.
 func AuditPath(path string) string { return path + "-audit" }
 
-// auditTables are the audit log's tables, parents first.
-var auditTables = []string{"audit_events", "audit_refs"}
+// auditTables are the audit log's tables, parents first: the events, the
+// refs (which memories each names) and the inbox (store/sqlstore/audit.go).
+var auditTables = []string{"audit_events", "audit_refs", "audit_inbox"}
 
 // errNoAuditLog is a database whose audit log has been moved to its own
 // file, opened without that file.
@@ -47,18 +50,20 @@ var errNoAuditLog = errors.New("the audit log file is missing or holds no audit 
 func relocateAudit(ctx context.Context, w *sql.DB) error {
 	// Each step checks what it finds inside its transaction (a write
 	// transaction: IMMEDIATE), so two Opens of one file, in one process or
-	// two, take turns and the second finds the work done.
-	moved := false
+	// two, take turns and the second finds the work done. What moves is
+	// each of the log's tables the database file has (the inbox may be in
+	// the audit file already: migration 0016 creates it there).
+	var moving []string
 	err := inTx(ctx, w, func(tx *sql.Tx) error {
-		inMain, err := hasAuditLog(ctx, tx, "main")
-		if err != nil || !inMain {
+		inMain, err := auditTablesIn(ctx, tx, "main")
+		if err != nil || !slices.Contains(inMain, "audit_events") {
 			return err
 		}
-		ddl, err := auditDDL(ctx, tx)
+		ddl, err := auditDDL(ctx, tx, inMain)
 		if err != nil {
 			return err
 		}
-		for _, t := range []string{"audit_refs", "audit_events"} {
+		for _, t := range dropOrder(inMain) {
 			if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS audit."+t); err != nil {
 				return err
 			}
@@ -68,69 +73,94 @@ func relocateAudit(ctx context.Context, w *sql.DB) error {
 				return fmt.Errorf("%s: %w", strings.SplitN(stmt, "(", 2)[0], err)
 			}
 		}
-		for _, t := range auditTables {
+		for _, t := range inMain {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO audit."+t+" SELECT * FROM main."+t); err != nil {
 				return fmt.Errorf("copy %s: %w", t, err)
 			}
+			// The next seq is the one the database would have given: seq
+			// is never reused, even for an event rolled back.
+			if _, err := tx.ExecContext(ctx, "DELETE FROM audit.sqlite_sequence WHERE name = ?", t); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO audit.sqlite_sequence (name, seq) SELECT name, seq FROM main.sqlite_sequence WHERE name = ?", t); err != nil {
+				return err
+			}
 		}
-		// The next seq is the one the database would have given: seq is
-		// never reused, even for an event rolled back.
-		if _, err := tx.ExecContext(ctx, "DELETE FROM audit.sqlite_sequence WHERE name = 'audit_events'"); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, "INSERT INTO audit.sqlite_sequence (name, seq) SELECT name, seq FROM main.sqlite_sequence WHERE name = 'audit_events'")
-		moved = err == nil
-		return err
+		moving = inMain
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("move the audit log to its file: %w", err)
 	}
-	if moved {
+	if len(moving) > 0 {
 		err = inTx(ctx, w, func(tx *sql.Tx) error {
-			if inMain, err := hasAuditLog(ctx, tx, "main"); err != nil || !inMain {
-				return err
+			inMain, err := auditTablesIn(ctx, tx, "main")
+			if err != nil || !slices.Equal(inMain, moving) {
+				return err // another Open moved it meanwhile
 			}
 			// Children first: with foreign keys on, dropping a parent
 			// deletes its rows first (without firing triggers).
-			for _, t := range []string{"audit_refs", "audit_events"} {
+			for _, t := range dropOrder(inMain) {
 				if _, err := tx.ExecContext(ctx, "DROP TABLE main."+t); err != nil {
 					return err
 				}
+				if _, err := tx.ExecContext(ctx, "DELETE FROM main.sqlite_sequence WHERE name = ?", t); err != nil {
+					return err
+				}
 			}
-			_, err := tx.ExecContext(ctx, "DELETE FROM main.sqlite_sequence WHERE name = 'audit_events'")
-			return err
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("move the audit log to its file: drop it from the database: %w", err)
 		}
 	}
-	var inAudit bool
+	var inAudit []string
 	if err := inTx(ctx, w, func(tx *sql.Tx) (err error) {
-		inAudit, err = hasAuditLog(ctx, tx, "audit")
+		inAudit, err = auditTablesIn(ctx, tx, "audit")
 		return err
 	}); err != nil {
 		return fmt.Errorf("read the audit log's schema: %w", err)
 	}
-	if !inAudit {
+	if !slices.Equal(inAudit, auditTables) {
 		return errNoAuditLog
 	}
 	return nil
 }
 
-// hasAuditLog reports whether schema holds the audit log's table.
-func hasAuditLog(ctx context.Context, tx *sql.Tx, schema string) (bool, error) {
-	var n int
-	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+schema+".sqlite_schema WHERE type = 'table' AND name = 'audit_events'").Scan(&n)
-	return n > 0, err
+// auditTablesIn returns the audit log's tables that schema holds, in the
+// order of auditTables.
+func auditTablesIn(ctx context.Context, tx *sql.Tx, schema string) ([]string, error) {
+	var in []string
+	for _, t := range auditTables {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+schema+".sqlite_schema WHERE type = 'table' AND name = ?", t).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			in = append(in, t)
+		}
+	}
+	return in, nil
+}
+
+// dropOrder is tables in an order they can be dropped in: audit_refs,
+// which references audit_events, before it.
+func dropOrder(tables []string) []string {
+	out := slices.Clone(tables)
+	slices.Reverse(out)
+	return out
 }
 
 // auditDDL returns the statements that create the audit log's tables,
 // indexes and triggers as the database file has them, in the audit schema
 // (SQLite keeps each statement's text without its schema name).
-func auditDDL(ctx context.Context, tx *sql.Tx) ([]string, error) {
+func auditDDL(ctx context.Context, tx *sql.Tx, tables []string) ([]string, error) {
+	// Tables first, in auditTables' order (parents first), then their
+	// indexes, then their triggers.
 	rows, err := tx.QueryContext(ctx, `SELECT type, name, sql FROM main.sqlite_schema
-		WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
-		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+		WHERE tbl_name IN (SELECT value FROM json_each(?)) AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END,
+			CASE tbl_name WHEN 'audit_events' THEN 0 WHEN 'audit_refs' THEN 1 ELSE 2 END, rowid`, jsonList(tables))
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log's schema: %w", err)
 	}
@@ -153,6 +183,12 @@ func auditDDL(ctx context.Context, tx *sql.Tx) ([]string, error) {
 		ddl = append(ddl, prefix+"audit."+text[len(prefix):])
 	}
 	return ddl, rows.Err()
+}
+
+// jsonList is ss as a JSON array of strings.
+func jsonList(ss []string) string {
+	b, _ := json.Marshal(ss)
+	return string(b)
 }
 
 // inTx runs fn in a transaction on the writer and commits it.

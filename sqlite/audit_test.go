@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func rawConn(t *testing.T, path string, attach bool) *sql.Conn {
 // tablesIn returns the audit log's tables that schema of conn holds.
 func tablesIn(t *testing.T, conn *sql.Conn, schema string) []string {
 	t.Helper()
-	rows, err := conn.QueryContext(t.Context(), "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name IN ('audit_events', 'audit_refs') ORDER BY name")
+	rows, err := conn.QueryContext(t.Context(), "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name IN ('audit_events', 'audit_refs', 'audit_inbox') ORDER BY name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +94,14 @@ func TestAuditLogInItsOwnFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memgate.db")
 	db := openTest(t, path)
 	appendEvents(t, db, "m", 3)
+	if err := db.DrainAudit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	conn := rawConn(t, path, true)
 	if got := tablesIn(t, conn, "main"); len(got) != 0 {
 		t.Fatalf("the database file holds %v", got)
 	}
-	if got := tablesIn(t, conn, "audit"); !slices.Equal(got, []string{"audit_events", "audit_refs"}) {
+	if got := tablesIn(t, conn, "audit"); !slices.Equal(got, []string{"audit_events", "audit_inbox", "audit_refs"}) {
 		t.Fatalf("the audit file holds %v", got)
 	}
 	var n int
@@ -135,8 +139,9 @@ func toOldLayout(t *testing.T, path string, keepAudit bool, stale func(*sql.Conn
 	t.Helper()
 	conn := rawConn(t, path, true)
 	ctx := t.Context()
-	rows, err := conn.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
-		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+	rows, err := conn.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema WHERE tbl_name IN ('audit_events', 'audit_refs', 'audit_inbox') AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END,
+			CASE tbl_name WHEN 'audit_events' THEN 0 WHEN 'audit_refs' THEN 1 ELSE 2 END, rowid`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +155,8 @@ func toOldLayout(t *testing.T, path string, keepAudit bool, stale func(*sql.Conn
 	for _, s := range append(ddl,
 		"INSERT INTO main.audit_events SELECT * FROM audit.audit_events",
 		"INSERT INTO main.audit_refs SELECT * FROM audit.audit_refs",
-		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM audit.sqlite_sequence WHERE name = 'audit_events'") {
+		"INSERT INTO main.audit_inbox SELECT * FROM audit.audit_inbox",
+		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM audit.sqlite_sequence WHERE name IN ('audit_events', 'audit_inbox')") {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -264,5 +270,101 @@ func TestAuditLogFileMissing(t *testing.T) {
 	db = openTest(t, path)
 	if got := auditLog(t, db); len(got) != 2 {
 		t.Fatalf("the database with its audit file: %v", got)
+	}
+}
+
+// TestWriteInboxMovesOnce: a write's events wait in audit_write_inbox,
+// beside the memories, and a drain copies them to the audit log's inbox,
+// then deletes them there, then moves them into the log. A drain
+// interrupted after the copy (the copy committed, the delete not) and
+// done again moves each event once: the copy is skipped by its origin.
+// Control: the same events with no interruption are in the log once too.
+func TestWriteInboxMovesOnce(t *testing.T) {
+	t.Parallel()
+	for _, interrupted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("interrupted=%v", interrupted), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+			ev := func(r *store.WriteResult) []store.AuditEvent {
+				return []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "test", Action: "remember", At: time.Now(), MemoryIDs: []string{r.Memories[0].ID}}}
+			}
+			for _, id := range []string{"w-001", "w-002"} {
+				if _, err := db.RememberAudited(ctx, []*memgate.Memory{bigMemory(id)}, nil, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			count := func(table string) int {
+				var n int
+				if err := db.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if count("main.audit_write_inbox") != 2 || count("audit.audit_events") != 0 {
+				t.Fatalf("before a drain: %d rows in the write inbox, %d events", count("main.audit_write_inbox"), count("audit.audit_events"))
+			}
+			if interrupted {
+				// The first step of a drain, committed alone.
+				if _, err := db.w.ExecContext(ctx, "INSERT INTO audit_inbox (events, origin, at) SELECT events, seq, at FROM audit_write_inbox"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.DrainAudit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := count("main.audit_write_inbox") + count("audit.audit_inbox"); n != 0 {
+				t.Fatalf("after the drain the inboxes hold %d rows", n)
+			}
+			log := auditLog(t, db)
+			if len(log) != 2 || !strings.Contains(log[0], "w-001") || !strings.Contains(log[1], "w-002") {
+				t.Fatalf("the log after the drain: %v, want the two events once, in order", log)
+			}
+		})
+	}
+}
+
+// TestAuditLogFollowsCommits: the events of a write (which wait beside
+// the memories) and of the recalls around it (which wait in the audit
+// log's file) are in the log in the order they were committed, however
+// the drains fall: a write, two appends, a write, each drained at once or
+// all at the end. Control: the appends alone keep their order too.
+func TestAuditLogFollowsCommits(t *testing.T) {
+	t.Parallel()
+	for _, drainEach := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drain each=%v", drainEach), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+			step := func(name string, write bool) {
+				t.Helper()
+				ev := []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall", At: time.Now(), MemoryIDs: []string{name}}}
+				if write {
+					if _, err := db.RememberAudited(ctx, []*memgate.Memory{bigMemory(name)}, nil, func(*store.WriteResult) []store.AuditEvent { return ev }); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := db.AppendAudit(ctx, ev); err != nil {
+					t.Fatal(err)
+				}
+				if drainEach {
+					if err := db.DrainAudit(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			step("w-1", true)
+			step("r-2", false)
+			step("r-3", false)
+			step("w-4", true)
+			step("r-5", false)
+			var got []string
+			for _, e := range auditLog(t, db) {
+				got = append(got, e[strings.Index(e, ":")+1:])
+			}
+			want := []string{"[w-1]", "[r-2]", "[r-3]", "[w-4]", "[r-5]"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("the log, oldest first: %v, want %v", got, want)
+			}
+		})
 	}
 }

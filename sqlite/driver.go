@@ -49,6 +49,8 @@ var dialect = &sqlstore.Dialect{
 	// A unary + keeps the planner from walking a partition through its
 	// principal index instead of looking each id up in (tenant, id).
 	ByID: func(col string) string { return "+" + col },
+	// The audit log, and its inbox, are in a file of their own (audit.go).
+	WriteInbox: true,
 }
 
 // lowerFunc is a SQL function that lower-cases text with Unicode rules (the

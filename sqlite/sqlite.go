@@ -156,7 +156,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db.c = &conn{cfg: cfg, pools: db.pools}
 	db.Store = sqlstore.New(db.c)
 	db.w, err = openPool(uri+"?"+busy+
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_txlock=immediate",
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate",
 		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON"}, cfg.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -181,7 +181,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// Readers map the file (no read syscall per page) and keep a larger
 	// page cache: recall reads a few rows at random on every call.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)", auditURI, nil, cfg.MaxBytes)
+		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes)
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

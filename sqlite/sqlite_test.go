@@ -442,6 +442,9 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	if err := db.AppendAudit(ctx, []store.AuditEvent{ev, ev}); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.DrainAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	snapshot := func() string {
 		t.Helper()
 		var events, refs string

@@ -592,6 +592,15 @@ type Ref struct {
 	Kind      memgate.Kind `json:"kind"`
 }
 
+// AuditDrainer is a Store that appends audit events to an inbox and moves
+// them into the log later (sqlstore: one row per append, issue 27): every
+// read of the log sees every event appended before it either way, and
+// DrainAudit moves what the inbox holds now, so that it stays small and
+// reads find little to move. The engine calls it in the background.
+type AuditDrainer interface {
+	DrainAudit(ctx context.Context) error
+}
+
 // AuditEvent is memgate.AuditEvent (the callers' contract).
 // AuditedRememberer is a Store that can append a write's audit events in
 // the write's own transaction: RememberAudited is Remember, and, before

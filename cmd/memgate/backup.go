@@ -71,10 +71,11 @@ func cmdBackup(e env, args []string) error {
 }
 
 // dbFigures is what verification compares between a database and its copy.
-// lastAudit is the seq of the last audit event (0: none): the copy holds
-// the log up to it.
+// audit counts the events of the log and of its inbox (those not yet
+// drained into it); lastAudit and lastInbox are the seqs of the last event
+// and inbox row (0: none): the copy holds the log up to them.
 type dbFigures struct {
-	schema, memories, audit, keys, lastAudit int64
+	schema, memories, audit, keys, lastAudit, lastInbox int64
 }
 
 func (f dbFigures) String() string {
@@ -88,12 +89,27 @@ type queryer interface {
 
 func readFigures(ctx context.Context, q queryer) (dbFigures, error) {
 	var f dbFigures
+	// The audit events waiting in the inboxes count too (a row copied from
+	// the write inbox and not yet deleted there once); a database from
+	// before the inboxes (schema 15 or older) has none.
+	var inboxes int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_list WHERE name IN ('audit_inbox', 'audit_write_inbox')`).Scan(&inboxes); err != nil {
+		return f, err
+	}
+	pending, lastInbox := "0", "0"
+	if inboxes == 2 {
+		pending = `(SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_inbox a
+			WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin))
+			+ (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_write_inbox)`
+		lastInbox = `(SELECT COALESCE(MAX(seq), 0) FROM audit_inbox)`
+	}
 	err := q.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(version), 0) FROM schema_migrations),
 		(SELECT COUNT(*) FROM memories),
-		(SELECT COUNT(*) FROM audit_events),
+		(SELECT COUNT(*) FROM audit_events) + `+pending+`,
 		(SELECT COUNT(*) FROM keys),
-		(SELECT COALESCE(MAX(seq), 0) FROM audit_events)`).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit)
+		(SELECT COALESCE(MAX(seq), 0) FROM audit_events),
+		`+lastInbox).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit, &f.lastInbox)
 	return f, err
 }
 
@@ -172,14 +188,9 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 			return nil, err
 		}
 	}
-	snap, err := copyDatabase(ctx, src, srcURI, auditURI, dstURI, o)
+	snap, err := copyDatabase(ctx, src, srcURI, auditURI, dst, dstURI, o)
 	if err != nil {
 		return nil, err
-	}
-	if auditURI != "" {
-		if err := copyAuditLog(ctx, dst, dstURI, auditURI, snap.lastAudit); err != nil {
-			return nil, err
-		}
 	}
 	got, integrity, err := verifyCopy(ctx, dst, dstURI)
 	if err != nil {
@@ -204,7 +215,7 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 
 // copyDatabase copies srcURI into dstURI in one read transaction on the
 // source and returns the source's figures in that transaction.
-func copyDatabase(ctx context.Context, src, srcURI, auditURI, dstURI string, o backupOptions) (dbFigures, error) {
+func copyDatabase(ctx context.Context, src, srcURI, auditURI, dst, dstURI string, o backupOptions) (dbFigures, error) {
 	db, err := sql.Open("sqlite", srcURI)
 	if err != nil {
 		return dbFigures{}, err
@@ -273,34 +284,40 @@ func copyDatabase(ctx context.Context, src, srcURI, auditURI, dstURI string, o b
 	if after != snap {
 		return dbFigures{}, fmt.Errorf("backup %s: the read transaction moved during the copy (%s, then %s)", src, snap, after)
 	}
+	if auditURI != "" {
+		// Still in the same read transaction: the log as of the snapshot.
+		if err := copyAuditLog(ctx, conn, dst, dstURI, snap); err != nil {
+			return dbFigures{}, err
+		}
+	}
 	return snap, nil
 }
 
-// copyAuditLog puts the audit log of the database (its file at auditURI)
-// into the copy at dstURI, in the copy's one file, as an older memgate kept
-// it: its tables, indexes, triggers and sequence, and its events up to
-// lastAudit (the last one the copy's snapshot saw; the log is append-only,
-// so that is the log as of the copy). memgate moves it to a file of its
+// copyAuditLog puts the audit log of the database, as src (a connection
+// to it in the snapshot's read transaction, with the log's file attached
+// as schema audit) sees it, into the copy at dstURI, in the copy's one
+// file, as an older memgate kept it: its tables, indexes, triggers and
+// sequences, its events up to snap.lastAudit and its inbox up to
+// snap.lastInbox (the snapshot's: reading through src keeps a drain that
+// commits meanwhile out of the copy). memgate moves it to a file of its
 // own again when it opens the copy.
-func copyAuditLog(ctx context.Context, dst, dstURI, auditURI string, lastAudit int64) error {
+func copyAuditLog(ctx context.Context, src *sql.Conn, dst, dstURI string, snap dbFigures) error {
+	fail := func(err error) error { return fmt.Errorf("backup to %s: copy the audit log: %w", dst, err) }
 	db, err := sql.Open("sqlite", dstURI)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	fail := func(err error) error { return fmt.Errorf("backup to %s: copy the audit log: %w", dst, err) }
-	if _, err := db.ExecContext(ctx, "ATTACH DATABASE ? AS src", auditURI); err != nil {
-		return fail(err)
-	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT sql FROM src.sqlite_schema
-		WHERE tbl_name IN ('audit_events', 'audit_refs') AND sql IS NOT NULL
-		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, tbl_name <> 'audit_events', rowid`)
+	rows, err := src.QueryContext(ctx, `SELECT sql FROM audit.sqlite_schema
+		WHERE tbl_name IN ('audit_events', 'audit_refs', 'audit_inbox') AND sql IS NOT NULL
+		ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END,
+			CASE tbl_name WHEN 'audit_events' THEN 0 WHEN 'audit_refs' THEN 1 ELSE 2 END, rowid`)
 	if err != nil {
 		return fail(err)
 	}
@@ -317,22 +334,61 @@ func copyAuditLog(ctx context.Context, dst, dstURI, auditURI string, lastAudit i
 	if err := rows.Err(); err != nil {
 		return fail(err)
 	}
-	for _, stmt := range append(ddl,
-		"INSERT INTO main.audit_events SELECT * FROM src.audit_events WHERE seq <= ?",
-		"INSERT INTO main.audit_refs SELECT * FROM src.audit_refs WHERE seq <= ?",
-		"INSERT INTO main.sqlite_sequence (name, seq) SELECT name, seq FROM src.sqlite_sequence WHERE name = 'audit_events'") {
-		var args []any
-		if strings.Contains(stmt, "seq <= ?") {
-			args = []any{lastAudit}
-		}
-		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+	for _, stmt := range ddl {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fail(err)
+		}
+	}
+	for _, c := range []struct {
+		table string
+		last  int64
+	}{{"audit_events", snap.lastAudit}, {"audit_refs", snap.lastAudit}, {"audit_inbox", snap.lastInbox}, {"sqlite_sequence", -1}} {
+		if err := copyRows(ctx, src, tx, c.table, c.last); err != nil {
+			return fail(fmt.Errorf("%s: %w", c.table, err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
 	return nil
+}
+
+// copyRows copies the rows of table in src's schema audit whose seq is at
+// most last (every row of sqlite_sequence, which last < 0 asks for, that
+// names one of the log's tables) into the same table of tx's database.
+func copyRows(ctx context.Context, src *sql.Conn, tx *sql.Tx, table string, last int64) error {
+	q, args := "SELECT * FROM audit."+table+" WHERE seq <= ?", []any{last}
+	if last < 0 {
+		q, args = "SELECT * FROM audit."+table+" WHERE name IN ('audit_events', 'audit_inbox')", nil
+	}
+	rows, err := src.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO main."+table+" VALUES ("+strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")+")")
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		if _, err := ins.ExecContext(ctx, vals...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // verifyCopy makes the copy at dstURI a rollback-journal database and

@@ -173,7 +173,7 @@ func TestEmbedderFlagErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"remember", "--tenant", "acme", "--principal", "alice"}, c.args...)
-			code, _, errs := cli(t, db, "", append(args, "Alice's PIN is 4711")...)
+			code, _, errs := cli(t, db, "", append(args, "Alice's favourite number is 4711")...)
 			if code != c.code || !strings.Contains(errs, c.want) {
 				t.Fatalf("exit %d: %q, want %d with %q", code, errs, c.code, c.want)
 			}

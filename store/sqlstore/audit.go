@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
@@ -18,19 +23,348 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 	recall_id, query_sha256, reason, counts, memory_ids, scores, content_sha256)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
 
+// The audit inbox. AppendAudit inserts one row into audit_inbox: the
+// batch's events as one JSON array; a write's events appended in its own
+// transaction go the same way, or, where the inbox is in another file than
+// the memories (Dialect.WriteInbox), into audit_write_inbox beside them.
+// DrainAudit moves the inboxes, oldest row first, into audit_events and
+// audit_refs, in transactions of drainRows rows, and every read of the log
+// (ListAudit, AuditHistogram, Tenants) drains first, so a read sees every
+// event appended before it, as if the events had gone into the tables at
+// once; an event's seq is assigned as it is drained, in the order the
+// appends committed.
+//
+// That order: each inbox row carries a stamp (at, unix microseconds, never
+// the same twice in a process) taken inside its transaction, so on SQLite,
+// whose writes hold the one write lock from BEGIN to COMMIT, stamps follow
+// commits. A drain first copies the write inbox (taking its own stamp T in
+// that transaction: every write committed before it is copied, every
+// later one has a later stamp), then moves the inbox's rows stamped before
+// T in stamp order. A write's events and the recalls around it land in
+// the log in the order they were acknowledged.
+//
+// Why: a recall answers only once its event is committed. Into the tables
+// that commit wrote the events table, its five indexes and one random
+// page of audit_refs per memory the recall named (about 25 pages for a
+// batch of four recalls); into the inbox it writes one row. The drain
+// writes those pages once for many batches, in the background (the
+// engine's drainer) or before a read (issue 27, BENCHMARKS.md).
+const (
+	insertInbox      = `INSERT INTO audit_inbox (events, at) VALUES (?, ?)`
+	insertWriteInbox = `INSERT INTO audit_write_inbox (events, at) VALUES (?, ?)`
+	// drainRows bounds the inbox rows one drain transaction moves, so
+	// that a drain holds the writer no longer than a large write does.
+	drainRows = 64
+)
+
 // AppendAudit implements store.Store. The batch is one transaction: every
-// event is appended, or none. Seq is assigned by the database (an input
-// Seq is ignored) and the inputs are not modified. The events go in one
-// batch of statements (one round trip where the driver is a Batcher), the
-// refs of the memories they name in one statement per
-// auditRefsPerStatement.
+// event is appended, or none, as one row of the inbox (above). Seq is
+// assigned by the database when the event is drained (an input Seq is
+// ignored) and the inputs are not modified.
 func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
-	rows, err := auditRows(events)
-	if err != nil || len(events) == 0 {
+	if len(events) == 0 {
+		return nil
+	}
+	row, err := inboxRow(events)
+	if err != nil {
 		return err
 	}
-	return s.d.Write(ctx, "append audit", func(q Querier) error { return appendAudit(ctx, q, events, rows) })
+	return s.d.Write(ctx, "append audit", func(q Querier) error {
+		_, err := q.Exec(ctx, insertInbox, row, inboxStamp())
+		return err
+	})
 }
+
+// lastStamp is the last inbox stamp this process took.
+var lastStamp atomic.Int64
+
+// inboxStamp returns the time now in unix microseconds, above every stamp
+// this process took before.
+func inboxStamp() int64 {
+	for {
+		last, now := lastStamp.Load(), time.Now().UnixMicro()
+		if now <= last {
+			now = last + 1
+		}
+		if lastStamp.CompareAndSwap(last, now) {
+			return now
+		}
+	}
+}
+
+// appendWriteAudit appends a write's events in the write's transaction.
+func (s *Store) appendWriteAudit(ctx context.Context, q Querier, events []store.AuditEvent) error {
+	row, err := inboxRow(events)
+	if err != nil {
+		return err
+	}
+	stmt := insertInbox
+	if s.dl.WriteInbox {
+		stmt = insertWriteInbox
+	}
+	_, err = q.Exec(ctx, stmt, row, inboxStamp())
+	return err
+}
+
+// inboxRow checks events (auditRows) and returns them as an inbox row.
+func inboxRow(events []store.AuditEvent) (string, error) {
+	if _, err := auditRows(events); err != nil {
+		return "", err
+	}
+	evs := make([]store.AuditEvent, len(events))
+	for i, e := range events {
+		e.Seq = 0
+		e.At = e.At.UTC()
+		evs[i] = e
+	}
+	b, err := json.Marshal(evs)
+	if err != nil {
+		return "", fmt.Errorf("audit events: %w", err)
+	}
+	return string(b), nil
+}
+
+// DrainAudit implements store.AuditDrainer: it moves every row of the
+// inboxes committed before it began into the audit log's tables, in the
+// order they committed (above), drainRows rows a transaction, and returns
+// once they are moved (or ctx ends). Drains in several processes
+// (replicas, the CLI beside a server) take turns on a lock.
+func (s *Store) DrainAudit(ctx context.Context) error {
+	// With one inbox (PostgreSQL: replicas on other machines stamp with
+	// their own clocks) every row is moved, in the inbox's order.
+	before := int64(math.MaxInt64)
+	if s.dl.WriteInbox {
+		// Copy the write inbox into the inbox (a transaction of the audit
+		// file), then delete what was copied (one of the memories' file).
+		if err := s.d.Write(ctx, "drain audit", func(q Querier) error {
+			before = inboxStamp() // under the write lock: after every commit before it
+			_, err := q.Exec(ctx, `INSERT INTO audit_inbox (events, origin, at)
+				SELECT w.events, w.seq, w.at FROM audit_write_inbox w
+				WHERE NOT EXISTS (SELECT 1 FROM audit_inbox a WHERE a.origin = w.seq) ORDER BY w.seq`)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := s.d.Write(ctx, "drain audit", func(q Querier) error {
+			_, err := q.Exec(ctx, `DELETE FROM audit_write_inbox WHERE seq IN (SELECT origin FROM audit_inbox WHERE origin IS NOT NULL)`)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	for {
+		var moved int
+		err := s.d.Write(ctx, "drain audit", func(q Querier) error {
+			if err := s.d.Lock(ctx, q, []string{"audit", "drain"}); err != nil {
+				return err
+			}
+			var err error
+			moved, err = s.drainAudit(ctx, q, before, drainRows)
+			return err
+		})
+		if err != nil || moved < drainRows {
+			return err
+		}
+	}
+}
+
+// drainBeforeRead drains the inboxes when they hold anything (one cheap
+// read otherwise), so that the read that follows sees every appended
+// event. A drain that finds the database unavailable (full: a drain needs
+// room for the events' rows) reports pending: the read then adds the
+// inboxes' events itself (pendingAudit), so reads of the log keep
+// answering, whole, while writes cannot.
+func (s *Store) drainBeforeRead(ctx context.Context) (pending bool, err error) {
+	pending, err = read(ctx, s, "read the audit inbox", func(q Querier) (bool, error) {
+		query := `SELECT COUNT(*) FROM (SELECT 1 FROM audit_inbox LIMIT 1) AS i`
+		if s.dl.WriteInbox {
+			query = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM audit_inbox LIMIT 1) AS i) + (SELECT COUNT(*) FROM (SELECT 1 FROM audit_write_inbox LIMIT 1) AS w)`
+		}
+		var n int
+		err := q.QueryRow(ctx, query).Scan(&n)
+		return n > 0, err
+	})
+	if err != nil || !pending {
+		return false, err
+	}
+	switch err := s.DrainAudit(ctx); {
+	case err == nil:
+		return false, nil
+	case memgate.ErrorCode(err) == memgate.EUNAVAILABLE:
+		return true, nil
+	default:
+		return false, err
+	}
+}
+
+// pendingAudit returns the events still in the inboxes, oldest first, with
+// the seqs they would take if drained now (after the log's last), in q's
+// snapshot: what a read adds when the inboxes cannot be drained. A row
+// copied from the write inbox is read once, from there.
+func (s *Store) pendingAudit(ctx context.Context, q Querier) ([]store.AuditEvent, error) {
+	var last int64
+	if err := q.QueryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM audit_events").Scan(&last); err != nil {
+		return nil, err
+	}
+	query := "SELECT events FROM audit_inbox ORDER BY seq"
+	if s.dl.WriteInbox {
+		query = `SELECT events FROM (
+			SELECT a.events, a.at, a.seq, 0 AS w FROM audit_inbox a WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin)
+			UNION ALL SELECT events, at, seq, 1 FROM audit_write_inbox) AS i ORDER BY at, w, seq`
+	}
+	var out []store.AuditEvent
+	{
+		rows, err := collect(scanString)(q.Query(ctx, query))
+		if err != nil {
+			return nil, err
+		}
+		for _, row := range rows {
+			var evs []store.AuditEvent
+			if err := json.Unmarshal([]byte(row), &evs); err != nil {
+				return nil, fmt.Errorf("audit inbox: %w", err)
+			}
+			for _, e := range evs {
+				last++
+				e.Seq = last
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
+}
+
+// auditMatches reports whether e is one of tenant's events f asks for
+// (auditQuery's conditions, in Go).
+func auditMatches(e *store.AuditEvent, tenant string, f store.AuditFilter) bool {
+	switch {
+	case e.Tenant != tenant,
+		f.MemoryID != "" && !slices.Contains(e.MemoryIDs, f.MemoryID),
+		f.Principal != "" && e.Principal != f.Principal,
+		f.RecallID != "" && e.RecallID != f.RecallID,
+		f.Action != "" && e.Action != f.Action,
+		!f.From.IsZero() && e.At.Before(f.From),
+		!f.To.IsZero() && !e.At.Before(f.To):
+		return false
+	}
+	return true
+}
+
+// drainAudit moves up to limit rows of audit_inbox stamped before before,
+// in stamp order, into audit_events and audit_refs in q's transaction, and
+// returns how many rows it moved. A row copied from the write inbox waits
+// there until its origin is deleted (DrainAudit).
+func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int) (int, error) {
+	query := "SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ? ORDER BY a.seq LIMIT ?"
+	if s.dl.WriteInbox {
+		query = `SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ?
+			AND NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin) ORDER BY a.at, a.seq LIMIT ?`
+	}
+	entries, err := collect(scanInboxRow)(q.Query(ctx, query, before, limit))
+	if err != nil || len(entries) == 0 {
+		return 0, err
+	}
+	var events []store.AuditEvent
+	for _, e := range entries {
+		var evs []store.AuditEvent
+		if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
+			return 0, fmt.Errorf("audit inbox row %d: %w", e.seq, err)
+		}
+		events = append(events, evs...)
+	}
+	rows, err := auditRows(events)
+	if err != nil {
+		return 0, fmt.Errorf("audit inbox: %w", err)
+	}
+	for i := 0; i < len(events); i += auditBatchEvents {
+		j := min(i+auditBatchEvents, len(events))
+		if err := appendAudit(ctx, q, events[i:j], rows[i:j]); err != nil {
+			return 0, err
+		}
+	}
+	b := new(Query)
+	b.SQL("DELETE FROM audit_inbox WHERE seq IN (")
+	for i, e := range entries {
+		if i > 0 {
+			b.SQL(", ")
+		}
+		b.SQL(b.Arg(e.seq))
+	}
+	if _, err := q.Exec(ctx, b.SQL(")").String(), b.Args()...); err != nil {
+		return 0, err
+	}
+	return len(entries), nil
+}
+
+// inboxEntry is a row of an inbox: its seq and its events as JSON.
+type inboxEntry struct {
+	seq    int64
+	events string
+}
+
+func scanInboxRow(r Rows) (inboxEntry, error) {
+	var e inboxEntry
+	err := r.Scan(&e.seq, &e.events)
+	return e, err
+}
+
+// forgetInboxes gives the principal's events still in the inboxes the
+// pseudonym, and each of their agents its store.AgentPseudonym, as
+// forgetAudit does to the log's tables, rewriting the rows in place (a
+// move to the tables here would span two files where the write inbox is
+// apart, which commit separately).
+func (s *Store) forgetInboxes(ctx context.Context, q Querier, tenant, principal, pseudonym string, key func() ([]byte, error)) error {
+	tables := []string{"audit_inbox"}
+	if s.dl.WriteInbox {
+		tables = append(tables, "audit_write_inbox")
+	}
+	for _, table := range tables {
+		// A superset, cheaply: the rows whose text holds the principal.
+		// (An event already under the pseudonym, forgotten before its
+		// agent was, takes its agent's now.)
+		b := new(Query)
+		b.SQL("SELECT seq, events FROM ", table, " WHERE ", s.dl.Contains(b, "events", principal), " OR ", s.dl.Contains(b, "events", pseudonym))
+		entries, err := collect(scanInboxRow)(q.Query(ctx, b.String(), b.Args()...))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			var evs []store.AuditEvent
+			if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
+				return fmt.Errorf("audit inbox row %d: %w", e.seq, err)
+			}
+			changed := false
+			for i := range evs {
+				ev := &evs[i]
+				if ev.Tenant != tenant || (ev.Principal != principal && ev.Principal != pseudonym) {
+					continue
+				}
+				ev.Principal, changed = pseudonym, true
+				if ev.Agent != "" && !strings.HasPrefix(ev.Agent, "forgotten:") {
+					k, err := key()
+					if err != nil {
+						return err
+					}
+					ev.Agent = store.AgentPseudonym(k, pseudonym, ev.Agent)
+				}
+			}
+			if !changed {
+				continue
+			}
+			row, err := json.Marshal(evs)
+			if err != nil {
+				return err
+			}
+			if _, err := q.Exec(ctx, "UPDATE "+table+" SET events = ? WHERE seq = ?", string(row), e.seq); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// auditBatchEvents bounds the events appendAudit inserts in one batch of
+// statements.
+const auditBatchEvents = 256
 
 // auditRows checks events and returns the arguments of their inserts.
 func auditRows(events []store.AuditEvent) ([][]any, error) {
@@ -60,8 +394,8 @@ func auditRows(events []store.AuditEvent) ([][]any, error) {
 	return rows, nil
 }
 
-// appendAudit inserts events (with their rows, auditRows) in the
-// transaction of q.
+// appendAudit inserts events (with their rows, auditRows) into the audit
+// log's tables in the transaction of q: the drain's half of an append.
 func appendAudit(ctx context.Context, q Querier, events []store.AuditEvent, rows [][]any) error {
 	// The events in one round trip where the driver batches, then
 	// the refs in as few statements as auditRefsPerStatement allows:
@@ -171,10 +505,35 @@ func (s *Store) ListAudit(ctx context.Context, tenant string, f store.AuditFilte
 	}
 	limit, clamped := store.ClampLimit(f.Limit)
 	b := auditQuery(tenant, f, before, limit)
-	return read(ctx, s, "list audit", func(q Querier) (*store.AuditPage, error) {
+	pending, err := s.drainBeforeRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op := "list audit"
+	if pending {
+		op = "list audit and its inbox"
+	}
+	return snapshotOrRead(ctx, s, pending, op, func(q Querier) (*store.AuditPage, error) {
 		events, err := collect(scanAudit)(q.Query(ctx, b.String(), b.Args()...))
 		if err != nil {
 			return nil, err
+		}
+		if pending {
+			// Newest first: the inboxes' events come after the log's.
+			evs, err := s.pendingAudit(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			var add []store.AuditEvent
+			for i := len(evs) - 1; i >= 0; i-- {
+				if e := &evs[i]; auditMatches(e, tenant, f) && (before <= 0 || e.Seq < before) {
+					add = append(add, *e)
+				}
+			}
+			events = append(add, events...)
+			if len(events) > limit+1 {
+				events = events[:limit+1]
+			}
 		}
 		page := &store.AuditPage{Events: events, Limit: limit, Clamped: clamped}
 		if len(events) > limit {
@@ -229,13 +588,29 @@ func (s *Store) AuditHistogram(ctx context.Context, hq store.AuditHistogramQuery
 		return nil, err
 	}
 	b := s.auditHistogramQuery(hq)
-	return read(ctx, s, "audit histogram", func(q Querier) ([]int64, error) {
+	pending, err := s.drainBeforeRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotOrRead(ctx, s, pending, "audit histogram", func(q Querier) ([]int64, error) {
+		counts := make([]int64, n)
+		if pending {
+			evs, err := s.pendingAudit(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			f := store.AuditFilter{Principal: hq.Principal, Action: hq.Action, From: hq.From, To: hq.To}
+			for i := range evs {
+				if auditMatches(&evs[i], hq.Tenant, f) {
+					counts[evs[i].At.Sub(hq.From)/hq.Bucket]++
+				}
+			}
+		}
 		rows, err := q.Query(ctx, b.String(), b.Args()...)
 		if err != nil {
 			return nil, err
 		}
 		defer rows.Close()
-		counts := make([]int64, n)
 		for rows.Next() {
 			var i, c int64
 			if err := rows.Scan(&i, &c); err != nil {
@@ -246,7 +621,7 @@ func (s *Store) AuditHistogram(ctx context.Context, hq store.AuditHistogramQuery
 				// it is a bug here, not something to clamp.
 				return nil, fmt.Errorf("bucket %d outside [0, %d)", i, n)
 			}
-			counts[i] = c
+			counts[i] += c
 		}
 		return counts, rows.Err()
 	})

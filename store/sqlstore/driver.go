@@ -192,6 +192,11 @@ type Dialect struct {
 	// (remember inserts unless a duplicate stands in one). In-process
 	// (SQLite) the two small ones are faster.
 	Remote bool
+	// WriteInbox is set when the audit log's inbox is in another file
+	// than the memories (SQLite): a write's events then go to
+	// audit_write_inbox, beside the memories, so that the write and its
+	// events commit together, and the drain moves them on (audit.go).
+	WriteInbox bool
 }
 
 // Query builds a statement: every value a caller gives is bound with Arg,

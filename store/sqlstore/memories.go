@@ -503,7 +503,7 @@ func (s *Store) Forget(ctx context.Context, tenant, principal, pseudonym string)
 				return 0, err
 			}
 		}
-		return n, forgetAudit(ctx, q, tenant, principal, pseudonym)
+		return n, s.forgetAudit(ctx, q, tenant, principal, pseudonym)
 	})
 	if err != nil {
 		return 0, err
@@ -514,14 +514,27 @@ func (s *Store) Forget(ctx context.Context, tenant, principal, pseudonym string)
 // forgetAudit gives the principal's audit events the pseudonym, and each
 // of their agents its store.AgentPseudonym. Events already under the
 // pseudonym (forgotten before agents were) take their agents' too.
-func forgetAudit(ctx context.Context, q Querier, tenant, principal, pseudonym string) error {
+func (s *Store) forgetAudit(ctx context.Context, q Querier, tenant, principal, pseudonym string) error {
+	var key []byte
+	keyOnce := func() ([]byte, error) {
+		if key != nil {
+			return key, nil
+		}
+		var err error
+		key, err = pseudonymKey(ctx, q)
+		return key, err
+	}
+	// The events not yet drained, in the inboxes, as they are.
+	if err := s.forgetInboxes(ctx, q, tenant, principal, pseudonym, keyOnce); err != nil {
+		return err
+	}
 	agents, err := collect(scanString)(q.Query(ctx, `SELECT DISTINCT agent FROM audit_events
 		WHERE tenant = ? AND principal IN (?, ?) AND agent <> '' AND agent NOT LIKE 'forgotten:%'`, tenant, principal, pseudonym))
 	if err != nil {
 		return err
 	}
 	if len(agents) > 0 {
-		key, err := pseudonymKey(ctx, q)
+		key, err := keyOnce()
 		if err != nil {
 			return err
 		}

@@ -258,11 +258,7 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 		}
 		if audit != nil {
 			if evs := audit(res); len(evs) > 0 {
-				rows, err := auditRows(evs)
-				if err != nil {
-					return nil, err
-				}
-				if err := appendAudit(ctx, q, evs, rows); err != nil {
+				if err := s.appendWriteAudit(ctx, q, evs); err != nil {
 					return nil, err
 				}
 			}

@@ -107,6 +107,22 @@ func read[T any](ctx context.Context, s *Store, op string, fn func(Querier) (T, 
 	return v, nil
 }
 
+// snapshotOrRead runs fn as read does, or, with inOne, in one read
+// transaction (Driver.Snapshot), for a read of several statements that
+// must agree (the log and its inboxes, as of one moment).
+func snapshotOrRead[T any](ctx context.Context, s *Store, inOne bool, op string, fn func(Querier) (T, error)) (T, error) {
+	if !inOne {
+		return read(ctx, s, op, fn)
+	}
+	var out T
+	err := s.d.Snapshot(ctx, op, func(q Querier) error {
+		var err error
+		out, err = fn(q)
+		return err
+	})
+	return out, err
+}
+
 // write runs fn in a write transaction and returns what it set.
 func write[T any](ctx context.Context, s *Store, op string, fn func(Querier) (T, error)) (T, error) {
 	var out T
@@ -125,9 +141,21 @@ func write[T any](ctx context.Context, s *Store, op string, fn func(Querier) (T,
 // Tenants implements store.Store: every tenant that has a memory, an audit
 // event or a key, in byte order.
 func (s *Store) Tenants(ctx context.Context) ([]string, error) {
-	return read(ctx, s, "tenants", func(q Querier) ([]string, error) {
+	pending, err := s.drainBeforeRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotOrRead(ctx, s, pending, "tenants", func(q Querier) ([]string, error) {
 		ts, err := collect(scanString)(q.Query(ctx, `SELECT tenant FROM memories UNION SELECT tenant FROM audit_events
 			UNION SELECT tenant FROM keys`))
+		if err == nil && pending {
+			var evs []store.AuditEvent
+			if evs, err = s.pendingAudit(ctx, q); err == nil {
+				for _, e := range evs {
+					ts = append(ts, e.Tenant)
+				}
+			}
+		}
 		sort.Strings(ts) // byte order, whatever the database's collation
 		return slices.Compact(ts), err
 	})

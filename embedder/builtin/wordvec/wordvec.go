@@ -268,3 +268,77 @@ func (t *Table) Cosine(i int, v []float32) float64 {
 	}
 	return d / (norms[i] * math.Sqrt(nv))
 }
+
+// dot4 returns the dot products of four rows of codes with v, each added
+// in order, as Cosine adds. Not inlined: inside Cosines' closure the loop
+// lost its registers to spills.
+//
+//go:noinline
+func dot4(r0, r1, r2, r3 []int8, v *[Dim]float64) (d0, d1, d2, d3 float64) {
+	r0, r1, r2, r3 = r0[:Dim], r1[:Dim], r2[:Dim], r3[:Dim]
+	for j, x := range v {
+		d0 += float64(r0[j]) * x
+		d1 += float64(r1[j]) * x
+		d2 += float64(r2[j]) * x
+		d3 += float64(r3[j]) * x
+	}
+	return
+}
+
+// Cosines sets out[k] to Cosine(is[k], v) for every k (len(out) ≥
+// len(is)), the same values bit for bit, faster: v's norm is found once
+// and four words' dot products run side by side, each added in Cosine's
+// order. It allocates nothing.
+func (t *Table) Cosines(is []int, v []float32, out []float64) {
+	out = out[:len(is)]
+	norms := t.codeNorms()
+	if len(v) != Dim {
+		clear(out)
+		return
+	}
+	var v64 [Dim]float64
+	var nv float64
+	for j, x := range v {
+		v64[j] = float64(x)
+		nv += float64(x) * float64(x)
+	}
+	if nv == 0 {
+		clear(out)
+		return
+	}
+	sq := math.Sqrt(nv)
+	valid := func(i int) bool { return i >= 0 && i < len(t.words) && norms[i] != 0 }
+	// Words are taken four at a time among the valid ones; k walks is.
+	var quad [4]int // indexes into is
+	n := 0
+	flush := func(n int) {
+		var rows [4][]int8
+		for q := range n {
+			i := is[quad[q]]
+			rows[q] = t.codes[i*Dim : (i+1)*Dim : (i+1)*Dim]
+		}
+		for q := n; q < 4; q++ {
+			rows[q] = rows[0] // computed and dropped
+		}
+		d0, d1, d2, d3 := dot4(rows[0], rows[1], rows[2], rows[3], &v64)
+		ds := [4]float64{d0, d1, d2, d3}
+		for q := range n {
+			i := is[quad[q]]
+			out[quad[q]] = ds[q] / (norms[i] * sq)
+		}
+	}
+	for k, i := range is {
+		if !valid(i) {
+			out[k] = 0
+			continue
+		}
+		quad[n] = k
+		if n++; n == 4 {
+			flush(4)
+			n = 0
+		}
+	}
+	if n > 0 {
+		flush(n)
+	}
+}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
+	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/rank"
+	"github.com/memgate/memgate/sqlite"
+	"github.com/memgate/memgate/store"
+)
+
+// BenchmarkRecallCPU times the steps of a recall that run in memory, as
+// Recall runs them (query vectors, related words, index search, ranking
+// of the candidates), without the store's read of the results and the
+// audit write: the server CPU that the index, rank and relate packages
+// spend per recall, apart from SQLite's. Two partitions:
+//
+//   - load-1k-k5: the corpus of bench/load (templated conversation turns,
+//     1,000 memories in sessions of 50) and its questions, k 5;
+//   - e2e-10k-k10: the corpus of bench/speed's end-to-end phase (10,000
+//     texts of Zipf-distributed words in one conversation) and its
+//     queries (the first six words of a stored text), k 10.
+//
+// Besides ns/op it reports cpu-ns/op, the process's CPU time per recall,
+// which a shared machine moves less.
+//
+//	go test ./engine -run '^$' -bench RecallCPU
+func BenchmarkRecallCPU(b *testing.B) {
+	b.Run("load-1k-k5", func(b *testing.B) {
+		rs := make([]memgate.RememberRequest, 1000)
+		for i := range rs {
+			rng := rand.New(rand.NewPCG(1, uint64(i)))
+			rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser,
+				Conversation: "session-" + fmt.Sprint(i/50), Content: loadSentence(rng) + " (turn " + letters(i) + ")"}}
+		}
+		rng := rand.New(rand.NewPCG(5, 5))
+		qs := make([]string, 200)
+		for i := range qs {
+			qs[i] = loadQuestion(rng)
+		}
+		benchRecallCPU(b, rs, qs, 5)
+	})
+	b.Run("e2e-10k-k10", func(b *testing.B) {
+		docs := zipfTexts(10000)
+		rs := make([]memgate.RememberRequest, len(docs))
+		for i, d := range docs {
+			rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c", Content: d}}
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		qs := make([]string, 200)
+		for i := range qs {
+			ws := strings.Fields(docs[rng.IntN(len(docs))])
+			qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
+		}
+		benchRecallCPU(b, rs, qs, 10)
+	})
+}
+
+func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k int) {
+	ctx := b.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	e, err := New(Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	s := memgate.Scope{Tenant: "bench", Principal: "p"}
+	for c := range slices.Chunk(rs, 500) {
+		for i := range c {
+			c[i].Memory.Tenant, c[i].Memory.Principal = s.Tenant, s.Principal
+		}
+		if _, err := e.RememberBatch(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.Recall(ctx, RecallRequest{Scope: s, Query: qs[0], K: k}); err != nil { // loads the partition
+		b.Fatal(err)
+	}
+	head, err := e.store.PartitionHead(ctx, s.Tenant, s.Principal)
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	cpu := ProcessCPU()
+	for b.Loop() {
+		req := RecallRequest{Scope: s, Query: qs[i%len(qs)], K: k}
+		i++
+		// Recall's steps, up to the store's read of the results.
+		opts, err := e.checkRecall(&req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := e.now()
+		q := index.Query{
+			Terms:     analysis.Terms(req.Query),
+			K:         max(minCandidates, 4*opts.K),
+			Filter:    index.Filter{Now: now, AsOf: now},
+			Neighbors: index.Neighbors{Prev: 2, Next: 1},
+		}
+		qv, err := e.queryVectors(ctx, s, req.Query, &q, head)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.Related = e.related(req.Query, q.Exclude, false, e.holds(ctx, s)).words
+		res, err := e.search(ctx, s.Tenant, s.Principal, q, head)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := verifier{e: e, scope: s, gate: store.ReadGate{Now: now, AsOf: now}, fetched: map[string]*memgate.Memory{}, refused: map[string]bool{}}
+		rq, content := rankQuery(res, qv, now, req.Query, s.Principal)
+		cands, _ := v.candidates(res.Candidates, qv.model, content)
+		if _, _, err := rank.Rank(rq, cands, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+var (
+	loadNames    = strings.Fields("Alice Bruno Chen Dana Elif Farid Greta Hiro Ines Jonas Kemal Lena Mateo Nadia Omar Priya")
+	loadVerbs    = strings.Fields("likes visited planned cooked mentioned booked painted fixed ordered recommended studied adopted")
+	loadObjects  = strings.Fields("tea coffee hiking pottery guitar sourdough garden bicycle novel marathon museum violin kayak chess yoga camera puppy kitchen")
+	loadPlaces   = strings.Fields("Lisbon Kyoto Oslo Denver Cairo Quito Hanoi Dublin Austin Tbilisi Porto Seoul")
+	loadTimes    = strings.Fields("yesterday weekend Monday Friday morning evening spring summer autumn winter")
+	loadModifier = strings.Fields("again finally happily slowly recently often carefully together alone quietly")
+)
+
+func pick(rng *rand.Rand, s []string) string { return s[rng.IntN(len(s))] }
+
+// loadSentence is bench/load's turn of synthetic conversation.
+func loadSentence(rng *rand.Rand) string {
+	switch rng.IntN(3) {
+	case 0:
+		return fmt.Sprintf("%s %s the %s in %s last %s, %s.", pick(rng, loadNames), pick(rng, loadVerbs), pick(rng, loadObjects), pick(rng, loadPlaces), pick(rng, loadTimes), pick(rng, loadModifier))
+	case 1:
+		return fmt.Sprintf("I %s a %s with %s this %s and want to try the %s next.", pick(rng, loadVerbs), pick(rng, loadObjects), pick(rng, loadNames), pick(rng, loadTimes), pick(rng, loadObjects))
+	default:
+		return fmt.Sprintf("%s says the %s near %s is %s worth it on a %s.", pick(rng, loadNames), pick(rng, loadObjects), pick(rng, loadPlaces), pick(rng, loadModifier), pick(rng, loadTimes))
+	}
+}
+
+// loadQuestion is bench/load's question.
+func loadQuestion(rng *rand.Rand) string {
+	switch rng.IntN(3) {
+	case 0:
+		return fmt.Sprintf("What does %s think about the %s?", pick(rng, loadNames), pick(rng, loadObjects))
+	case 1:
+		return fmt.Sprintf("When did %s go to %s?", pick(rng, loadNames), pick(rng, loadPlaces))
+	default:
+		return fmt.Sprintf("Who %s the %s %s?", pick(rng, loadVerbs), pick(rng, loadObjects), pick(rng, loadModifier))
+	}
+}
+
+// letters spells n in letters, as bench/load does.
+func letters(n int) string {
+	var b []byte
+	for {
+		b = append(b, byte('a'+n%26))
+		n /= 26
+		if n == 0 {
+			return string(b)
+		}
+	}
+}
+
+// zipfTexts is bench/speed's corpus: texts of 8 to 37 words drawn by a
+// Zipf law from 5,000 random words.
+func zipfTexts(n int) []string {
+	rng := rand.New(rand.NewPCG(1, 7))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		var w strings.Builder
+		l := 3 + rng.IntN(7)
+		for range l {
+			w.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		vocab[i] = w.String()
+	}
+	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
+	out := make([]string, n)
+	for i := range out {
+		ws := make([]string, 8+rng.IntN(30))
+		for j := range ws {
+			ws[j] = vocab[zipf.Uint64()]
+		}
+		out[i] = strings.Join(ws, " ") + "."
+	}
+	return out
+}
