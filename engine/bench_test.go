@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -158,11 +157,11 @@ func benchColdRecall(b *testing.B, db store.Store, warm bool) {
 			b.StartTimer()
 			defer b.StopTimer()
 		}
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), engine.ProcessCPU()
 		if _, err := e.Recall(ctx, q); err != nil {
 			b.Fatal(err)
 		}
-		return time.Since(start), cpuTime() - cpu0
+		return time.Since(start), engine.ProcessCPU() - cpu0
 	}
 	// The process's first cold load is slower than any after it (its heap
 	// grows to hold a partition; the collector is still at the setup's
@@ -180,14 +179,4 @@ func benchColdRecall(b *testing.B, db store.Store, warm bool) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1e3, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1e3, "p99-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(len(lat)), "cpu-ms")
-}
-
-// cpuTime is the CPU time of the process so far (user and system, every
-// thread), or 0 where the platform does not say.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
