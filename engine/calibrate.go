@@ -127,17 +127,44 @@ func (e *Engine) queryVectors(ctx context.Context, s memgate.Scope, query string
 			return out, err
 		}
 	}
-	cur, cal, err := e.calibration(ctx)
-	if err != nil {
-		return out, err
-	}
-	if err := e.catchUp(ctx, s.Tenant, s.Principal, head); err != nil {
-		return out, err
+	// The first recall of a model calibrates it while the partition is
+	// caught up (loaded, when it is not resident: DFs loads it): neither
+	// needs the other, and both take milliseconds.
+	cur, cal := e.rec.state()
+	calibrate := func() (model, *rank.Calibration, error) { return cur, cal, nil }
+	if cal == nil && cur.dim > 0 && e.cfg.Embedder != nil {
+		type calibrated struct {
+			cur model
+			cal *rank.Calibration
+			err error
+		}
+		done := make(chan calibrated, 1)
+		go func() {
+			cur, cal, err := e.calibration(ctx)
+			done <- calibrated{cur, cal, err}
+		}()
+		calibrate = func() (model, *rank.Calibration, error) {
+			c := <-done
+			return c.cur, c.cal, c.err
+		}
 	}
 	terms := slices.Compact(slices.Sorted(slices.Values(q.Terms)))
-	n, df, err := e.rec.idx.DFs(ctx, s.Tenant, s.Principal, terms)
+	var (
+		n   int
+		df  []int
+		err error
+	)
+	if err = e.catchUp(ctx, s.Tenant, s.Principal, head); err == nil {
+		if n, df, err = e.rec.idx.DFs(ctx, s.Tenant, s.Principal, terms); err != nil {
+			err = fmt.Errorf("read term statistics: %w", err)
+		}
+	}
+	cur, cal, calErr := calibrate()
+	if calErr != nil {
+		return out, calErr
+	}
 	if err != nil {
-		return out, fmt.Errorf("read term statistics: %w", err)
+		return out, err
 	}
 	// The principal's own name identifies the partition whatever its
 	// size; other terms by their share of its memories.

@@ -194,3 +194,75 @@ func TestLoadStopsAtTheIndexError(t *testing.T) {
 		t.Fatalf("load after the index's error: %v after %d entries, want %v after %d", err, n, stop, loadBatchRows+3)
 	}
 }
+
+// TestFirstRecallCalibratesWhileLoading: the first recall of a fresh
+// engine calibrates the embedder while the partition loads; it must answer
+// exactly as a recall of an engine already calibrated and loaded does,
+// calibration included.
+func TestFirstRecallCalibratesWhileLoading(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	var rs []RememberRequest
+	for i := range 400 {
+		m := memgate.Memory{Tenant: "acme", Principal: "alice", Kind: memgate.KindMessage, Source: memgate.SourceUser,
+			Conversation: fmt.Sprintf("c%d", i/40),
+			Content:      fmt.Sprintf("Message %d: the garden needs watering on day %d; the %d tomatoes are ripe near bed %d.", i, i%31, i%17, i%7)}
+		if i%10 == 3 {
+			m.Kind, m.Conversation = memgate.KindFact, ""
+			m.Content = fmt.Sprintf("Alice's sister %d lives in Lisbon and likes café au lait (note %d).", i, i%11)
+		}
+		rs = append(rs, RememberRequest{Memory: m})
+	}
+	writer, err := New(Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.RememberBatch(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	writer.Close()
+	at := time.Now()
+	req := RecallRequest{Scope: memgate.Scope{Tenant: "acme", Principal: "alice"}, Query: "where does Alice's sister live", K: 10, Explain: true, AsOf: at}
+	recall := func(e *Engine) *RecallResult {
+		t.Helper()
+		res, err := e.Recall(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Explain == nil || res.Explain.Calibration == nil || res.Explain.Calibration.Probes == 0 {
+			t.Fatalf("recall not calibrated: %+v", res.Explain)
+		}
+		if len(res.Results) == 0 {
+			t.Fatal("no results")
+		}
+		return res
+	}
+	fresh, err := New(Config{Store: db, Embedder: builtin.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	first := recall(fresh) // calibrates while it loads
+	again := recall(fresh) // calibrated and loaded
+	if !reflect.DeepEqual(ids(first), ids(again)) || !reflect.DeepEqual(first.Explain.Calibration, again.Explain.Calibration) {
+		t.Fatalf("the first recall of a fresh engine: %v %+v; the next: %v %+v", ids(first), first.Explain.Calibration, ids(again), again.Explain.Calibration)
+	}
+	for i := range first.Results {
+		if first.Results[i].Score != again.Results[i].Score {
+			t.Fatalf("result %d: score %v first, %v next", i, first.Results[i].Score, again.Results[i].Score)
+		}
+	}
+}
+
+func ids(res *RecallResult) []string {
+	var out []string
+	for _, r := range res.Results {
+		out = append(out, r.Memory.ID)
+	}
+	return out
+}

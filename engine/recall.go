@@ -199,10 +199,13 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 			}
 		}
 		readErr = e.store.LoadIndex(ctx, tenant, principal, model, func(r *store.IndexRow) error {
-			if b.add(r) < loadBatchRows {
-				return nil
+			if b.add(r) == loadBatchRows {
+				if err := send(); err != nil {
+					return err
+				}
 			}
-			return send()
+			b.lend(r, model.Dim)
+			return nil
 		})
 		if readErr == nil && len(b.entries) > 0 {
 			b.seal()
@@ -255,10 +258,15 @@ func (b *loadBatch) reset() {
 	b.entries, b.spans, b.vecs, b.arena, b.terms, b.ends = b.entries[:0], b.spans[:0], b.vecs[:0], b.arena[:0], b.terms[:0], b.ends[:0]
 }
 
-// add copies r into b and returns the number of entries in b.
+// add copies r into b and returns the number of entries in b. A vector
+// the store decoded where lend pointed it is in place already.
 func (b *loadBatch) add(r *store.IndexRow) int {
 	sp := loadSpan{vec: len(b.vecs), dim: len(r.Vector), term: len(b.ends), nterms: len(r.Terms)}
-	b.vecs = append(b.vecs, r.Vector...)
+	if n := len(r.Vector); n > 0 && n <= cap(b.vecs)-len(b.vecs) && unsafe.SliceData(r.Vector) == unsafe.SliceData(b.vecs[len(b.vecs):]) {
+		b.vecs = b.vecs[:len(b.vecs)+n]
+	} else {
+		b.vecs = append(b.vecs, r.Vector...)
+	}
 	for _, t := range r.Terms {
 		b.arena = append(b.arena, t...)
 		b.ends = append(b.ends, int32(len(b.arena)))
@@ -268,6 +276,23 @@ func (b *loadBatch) add(r *store.IndexRow) int {
 	b.entries = append(b.entries, en)
 	b.spans = append(b.spans, sp)
 	return len(b.entries)
+}
+
+// lend points r's vector at b's free room, so that the store decodes the
+// next row's vector there (store.Store.LoadIndex) instead of into a buffer
+// of its own that add would copy. Without room, it takes back the room
+// lent before, which add has filled.
+func (b *loadBatch) lend(r *store.IndexRow, dim int) {
+	r.Vector = nil
+	if dim <= 0 {
+		return
+	}
+	if cap(b.vecs) < loadBatchRows*dim {
+		b.vecs = slices.Grow(b.vecs, loadBatchRows*dim-len(b.vecs))
+	}
+	if n := len(b.vecs); cap(b.vecs)-n >= dim {
+		r.Vector = b.vecs[n : n : n+dim]
+	}
 }
 
 // seal points every entry at its vector and terms.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -225,6 +226,31 @@ func BenchmarkUpsert(b *testing.B) {
 			}
 		}
 		p.trim() // as a load does
+	}
+}
+
+// BenchmarkLoad measures a cold load of a 10k partition through an Index
+// and its Loader (the entries handed over one at a time, as the engine's
+// loader does), without the store: the build half of a cold recall.
+func BenchmarkLoad(b *testing.B) {
+	c := corpus(10000)
+	load := func(_ context.Context, _, _ string, add func(*Entry) error) (int64, error) {
+		for i := range c.entries {
+			if err := add(&c.entries[i]); err != nil {
+				return 0, err
+			}
+		}
+		return 1, nil
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		x, err := New(Config{}, load)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := x.DFs(b.Context(), "t", "p", nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

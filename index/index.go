@@ -379,6 +379,7 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 		}
 	}()
 	p = NewPartition(x.cfg)
+	p.loading = true
 	var tooBig error
 	add := func(e *Entry) error {
 		if tooBig != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -655,5 +656,99 @@ func TestConcurrentUse(t *testing.T) {
 	checkAccounting(t, x)
 	if st := x.Stats(); st.Hits == 0 || st.Loads == 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestLoadIsUpsert builds one partition through a load (which cuts term
+// references from slabs) and one by Upsert, from entries whose terms
+// repeat both in runs (as stored terms come) and scattered, and requires
+// the same partition of both, then after the same removals and
+// replacements, and with the same entries loaded twice over (a duplicate
+// id in one load replaces the first).
+func TestLoadIsUpsert(t *testing.T) {
+	t.Parallel()
+	r := newRand(31)
+	const dim = 24
+	var entries []Entry
+	for i := range 3000 {
+		e := randomEntry(r, i, gaussVec(r, dim), false)
+		if i%2 == 0 { // runs of repeats, as DecodeTerms gives them
+			e.Terms = slices.Sorted(slices.Values(e.Terms))
+		}
+		if i%7 == 0 {
+			e.Vector = nil
+		}
+		e.Group = []string{"", "g1", "g2"}[i%3]
+		entries = append(entries, e)
+	}
+	for _, twice := range []bool{false, true} {
+		given := entries
+		if twice {
+			given = append(slices.Clone(entries[:500]), entries...)
+		}
+		s := newFakeStore()
+		s.put("t", "p", given...)
+		x, err := New(Config{}, s.load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := x.DFs(t.Context(), "t", "p", nil); err != nil {
+			t.Fatal(err)
+		}
+		x.mu.Lock()
+		loaded := x.parts[pkey{"t", "p"}].p
+		x.mu.Unlock()
+		upserted := buildPartition(t, Config{}, given)
+		upserted.trim() // as the load does
+		same := func(what string) {
+			t.Helper()
+			checkInvariants(t, loaded)
+			checkInvariants(t, upserted)
+			if got, want := loaded.Stats(), upserted.Stats(); got != want {
+				t.Fatalf("%s: loaded %+v, upserted %+v", what, got, want)
+			}
+			for _, w := range vocabulary {
+				if loaded.DF(w) != upserted.DF(w) {
+					t.Fatalf("%s: df(%s) = %d loaded, %d upserted", what, w, loaded.DF(w), upserted.DF(w))
+				}
+			}
+			for i := range 20 {
+				q := Query{Vector: gaussVec(r, dim), Terms: zipfTerms(r, 4), K: 20, Filter: Filter{Now: now}, Neighbors: Neighbors{Prev: 1, Next: 1}}
+				if i%4 == 0 {
+					q.Filter = randomFilter(r)
+				}
+				got, err := loaded.Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := upserted.Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.Version = want.Version // the load's, which Upsert does not set
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: query %d: results differ:\nloaded   %+v\nupserted %+v", what, i, got.Candidates[:min(3, len(got.Candidates))], want.Candidates[:min(3, len(want.Candidates))])
+				}
+			}
+		}
+		same(fmt.Sprintf("loaded (duplicates %v)", twice))
+		for i := range 1500 {
+			id := entries[r.IntN(len(entries))].ID
+			if i%3 == 0 {
+				e := randomEntry(r, 0, gaussVec(r, dim), false)
+				e.ID = id
+				if err := loaded.Upsert(e); err != nil {
+					t.Fatal(err)
+				}
+				if err := upserted.Upsert(e); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if loaded.Remove(id) != upserted.Remove(id) {
+				t.Fatalf("Remove(%s) differs", id)
+			}
+		}
+		same(fmt.Sprintf("mutated (duplicates %v)", twice))
 	}
 }

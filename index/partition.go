@@ -45,8 +45,15 @@ type Partition struct {
 	seq    int64
 
 	agents, convs map[string]uint32
-	tmp           map[string]int // scratch for upsert, under the write lock
-	refs          []termRef      // likewise
+	refs          []termRef // scratch for upsert, under the write lock
+
+	// refSlab, while the Index loads the partition, is where the entries'
+	// term references are cut from, a few thousand at a time instead of
+	// one allocation an entry; nil otherwise. What removals free of it
+	// stays allocated until the whole slab is unreferenced: at most what
+	// the load allocated.
+	refSlab []termRef
+	loading bool
 
 	bytes int64
 
@@ -127,7 +134,6 @@ func NewPartition(cfg Config) *Partition {
 		agents: make(map[string]uint32),
 		convs:  make(map[string]uint32),
 		groups: make(map[string]*group),
-		tmp:    make(map[string]int),
 	}
 }
 
@@ -409,35 +415,58 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 	}
 
 	if len(e.Terms) > 0 {
+		// No posting refers to sl yet (removeSlot took the previous
+		// occupant's out), so a term the entry already holds is the one
+		// whose list ends with sl: a repeat costs no second map, and a
+		// run of repeats (stored terms come grouped) no lookup at all.
 		refs := p.refs[:0]
-		for _, t := range e.Terms {
-			if i := p.tmp[t]; i > 0 {
-				refs[i-1].tf++
+		var pl *postings
+		prev := ""
+		for i, t := range e.Terms {
+			if i == 0 || t != prev {
+				prev = t
+				if pl = p.terms[t]; pl == nil {
+					pl = &postings{term: strings.Clone(t)}
+					p.terms[pl.term] = pl
+					p.bytes += termBytes + allocSize(len(t))
+				}
+			}
+			if n := len(pl.list); n > 0 && pl.list[n-1].slot == sl {
+				pl.list[n-1].tf++
 				continue
 			}
-			pl := p.terms[t]
-			if pl == nil {
-				pl = &postings{term: strings.Clone(t)}
-				p.terms[pl.term] = pl
-				p.bytes += termBytes + allocSize(len(t))
-			}
-			refs = append(refs, termRef{p: pl, tf: 1})
-			p.tmp[t] = len(refs)
+			refs = append(refs, termRef{p: pl, pos: int32(len(pl.list))})
+			c := cap(pl.list)
+			pl.list = append(pl.list, posting{slot: sl, tf: 1})
+			p.bytes += int64(cap(pl.list)-c) * postingSize
 		}
-		clear(p.tmp)
-		p.refs = refs[:0]
 		for i := range refs {
 			r := &refs[i]
-			r.pos = int32(len(r.p.list))
-			c := cap(r.p.list)
-			r.p.list = append(r.p.list, posting{slot: sl, tf: r.tf})
-			p.bytes += int64(cap(r.p.list)-c) * postingSize
+			r.tf = r.p.list[r.pos].tf
 		}
-		s.terms = slices.Clone(refs)
+		p.refs = refs[:0]
+		if p.loading {
+			s.terms = p.slabRefs(refs)
+		} else {
+			s.terms = slices.Clone(refs)
+		}
 		p.bytes += allocSize(refSize * len(refs))
 	}
 	p.docLen[sl] = int32(len(e.Terms))
 	p.totalLen += int64(len(e.Terms))
+}
+
+// refSlabLen is the number of term references a slab holds.
+const refSlabLen = 4096
+
+// slabRefs returns a copy of refs cut from the load's slab.
+func (p *Partition) slabRefs(refs []termRef) []termRef {
+	if len(refs) > cap(p.refSlab)-len(p.refSlab) {
+		p.refSlab = make([]termRef, 0, max(refSlabLen, len(refs)))
+	}
+	n := len(p.refSlab)
+	p.refSlab = append(p.refSlab, refs...)
+	return p.refSlab[n:len(p.refSlab):len(p.refSlab)]
 }
 
 // addRow appends the vector v (of norm norm) of the entry at slot sl as the
@@ -451,7 +480,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 		p.chunks = append(p.chunks, rowChunk{})
 	}
 	c := &p.chunks[r/chunkRows]
-	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride)) * rowBytesOf(p.dim, p.stride)
+	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading)) * rowBytesOf(p.dim, p.stride)
 	i := c.rows()
 	c.vecs = append(c.vecs, v...)
 	c.codes = c.codes[:(i+1)*p.stride]

@@ -45,15 +45,22 @@ func rowBytesOf(dim, stride int) int64 { return int64(4*dim + stride + 8 + 4 + 4
 func (c *rowChunk) rows() int { return len(c.rowSlot) }
 
 // grow makes room for one more row in c, the chunk of the given index,
-// returning the change in capacity (rows).
-func (c *rowChunk) grow(index, dim, stride int) int {
+// returning the change in capacity (rows). The first chunk grows by half
+// its capacity, or four times over in a bulk load, which trims it after
+// (trim): growing it by halves to a full chunk allocated and copied three
+// chunks' worth, a tenth of a 10k load's allocations.
+func (c *rowChunk) grow(index, dim, stride int, bulk bool) int {
 	old := cap(c.rowSlot)
 	if len(c.rowSlot) < old {
 		return 0
 	}
 	n := chunkRows
 	if index == 0 {
-		n = min(chunkRows, max(16, old+old/2))
+		step := old / 2
+		if bulk {
+			step = 3 * old
+		}
+		n = min(chunkRows, max(16, old+step))
 	}
 	c.resize(n, dim, stride)
 	return n - old
@@ -133,6 +140,7 @@ func (p *Partition) newSlot() (int32, int) {
 // trim gives back the spare capacity of the last row and slot chunks, after
 // a bulk load.
 func (p *Partition) trim() {
+	p.loading, p.refSlab = false, nil
 	if n := len(p.chunks); n > 0 {
 		c := &p.chunks[n-1]
 		if spare := cap(c.rowSlot) - c.rows(); spare > 0 {

@@ -23,6 +23,7 @@ import (
 type conn struct {
 	cfg Config
 	*pools
+	stream *streamPool // set once the readers are open
 	stmts  stmtCache
 	closed atomic.Bool
 

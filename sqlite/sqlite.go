@@ -188,6 +188,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	db.r.SetMaxOpenConns(cfg.MaxReaders)
 	db.r.SetMaxIdleConns(cfg.MaxReaders)
+	db.c.stream = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders)
 	if err := db.r.PingContext(ctx); err != nil {
 		db.w.Close()
 		db.r.Close()
@@ -349,6 +350,9 @@ func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.stmts.close()
+		if c.stream != nil {
+			c.stream.close()
+		}
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 	})
 	return c.closeErr
@@ -413,16 +417,24 @@ func interpretError(ctx context.Context, op string, err error) error {
 	}
 	code := sqlstore.ErrInternal()
 	var se *sqlite.Error
+	var sterr *streamError
+	var rc int
 	switch {
 	case errors.As(err, &se):
-		switch se.Code() {
+		rc = se.Code()
+	case errors.As(err, &sterr):
+		rc = sterr.Code()
+	}
+	switch {
+	case rc != 0:
+		switch rc {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			code = sqlstore.ErrDuplicateID()
-			if strings.Contains(se.Error(), "memories.key") {
+			if strings.Contains(err.Error(), "memories.key") {
 				code = sqlstore.ErrKeyTaken() // the index of memory keys
 			}
 		default:
-			switch se.Code() & 0xff {
+			switch rc & 0xff {
 			case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 				code = sqlstore.ErrBusy()
 			case sqlite3.SQLITE_FULL:

@@ -204,8 +204,13 @@ type Store interface {
 	// effort, after fn has seen every row (a write that fails is not an
 	// error of the load). The row, its slices and the bytes of its Terms
 	// are reused (a backend may decode them from memory its driver lends
-	// for one row): fn must copy what it keeps. An error of fn stops the
-	// load and is returned as is.
+	// for one row): fn must copy what it keeps. fn may leave in the row's
+	// Vector a slice of its own, of length 0: the next row's vector is
+	// then decoded into that slice's capacity where it fits (elsewhere
+	// where it does not; never past the capacity, and nothing is written
+	// there for a row without a vector), so a caller that keeps the vectors
+	// in arrays of its own can have each read in place. An error of fn
+	// stops the load and is returned as is.
 	LoadIndex(ctx context.Context, tenant, principal string, model EmbeddingModel, fn func(*IndexRow) error) error
 
 	// Fetch returns the memories among ids that the scope contains and that

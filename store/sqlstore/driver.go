@@ -97,6 +97,18 @@ func RowBatch(ctx context.Context, q Querier, qs []BatchQuery) error {
 // (LoadIndex's vectors) that the caller decodes at once.
 type Borrowed []byte
 
+// Streamer is a capability a Driver may have: Stream runs a read of many
+// rows outside any transaction, like a statement of Read's querier, and
+// returns rows whose Scan reads each column where the database holds it
+// instead of boxing it into a Go value first. Its Scan accepts *int64,
+// *time.Time, **time.Time and *Borrowed (a text or a blob) destinations
+// only. LoadIndex streams where the driver can: a cold load reads every
+// row of a partition, and SQLite through database/sql spent more time
+// boxing and copying each column than reading it.
+type Streamer interface {
+	Stream(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
 // Rows is the result of Querier.Query.
 type Rows interface {
 	Next() bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/analysis"
@@ -21,16 +22,19 @@ func (s *Store) LoadPartition(ctx context.Context, tenant, principal string) ([]
 	})
 }
 
-// loadIndexSQL reads the compact columns of a partition for LoadIndex
-// (%[1]s... are Dialect.Micros of the times): the vector only when the
-// embedding is of the model asked for, the stored terms only when they are
-// of this binary's analysis, and the content only when they are not, so a
-// current row reads neither its content nor a foreign vector.
+// loadIndexSQL reads the compact columns of a partition for LoadIndex:
+// the content only when the stored terms are not of this binary's
+// analysis, so a current row reads no text but its filter fields. The
+// vector and the terms are read as they are stored, whatever their model
+// or version (a flag says whether the vector is of the model asked for):
+// inside a CASE their width is unknown to PostgreSQL's planner, which then
+// took a partition that is most of its table for a few hundred kB and
+// sorted it after a sequential scan (on disk: past work_mem) instead of
+// reading it in seq order from an index (postgres.TestLoadIndexPlan).
 const loadIndexSQL = `SELECT id, agent, conversation, kind, source, sensitivity,
-	%[1]s, COALESCE(%[2]s, 0), COALESCE(%[3]s, 0), COALESCE(%[4]s, 0),
-	CASE WHEN embedding_provider = ? AND embedding_model = ? AND embedding_dim = ? THEN embedding_vector END,
-	CASE WHEN terms_version = ? THEN index_terms END,
-	CASE WHEN terms_version = ? THEN NULL ELSE content END
+	created_at, expires_at, valid_from, valid_until, embedding_vector,
+	CASE WHEN embedding_provider = ? AND embedding_model = ? AND embedding_dim = ? THEN 1 ELSE 0 END,
+	index_terms, CASE WHEN terms_version = ? THEN NULL ELSE content END
 	FROM memories WHERE tenant = ? AND principal = ? AND status = 'active' ORDER BY seq`
 
 // fillTermsSQL writes back the terms LoadIndex made from a row's content,
@@ -49,37 +53,61 @@ type fnError struct{ err error }
 
 func (e *fnError) Error() string { return e.err.Error() }
 
-// LoadIndex implements store.Store.
+// LoadIndex implements store.Store. Every text is scanned borrowed: the
+// filter fields of a partition repeat (kinds, sources, agents,
+// conversations), so each is made a string once per load, and only the id
+// is allocated for every row.
 func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model store.EmbeddingModel, fn func(*store.IndexRow) error) error {
 	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
 		return err
 	}
 	type fill struct{ id, content string }
 	var fills []fill
-	mc := s.dl.Micros
-	query := fmt.Sprintf(loadIndexSQL, mc("created_at"), mc("expires_at"), mc("valid_from"), mc("valid_until"))
 	var (
-		row                       store.IndexRow
-		kind, source, sensitivity string
-		vector, terms             Borrowed // decoded before the next row
-		content                   *string
-		version                   = analysis.TermsVersion
-		fnErr                     *fnError
+		row                                 store.IndexRow
+		id, agent, conv, kind, source, sens Borrowed
+		created                             time.Time
+		expires, validFrom, validUntil      *time.Time
+		vector, terms, content              Borrowed // decoded before the next row
+		ofModel                             int64
+		version                             = analysis.TermsVersion
+		fnErr                               *fnError
+		texts                               = map[string]string{}
 	)
+	text := func(b Borrowed) string {
+		if t, ok := texts[string(b)]; ok {
+			return t
+		}
+		t := string(b)
+		if len(texts) < maxTexts {
+			texts[t] = t
+		}
+		return t
+	}
 	_, err := read(ctx, s, "load index", func(q Querier) (struct{}, error) {
-		rows, err := q.Query(ctx, query, model.Provider, model.Model, int64(model.Dim), version, version, tenant, principal)
+		args := []any{model.Provider, model.Model, int64(model.Dim), version, tenant, principal}
+		var rows Rows
+		var err error
+		if st, ok := s.d.(Streamer); ok {
+			rows, err = st.Stream(ctx, loadIndexSQL, args...)
+		} else {
+			rows, err = q.Query(ctx, loadIndexSQL, args...)
+		}
 		if err != nil {
 			return struct{}{}, err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			if err := rows.Scan(&row.ID, &row.Agent, &row.Conversation, &kind, &source, &sensitivity,
-				&row.CreatedAt, &row.ExpiresAt, &row.ValidFrom, &row.ValidUntil, &vector, &terms, &content); err != nil {
+			if err := rows.Scan(&id, &agent, &conv, &kind, &source, &sens,
+				&created, &expires, &validFrom, &validUntil, &vector, &ofModel, &terms, &content); err != nil {
 				return struct{}{}, err
 			}
-			row.Kind, row.Source, row.Sensitivity = memgate.Kind(kind), memgate.Source(source), memgate.Sensitivity(sensitivity)
+			row.ID = string(id)
+			row.Agent, row.Conversation = text(agent), text(conv)
+			row.Kind, row.Source, row.Sensitivity = memgate.Kind(text(kind)), memgate.Source(text(source)), memgate.Sensitivity(text(sens))
+			row.CreatedAt, row.ExpiresAt, row.ValidFrom, row.ValidUntil = micros(&created), micros(expires), micros(validFrom), micros(validUntil)
 			row.Vector = row.Vector[:0]
-			if vector != nil {
+			if ofModel == 1 && vector != nil {
 				if row.Vector, err = store.DecodeVectorInto(row.Vector, vector); err != nil {
 					return struct{}{}, fmt.Errorf("memory %s: %w", row.ID, err)
 				}
@@ -90,8 +118,9 @@ func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model s
 			row.Terms = row.Terms[:0]
 			switch {
 			case content != nil:
-				row.Terms = analysis.AppendTerms(row.Terms, *content)
-				fills = append(fills, fill{row.ID, *content})
+				c := string(content)
+				row.Terms = analysis.AppendTerms(row.Terms, c)
+				fills = append(fills, fill{row.ID, c})
 			case terms != nil:
 				if row.Terms, err = store.DecodeTerms(row.Terms, terms); err != nil {
 					return struct{}{}, fmt.Errorf("memory %s: %w", row.ID, err)
@@ -128,6 +157,18 @@ func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model s
 		fills = fills[n:]
 	}
 	return nil
+}
+
+// maxTexts bounds the distinct filter values LoadIndex keeps to share
+// between rows; past it, a value is made a string for each row.
+const maxTexts = 4096
+
+// micros is t as Unix microseconds, 0 for nil.
+func micros(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.UnixMicro()
 }
 
 // Fetch implements store.Store: scope, ids and every predicate of the read

@@ -24,8 +24,7 @@ func Statements(d *Dialect) []Statement {
 	s := &Store{dl: d}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	out := []Statement{
-		{"load index", fmt.Sprintf(loadIndexSQL, d.Micros("created_at"), d.Micros("expires_at"), d.Micros("valid_from"), d.Micros("valid_until")),
-			[]any{"builtin", "hybrid-v2", int64(484), "analysis-v1", "analysis-v1", "acme", "alice"}},
+		{"load index", loadIndexSQL, []any{"builtin", "hybrid-v2", int64(484), "analysis-v1", "acme", "alice"}},
 		{"fill index terms", fillTermsSQL, []any{[]byte{0}, "analysis-v1", "acme", "alice", "m-1", "c", "analysis-v1"}},
 		{"dedup lookup", dedupSQL, []any{"acme", "alice", "fact", "k", "", "", "", "user", "active", at}},
 		{"key holder", keyHolderSQL, []any{"acme", "alice", "", "", "pref:coffee", "user"}},

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -15,6 +16,7 @@ import (
 var recallTests = []test{
 	{"LoadPartitionOnlyActiveOfThatPrincipal", testLoadPartition},
 	{"LoadIndexIsLoadPartitionCompact", testLoadIndex},
+	{"LoadIndexDecodesIntoLentVectors", testLoadIndexLent},
 	{"FetchAppliesScope", testFetchScope},
 	{"FetchAppliesReadGate", testFetchGate},
 	{"FetchMetadataEquality", testFetchMetadata},
@@ -327,5 +329,78 @@ func testLoadIndex(t *testing.T, newStore func(t *testing.T) store.Store) {
 	RequireIndexRows(t, "LoadIndex(acme, bob)", LoadIndexRows(t, s, "acme", "bob", model), bm, model)
 	if err := s.LoadIndex(t.Context(), "", "alice", model, func(*store.IndexRow) error { return nil }); memgate.ErrorCode(err) != memgate.EINVALID {
 		t.Fatalf("LoadIndex without tenant: %v, want invalid_argument", err)
+	}
+}
+
+// testLoadIndexLent lends LoadIndex a buffer for each next row's vector, as
+// the engine does to read vectors in place: the rows are the same as
+// without, whatever the store does with the buffer, and it writes nothing
+// past a buffer's capacity nor into one lent before a row without a vector.
+func testLoadIndexLent(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	model := store.EmbeddingModel{Provider: "p", Model: "m", Dim: 3}
+	var ms []*memgate.Memory
+	for i := range 8 {
+		m := newMemory(alice, id(i+1), fmt.Sprintf("memory %d of the garden", i))
+		switch i {
+		case 2:
+			// No vector.
+		case 5:
+			m.Embedding = &memgate.Embedding{Provider: "p", Model: "other", Dim: 3, Vector: []float32{1, 0, 0}}
+		default:
+			m.Embedding = &memgate.Embedding{Provider: "p", Model: "m", Dim: 3, Vector: []float32{float32(i), 1, 0.5}}
+		}
+		ms = append(ms, m)
+	}
+	mustInsert(t, s, ms...)
+	want, err := s.LoadPartition(t.Context(), "acme", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const guard = -7
+	type lent struct {
+		buf  []float32 // the buffer and its guard cell past the lent capacity
+		next int       // the row it was lent for
+	}
+	var (
+		got   []store.IndexRow
+		lends []lent
+	)
+	err = s.LoadIndex(t.Context(), "acme", "alice", model, func(r *store.IndexRow) error {
+		c := *r
+		c.Vector = slices.Clone(r.Vector)
+		c.Terms = make([]string, len(r.Terms))
+		for i, term := range r.Terms {
+			c.Terms[i] = string([]byte(term))
+		}
+		got = append(got, c)
+		// Lend a buffer of the model's dimension (one row short of it
+		// every third row), with a guard cell after its capacity.
+		n := model.Dim
+		if len(got)%3 == 0 {
+			n--
+		}
+		buf := make([]float32, n+1)
+		for i := range buf {
+			buf[i] = guard
+		}
+		lends = append(lends, lent{buf, len(got)})
+		r.Vector = buf[:0:n]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	RequireIndexRows(t, "LoadIndex with lent vectors", got, want, model)
+	for _, l := range lends {
+		if l.buf[len(l.buf)-1] != guard {
+			t.Fatalf("the buffer lent after row %d was written past its capacity: %v", l.next, l.buf)
+		}
+		if l.next < len(got) && got[l.next].Vector == nil && !slices.Equal(l.buf, slices.Repeat([]float32{guard}, len(l.buf))) {
+			t.Fatalf("the buffer lent before row %d, which has no vector, was written: %v", l.next, l.buf)
+		}
+		if l.next < len(got) && got[l.next].Vector != nil && l.buf[0] != guard && !slices.Equal(l.buf[:len(l.buf)-1], got[l.next].Vector) {
+			t.Fatalf("the buffer lent before row %d holds %v, not its vector %v", l.next, l.buf, got[l.next].Vector)
+		}
 	}
 }

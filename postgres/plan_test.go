@@ -1,0 +1,76 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/store/sqlstore"
+)
+
+// TestLoadIndexPlan checks that a cold load walks a partition in seq order
+// by an index, even when the partition is most of its table: PostgreSQL
+// then finds a sequential scan cheaper, and its sort of 2 kB rows spills to
+// disk past work_mem. The planner weighs the sort by the width of what it
+// sorts, which it knows of a column but not of a CASE over it: the load
+// selected its vectors inside a CASE, and sorted.
+func TestLoadIndexPlan(t *testing.T) {
+	t.Parallel()
+	schema := freshSchema(t)
+	db := openTest(t, schema)
+	ctx := t.Context()
+	// 6,000 memories of one partition, each with a 484-d vector (1,936
+	// bytes, as builtin/hybrid-v2's), and a few of another.
+	for _, p := range []struct {
+		principal string
+		n         int
+	}{{"alice", 6000}, {"bob", 20}} {
+		if _, err := db.pool.Exec(ctx, `INSERT INTO memories (tenant, id, principal, kind, source, sensitivity, status, content,
+			created_at, updated_at, version, content_sha256, embedding_provider, embedding_model, embedding_dim, embedding_vector,
+			index_terms, terms_version)
+			SELECT 'acme', $1 || g, $1, 'fact', 'user', 'standard', 'active', 'memory ' || g, now(), now(), 1, md5(g::text),
+				'builtin', 'hybrid-v2', 484, decode(repeat('3f800000', 484), 'hex'), '\x00', 'analysis-v1'
+			FROM generate_series(1, $2) g`, p.principal, p.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.pool.Exec(ctx, "ANALYZE memories"); err != nil {
+		t.Fatal(err)
+	}
+	explain := func(query string, args []any) string {
+		t.Helper()
+		rows, err := db.pool.Query(ctx, "EXPLAIN "+sqlstore.NumberedRebind(query), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(plan, "\n")
+	}
+	var load sqlstore.Statement
+	for _, st := range sqlstore.Statements(db.c.dialect) {
+		if st.Name == "load index" {
+			load = st
+		}
+	}
+	if load.SQL == "" {
+		t.Fatal("no load index statement")
+	}
+	plan := explain(load.SQL, load.Args)
+	if strings.Contains(plan, "Sort") || !strings.Contains(plan, "Index Scan") {
+		t.Fatalf("the load of a partition that is most of its table sorts, or reads no index:\n%s", plan)
+	}
+	t.Logf("the load:\n%s", plan)
+	// For the record: the load as it was, with the vector in a CASE.
+	old := strings.Replace(load.SQL, "embedding_vector,", "CASE WHEN embedding_dim > 0 THEN embedding_vector END,", 1)
+	t.Logf("the load with its vector in a CASE:\n%s", explain(old, load.Args))
+}
