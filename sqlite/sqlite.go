@@ -178,10 +178,17 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	// Readers open after the writer has switched the files to WAL.
-	// Readers map the file (no read syscall per page) and keep a larger
-	// page cache: recall reads a few rows at random on every call.
+	// They keep a larger page cache (recall reads a few rows at random on
+	// every call) and read pages with read(2), not through a memory map:
+	// a read transaction that finds the WAL changed since the
+	// connection's last one unmaps the whole file (pagerBeginReadTransaction
+	// calls sqlite3OsUnfetch(fd, 0, 0)), so under writes every read
+	// mapped it again and took a page fault on every page it touched (14 %
+	// of the server's CPU in a mixed soak: BENCHMARKS.md, "Readers without
+	// a memory map"). Streams (stream.go) still map: a cold load is one
+	// long read.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(268435456)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes)
+		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes)
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
