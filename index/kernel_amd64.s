@@ -501,3 +501,97 @@ hinner1:
 hdone:
 	VZEROUPPER
 	RET
+
+// func projMaskAsm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
+//
+// The bound check of projScan in SIMD (see projMask), eight rows a step,
+// in float64 with the operations of projBound in its order:
+// a = (s·t)·d, e = ((s·α) + (r·β)) + γ, and bit i of the mask is a+e ≥ τ.
+// n is a positive multiple of 8.
+TEXT ·projMaskAsm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scale+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Z10
+	VBROADCASTSD alpha+40(FP), Z11
+	VBROADCASTSD beta+48(FP), Z12
+	VBROADCASTSD gamma+56(FP), Z13
+	VBROADCASTSD tau+64(FP), Z14
+	MOVQ         mask+72(FP), DX
+
+ploop:
+	VCVTDQ2PD (SI), Z0
+	VCVTPS2PD (DI), Z1
+	VCVTPS2PD (R8), Z2
+	VMULPD    Z10, Z1, Z3
+	VMULPD    Z0, Z3, Z3
+	VMULPD    Z11, Z1, Z4
+	VMULPD    Z12, Z2, Z5
+	VADDPD    Z5, Z4, Z4
+	VADDPD    Z13, Z4, Z4
+	VADDPD    Z4, Z3, Z3
+	VCMPPD    $0x1d, Z14, Z3, K1
+	KMOVB     K1, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       ploop
+	VZEROUPPER
+	RET
+
+// func projDotsAsm(q *int16, codes *int8, d int, n int, out *int32)
+//
+// The projected pass's kernel (see projDots): codes in groups of 16 rows,
+// each group dimension pair by dimension pair (32 bytes: the pair of every
+// row). VPMOVSXBW widens a pair of 16 rows to one zmm of int16 and
+// VPDPWSSD adds the products with the query's pair, broadcast, into the
+// 16 rows' int32 lanes: no horizontal sums. Four groups (64 rows) at a
+// time. d is a positive multiple of 32, n a positive multiple of 64.
+TEXT ·projDotsAsm(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ codes+8(FP), DI
+	MOVQ d+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+	MOVQ BX, R8
+	SHLQ $4, R8 // bytes of a group of 16 rows
+
+ploop64:
+	LEAQ   (DI)(R8*1), R10
+	LEAQ   (DI)(R8*2), R11
+	LEAQ   (R10)(R8*2), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   SI, R13
+	XORQ   R14, R14
+
+pinner:
+	VPBROADCASTD (R13), Z4
+	VPMOVSXBW    (DI)(R14*1), Z5
+	VPMOVSXBW    (R10)(R14*1), Z6
+	VPMOVSXBW    (R11)(R14*1), Z7
+	VPMOVSXBW    (R12)(R14*1), Z8
+	VPDPWSSD     Z4, Z5, Z0
+	VPDPWSSD     Z4, Z6, Z1
+	VPDPWSSD     Z4, Z7, Z2
+	VPDPWSSD     Z4, Z8, Z3
+	ADDQ         $4, R13
+	ADDQ         $32, R14
+	CMPQ         R14, R8
+	JLT          pinner
+
+	VMOVDQU32 Z0, (DX)
+	VMOVDQU32 Z1, 64(DX)
+	VMOVDQU32 Z2, 128(DX)
+	VMOVDQU32 Z3, 192(DX)
+	ADDQ      $256, DX
+	LEAQ      (DI)(R8*4), DI
+	SUBQ      $64, CX
+	JNZ       ploop64
+	VZEROUPPER
+	RET

@@ -1,0 +1,499 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// lowRankGen draws x = A·z + σ·N(0, I) with z in latent dimensions (A fixed
+// per generator): the distribution the projected pass is for.
+func lowRankGen(r *rand.Rand, dim, latent int, sigma float64) vecGen {
+	a := make([]float64, dim*latent)
+	for i := range a {
+		a[i] = r.NormFloat64()
+	}
+	z := make([]float64, latent)
+	return func(r *rand.Rand, dim, i int) []float32 {
+		for j := range z {
+			z[j] = r.NormFloat64()
+		}
+		v := make([]float32, dim)
+		for j := range v {
+			var s float64
+			for l, x := range z {
+				s += a[j*latent+l] * x
+			}
+			v[j] = float32(s + sigma*r.NormFloat64())
+		}
+		return v
+	}
+}
+
+// TestTopEigen holds the solver to a matrix with known eigenvectors: the
+// basis is orthonormal and spans the leading eigenvectors.
+func TestTopEigen(t *testing.T) {
+	t.Parallel()
+	const dim, d = 96, 32
+	r := newRand(3)
+	// C = V·diag(λ)·Vᵀ with V a random orthonormal basis, λ decaying.
+	v := make([]float64, dim*dim)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	orthonormalize(v, dim)
+	lambda := make([]float64, dim)
+	for i := range lambda {
+		lambda[i] = math.Pow(0.8, float64(i))
+	}
+	c := make([]float64, dim*dim)
+	for k := range dim {
+		vk := v[k*dim : (k+1)*dim]
+		for i := range dim {
+			for j := range dim {
+				c[i*dim+j] += lambda[k] * vk[i] * vk[j]
+			}
+		}
+	}
+	basis, vals := topEigen(c, dim, d, 60)
+	for i := range d {
+		if math.Abs(vals[i]-lambda[i]) > 1e-6 {
+			t.Fatalf("eigenvalue %d = %v, want %v", i, vals[i], lambda[i])
+		}
+		bi := basis[i*dim : (i+1)*dim]
+		for j := range d {
+			g := dotF64(bi, basis[j*dim:(j+1)*dim])
+			if i == j {
+				g--
+			}
+			if math.Abs(g) > 1e-12 {
+				t.Fatalf("basis not orthonormal: ⟨b%d, b%d⟩ off by %v", i, j, g)
+			}
+		}
+		// |⟨bᵢ, vᵢ⟩| = 1: the same direction.
+		if x := math.Abs(dotF64(bi, v[i*dim:(i+1)*dim])); math.Abs(x-1) > 1e-6 {
+			t.Fatalf("basis vector %d: |⟨b, v⟩| = %v", i, x)
+		}
+	}
+}
+
+// TestProjMask holds the SIMD bound check to the Go loop's, on random and
+// extreme blocks.
+func TestProjMask(t *testing.T) {
+	if projMask == nil {
+		t.Skip("no SIMD projMask on this CPU")
+	}
+	t.Parallel()
+	r := newRand(8)
+	for it := range 2000 {
+		n := 64 * (1 + r.IntN(4))
+		d := make([]int32, n)
+		scale := make([]float32, n)
+		resid := make([]float32, n)
+		for i := range n {
+			d[i] = int32(r.IntN(1<<24) - 1<<23)
+			scale[i] = float32(r.Float64() * 0.01)
+			resid[i] = float32(r.Float64())
+			if it%5 == 0 && i%3 == 0 {
+				scale[i], d[i] = 0, 0
+			}
+		}
+		tt, alpha, beta, gamma := r.Float64()*1e-4, r.Float64(), r.Float64(), r.Float64()*1e-3
+		tau := r.NormFloat64()
+		if it%7 == 0 {
+			tau = math.Inf(-1)
+		}
+		// A τ equal to some row's bound: ties must be kept.
+		if it%3 == 0 {
+			i := r.IntN(n)
+			s := float64(scale[i])
+			a := float64(s*tt) * float64(d[i])
+			tau = a + (float64(float64(s*alpha)+float64(float64(resid[i])*beta)) + gamma)
+		}
+		want := make([]uint64, n/64)
+		got := make([]uint64, n/64)
+		projMaskGeneric(d, scale, resid, tt, alpha, beta, gamma, tau, want)
+		projMask(d, scale, resid, tt, alpha, beta, gamma, tau, got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("iteration %d: mask %x, want %x", it, got, want)
+		}
+	}
+}
+
+// checkProj checks the projection's invariants: a row for every row of the
+// partition, each the projection of the row's vector as stored, and the
+// running sum of the residuals.
+func checkProj(t *testing.T, p *Partition) {
+	t.Helper()
+	pj := p.proj
+	if pj == nil {
+		return
+	}
+	if pj.rows != p.rows {
+		t.Fatalf("projection has %d rows, partition %d", pj.rows, p.rows)
+	}
+	codes := make([]int8, pj.d)
+	y, lanes := make([]float64, pj.d), make([]float64, 4*pj.d)
+	var sum float64
+	for r := range p.rows {
+		c, i := pj.row(r)
+		s, ru := pj.project(p.vec(r), p.normOf(r), codes, y, lanes)
+		stored := make([]int8, pj.d)
+		c.getCodes(i, pj.d, stored)
+		if s != c.scale[i] || ru != c.resid[i] || !slices.Equal(codes, stored) {
+			t.Fatalf("row %d: projection stale", r)
+		}
+		sum += float64(ru)
+	}
+	if math.Abs(sum-pj.residSum) > 1e-6*float64(p.rows+1) {
+		t.Fatalf("residual sum %v, want %v", pj.residSum, sum)
+	}
+}
+
+var debugProj func(t *testing.T, p *Partition, q Query)
+
+// TestProjExact holds the projected pass to the brute-force float64 top k
+// on adversarial data: low-rank rows and queries, queries and rows outside
+// the learnt subspace, rows exactly in it (zero residual), exact
+// duplicates (ties broken by ID), near-ties, random filters, and upserts
+// and removals after the projection was learnt. The projection is forced
+// on (projectForce), so every search of a trained partition takes it.
+func TestProjExact(t *testing.T) {
+	t.Parallel()
+	const dim = 128
+	for _, dist := range []string{"lowrank", "lowrank-noiseless", "gaussian", "duplicates", "near-ties", "clustered"} {
+		t.Run(dist, func(t *testing.T) {
+			t.Parallel()
+			r := newRand(uint64(len(dist)))
+			var gen vecGen
+			switch dist {
+			case "lowrank":
+				gen = lowRankGen(r, dim, 24, 1)
+			case "lowrank-noiseless": // every row in a 24-dimensional subspace
+				gen = lowRankGen(r, dim, 24, 0)
+			default:
+				gen = distributions[dist](r, dim)
+			}
+			p := NewPartition(Config{ApproxMinRows: -1, ProjectMinRows: 600, projectForce: true, ParallelMinRows: 256})
+			live := map[string]Entry{}
+			var order []string
+			known := map[string]bool{}
+			upsert := func(e Entry) {
+				if err := p.Upsert(e); err != nil {
+					t.Fatal(err)
+				}
+				if !known[e.ID] {
+					known[e.ID] = true
+					order = append(order, e.ID)
+				}
+				live[e.ID] = e
+			}
+			for i := range 900 {
+				e := randomEntry(r, i, gen(r, dim, i), false)
+				e.ID = fmt.Sprintf("m%04d", i)
+				upsert(e)
+			}
+			p.Settle()
+			if p.proj == nil {
+				t.Fatal("no projection learnt")
+			}
+			checkProj(t, p)
+			pj := p.proj
+			// Rows exactly in the learnt subspace (basis rows and their
+			// negations, several times: ties), and rows orthogonal to it.
+			out := func() []float32 {
+				v := gaussVec(r, dim)
+				w := make([]float64, dim)
+				for j, x := range v {
+					w[j] = float64(x)
+				}
+				for i := range pj.d {
+					b := pj.basis[i*dim : (i+1)*dim]
+					var s float64
+					for j, x := range b {
+						s += float64(x) * w[j]
+					}
+					for j, x := range b {
+						w[j] -= s * float64(x)
+					}
+				}
+				for j := range v {
+					v[j] = float32(w[j])
+				}
+				return v
+			}
+			for i := range 30 {
+				var v []float32
+				switch i % 3 {
+				case 0:
+					v = slices.Clone(pj.basis[(i%pj.d)*dim : (i%pj.d+1)*dim])
+				case 1:
+					v = slices.Clone(pj.basis[0:dim])
+					for j := range v {
+						v[j] = -v[j]
+					}
+				default:
+					v = out()
+				}
+				e := randomEntry(r, 900+i, v, false)
+				e.ID = fmt.Sprintf("x%03d", i)
+				upsert(e)
+			}
+			check := func(label string, n int) {
+				entries := make([]Entry, 0, len(live))
+				for _, id := range order {
+					if e, ok := live[id]; ok {
+						entries = append(entries, e)
+					}
+				}
+				for i := range n {
+					var qv []float32
+					switch i % 5 {
+					case 0:
+						qv = gen(r, dim, -1)
+					case 1: // a row: itself and its duplicates tie at the top
+						qv = slices.Clone(entries[r.IntN(len(entries))].Vector)
+					case 2:
+						qv = out()
+					case 3:
+						qv = slices.Clone(pj.basis[0:dim])
+					default:
+						qv = gaussVec(r, dim)
+					}
+					q := Query{Vector: qv, K: 1 + r.IntN(20)}
+					if i%2 == 0 {
+						q.Filter = randomFilter(r)
+					} else {
+						q.Filter = Filter{Now: now}
+					}
+					res, err := p.Search(q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if debugProj != nil {
+						debugProj(t, p, q) // nolint
+					}
+					checkResult(t, fmt.Sprintf("%s %s query %d", dist, label, i), entries, q, res)
+				}
+			}
+			check("trained", 60)
+			// Updates and removals after training.
+			for i := range 400 {
+				id := order[r.IntN(len(order))]
+				if r.IntN(3) == 0 {
+					p.Remove(id)
+					delete(live, id)
+					continue
+				}
+				e := randomEntry(r, 2000+i, gen(r, dim, i), false)
+				if r.IntN(4) == 0 {
+					e.Vector = out()
+				}
+				e.ID = id
+				upsert(e)
+			}
+			p.Settle()
+			checkProj(t, p)
+			if p.proj == nil {
+				t.Fatal("projection dropped")
+			}
+			check("updated", 60)
+		})
+	}
+}
+
+// TestProjBound holds every row's bound to its exact cosine (Cosine, float64
+// then float32) on the queries that make Cauchy–Schwarz tight: each row
+// itself (its residual is the query's), the direction of a row's
+// quantization error within the subspace, basis vectors, vectors
+// orthogonal to the subspace, and random ones, on rows of every kind
+// (low-rank, isotropic, in the subspace, orthogonal to it, duplicates).
+// A bound weakened in any of its terms fails here.
+func TestProjBound(t *testing.T) {
+	t.Parallel()
+	const dim = 96
+	for _, dist := range []string{"lowrank", "gaussian", "near-ties", "scaled"} {
+		r := newRand(uint64(len(dist)) + 40)
+		var gen vecGen
+		if dist == "lowrank" {
+			gen = lowRankGen(r, dim, 12, 0.5)
+		} else {
+			gen = distributions[dist](r, dim)
+		}
+		p := NewPartition(Config{ApproxMinRows: -1, ProjectMinRows: 300, projectForce: true, projectDims: 32})
+		for i := range 400 {
+			e := randomEntry(r, i, gen(r, dim, i), true)
+			e.ID = fmt.Sprintf("m%04d", i)
+			if err := p.Upsert(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Settle()
+		pj := p.proj
+		if pj == nil {
+			t.Fatalf("%s: no projection", dist)
+		}
+		// Rows in the subspace and orthogonal to it, added after training.
+		for i := range 40 {
+			v := slices.Clone(pj.basis[(i%pj.d)*dim : (i%pj.d+1)*dim])
+			if i%2 == 1 {
+				v = orthogonalTo(r, pj, dim)
+			}
+			e := randomEntry(r, 400+i, v, true)
+			e.ID = fmt.Sprintf("x%04d", i)
+			if err := p.Upsert(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Rows whose quantization error is near its worst case: in the
+		// subspace, one coordinate at the top of the grid and every other
+		// half a step from a code.
+		first := p.rows
+		for i := range 8 {
+			y := make([]float64, pj.d)
+			y[i%pj.d] = 1
+			for j := range y {
+				if j != i%pj.d {
+					y[j] = 0.5 / codeMax * float64(1-2*r.IntN(2))
+				}
+			}
+			v := make([]float32, dim)
+			for j, yj := range y {
+				for k := range dim {
+					v[k] += float32(yj * float64(pj.basis[j*dim+k]))
+				}
+			}
+			e := randomEntry(r, 500+i, v, true)
+			e.ID = fmt.Sprintf("h%04d", i)
+			if err := p.Upsert(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkProj(t, p)
+		var queries [][]float32
+		for row := 0; row < p.rows; row++ {
+			if row%3 != 0 && row < first {
+				continue
+			}
+			queries = append(queries, slices.Clone(p.vec(row)))
+			// The direction of the row's quantization error: Bᵀ(y − s·c).
+			c, i := pj.row(row)
+			y := make([]float64, pj.d)
+			dots64(p.vec(row), pj.bptrs, y, make([]float64, 4*pj.d))
+			q := make([]float32, dim)
+			rc := make([]int8, pj.d)
+			c.getCodes(i, pj.d, rc)
+			for j := range pj.d {
+				ej := y[j]/p.normOf(row) - float64(c.scale[i])*float64(rc[j])
+				for k := range dim {
+					q[k] += float32(ej * float64(pj.basis[j*dim+k]))
+				}
+			}
+			if norm64(q) > 0 {
+				queries = append(queries, q)
+			}
+		}
+		for i := range 20 {
+			queries = append(queries, slices.Clone(pj.basis[(i%pj.d)*dim:(i%pj.d+1)*dim]), orthogonalTo(r, pj, dim), gaussVec(r, dim))
+		}
+		sc := getScratch()
+		worst := math.Inf(1)
+		for qi, q := range queries {
+			qv := prepareQuery(q, norm64(q), p.stride, nil)
+			pq := pj.prepare(&qv, sc)
+			for row := range p.rows {
+				c, i := pj.row(row)
+				rc := make([]int8, pj.d)
+				c.getCodes(i, pj.d, rc)
+				var D int32
+				for j := range pj.d {
+					D += int32(pq.codes[j]) * int32(rc[j])
+				}
+				a, e := projBound(c.scale[i], c.resid[i], D, pq.t, pq.alpha, pq.beta, pq.gamma)
+				cos := float64(Cosine(q, p.vec(row)))
+				if cos < a-e || cos > a+e {
+					t.Fatalf("%s: query %d row %d: cosine %v outside [%v, %v]", dist, qi, row, cos, a-e, a+e)
+				}
+				worst = min(worst, e-math.Abs(cos-a))
+			}
+		}
+		putScratch(sc)
+		t.Logf("%s: %d queries × %d rows, least room %.3g", dist, len(queries), p.rows, worst)
+	}
+}
+
+// orthogonalTo returns a random vector orthogonal to pj's basis (to
+// float32 rounding).
+func orthogonalTo(r *rand.Rand, pj *proj, dim int) []float32 {
+	v := gaussVec(r, dim)
+	w := make([]float64, dim)
+	for j, x := range v {
+		w[j] = float64(x)
+	}
+	for range 2 {
+		for i := range pj.d {
+			b := pj.basis[i*dim : (i+1)*dim]
+			var s float64
+			for j, x := range b {
+				s += float64(x) * w[j]
+			}
+			for j, x := range b {
+				w[j] -= s * float64(x)
+			}
+		}
+	}
+	for j := range v {
+		v[j] = float32(w[j])
+	}
+	return v
+}
+
+// TestProjDots holds the projected pass's kernel to projDotsGeneric and
+// to plain dot products of the rows as written (setCodes), on the extremes.
+func TestProjDots(t *testing.T) {
+	t.Parallel()
+	r := newRand(12)
+	for _, d := range []int{32, 64, 96, 128} {
+		qmax := queryCodeMax(d)
+		q := make([]int16, d)
+		for j := range q {
+			q[j] = int16(r.IntN(2*qmax+1) - qmax)
+			if j%7 == 0 {
+				q[j] = int16(qmax)
+			}
+		}
+		c := projChunk{codes: make([]int8, chunkRows*d)}
+		rows := make([][]int8, chunkRows)
+		for i := range rows {
+			rows[i] = make([]int8, d)
+			for j := range rows[i] {
+				rows[i][j] = int8(r.IntN(255) - 127)
+				if i%5 == 0 {
+					rows[i][j] = -127
+				}
+			}
+			c.setCodes(i, d, rows[i])
+		}
+		for _, from := range []int{0, 256, 512} {
+			for _, n := range []int{64, 128, 256} {
+				want := make([]int32, n)
+				for i := range want {
+					var s int32
+					for j, x := range rows[from+i] {
+						s += int32(q[j]) * int32(x)
+					}
+					want[i] = s
+				}
+				gen := make([]int32, n)
+				projDotsGeneric(q, c.codes[from*d:], d, gen)
+				got := make([]int32, n)
+				projDots(q, c.codes[from*d:], d, got)
+				if !slices.Equal(gen, want) || !slices.Equal(got, want) {
+					t.Fatalf("d %d rows %d+%d: kernel %v generic %v, want %v", d, from, n, got[:4], gen[:4], want[:4])
+				}
+			}
+		}
+	}
+}
