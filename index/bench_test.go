@@ -487,10 +487,10 @@ func BenchmarkLowRank(b *testing.B) {
 			def, td := build(Config{})
 			exact, te := build(Config{ApproxMinRows: -1, ProjectMinRows: -1})
 			var ld, le []time.Duration
-			same, rescored := 0, 0
+			same, rescored, survivors := 0, 0, 0
 			for range b.N {
 				ld, le = ld[:0], le[:0]
-				same, rescored = 0, 0
+				same, rescored, survivors = 0, 0, 0
 				for i, v := range queries {
 					q := Query{Vector: v, K: 10, Filter: Filter{Now: now}}
 					var rd, re *Result
@@ -509,6 +509,7 @@ func BenchmarkLowRank(b *testing.B) {
 						re, rd = run(exact, &le), run(def, &ld)
 					}
 					rescored += rd.Rescored
+					survivors += projSurvivors(def, v)
 					if recallAt(rd, re) == 1 {
 						same++
 					}
@@ -519,10 +520,39 @@ func BenchmarkLowRank(b *testing.B) {
 			b.ReportMetric(float64(ld[len(ld)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(le[len(le)/2].Microseconds()), "exact-p50-µs")
 			b.ReportMetric(float64(rescored)/float64(len(queries)), "rescored/query")
+			b.ReportMetric(float64(survivors)/float64(len(queries)), "survivors/query")
 			b.ReportMetric(float64(same)/float64(len(queries)), "same-as-exact")
 			b.ReportMetric(float64(def.Stats().Projection), "proj-dims")
 			b.ReportMetric(td.Seconds(), "build-s")
 			b.ReportMetric(te.Seconds(), "exact-build-s")
 		})
 	}
+}
+
+// projSurvivors is how many rows of p survive the projected first pass
+// for the query vector v at k 10 (0 without a projection).
+func projSurvivors(p *Partition, v []float32) int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	pj := p.proj
+	if pj == nil {
+		return 0
+	}
+	sc := getScratch()
+	defer putScratch(sc)
+	qv := prepareQuery(v, norm64(v), p.stride, nil)
+	pq := pj.prepare(&qv, sc)
+	f := compiled{anyAgent: true, anyConv: true, kinds: 0xff, sources: 0xff, restrictedOK: true}
+	w := sc.workers(1)[0]
+	p.projScan(pj, &pq, &f, 10, 0, pj.rows, w)
+	lows := slices.Clone(w.lows)
+	slices.Sort(lows)
+	tau := lows[len(lows)-10]
+	n := 0
+	for _, c := range w.cands {
+		if c.hi >= tau {
+			n++
+		}
+	}
+	return n
 }

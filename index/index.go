@@ -262,7 +262,52 @@ func (x *Index) Search(ctx context.Context, tenant, principal string, q Query) (
 		return nil, err
 	}
 	defer x.release(h)
-	return h.p.Search(q)
+	res, err := h.p.Search(q)
+	if h.p.bgChanged.Load() {
+		x.reconcile(h)
+	}
+	return res, err
+}
+
+// reconcile counts the memory the background trainer of h's partition
+// (pinned) changed since the Index was last told: its inverted file or
+// projection, made after the write that started it.
+func (x *Index) reconcile(h *handle) {
+	p := h.p
+	p.mu.Lock()
+	p.bgChanged.Store(false)
+	bytes := p.bytes - p.accounted
+	p.accounted = p.bytes
+	p.mu.Unlock()
+	if bytes == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.account(h, bytes, 0)
+	if h.elem != nil && h.bytes > x.cfg.MaxBytes {
+		x.unmapLocked(h)
+		x.stats.Evictions++
+	}
+}
+
+// Settle waits until the background work of every resident partition is
+// done, and counts its memory: for benchmarks and tests.
+func (x *Index) Settle() {
+	x.mu.Lock()
+	var hs []*handle
+	for _, h := range x.parts {
+		if h.p != nil {
+			x.pinLocked(h)
+			hs = append(hs, h)
+		}
+	}
+	x.mu.Unlock()
+	for _, h := range hs {
+		h.p.Settle()
+		x.reconcile(h)
+		x.release(h)
+	}
 }
 
 // DFs returns the number of entries of the partition of (tenant, principal)

@@ -195,6 +195,7 @@ func (p *Partition) train() {
 	}
 	p.mu.Lock()
 	p.training = false
+	p.bgChanged.Store(true)
 	p.mu.Unlock()
 }
 

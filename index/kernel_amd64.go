@@ -79,9 +79,9 @@ func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, ma
 // projDots).
 //
 //go:noescape
-func projDotsAsm(q *int16, codes *int8, d int, n int, out *int32)
+func projDotsAsm(q *int8, codes *uint8, d int, n int, bias int32, out *int32)
 
-func projDotsVNNI(q []int16, codes []int8, d int, out []int32) {
+func projDotsVNNI(q []int8, codes []uint8, d int, out []int32) {
 	n := len(out)
 	if n == 0 {
 		return
@@ -89,7 +89,11 @@ func projDotsVNNI(q []int16, codes []int8, d int, out []int32) {
 	if n%64 != 0 || d <= 0 || d%32 != 0 || len(q) < d || len(codes) < n*d {
 		panic("index: projDots: bad arguments")
 	}
-	projDotsAsm(&q[0], &codes[0], d, n, &out[0])
+	var sum int32
+	for _, x := range q[:d] {
+		sum += int32(x)
+	}
+	projDotsAsm(&q[0], &codes[0], d, n, 128*sum, &out[0])
 }
 
 // projMaskAsm is projScan's bound check in SIMD (see projMask).

@@ -542,24 +542,27 @@ ploop:
 	VZEROUPPER
 	RET
 
-// func projDotsAsm(q *int16, codes *int8, d int, n int, out *int32)
+// func projDotsAsm(q *int8, codes *uint8, d int, n int, bias int32, out *int32)
 //
-// The projected pass's kernel (see projDots): codes in groups of 16 rows,
-// each group dimension pair by dimension pair (32 bytes: the pair of every
-// row). VPMOVSXBW widens a pair of 16 rows to one zmm of int16 and
-// VPDPWSSD adds the products with the query's pair, broadcast, into the
-// 16 rows' int32 lanes: no horizontal sums. Four groups (64 rows) at a
-// time. d is a positive multiple of 32, n a positive multiple of 64.
-TEXT ·projDotsAsm(SB), NOSPLIT, $0-40
-	MOVQ q+0(FP), SI
-	MOVQ codes+8(FP), DI
-	MOVQ d+16(FP), BX
-	MOVQ n+24(FP), CX
-	MOVQ out+32(FP), DX
-	MOVQ BX, R8
-	SHLQ $4, R8 // bytes of a group of 16 rows
+// The projected pass's kernel (see projDots): codes offset by 128
+// (unsigned), in groups of 16 rows, each group four dimensions at a time
+// (64 bytes: the four codes of every row). VPDPBUSD adds the four
+// products of each row's unsigned codes with the query's signed quad,
+// broadcast, into the row's int32 lane: no widening, no horizontal sums.
+// The offset comes off at the end (bias = 128·Σq). Four groups (64 rows)
+// at a time. d is a positive multiple of 32, n a positive multiple of 64.
+TEXT ·projDotsAsm(SB), NOSPLIT, $0-48
+	MOVQ         q+0(FP), SI
+	MOVQ         codes+8(FP), DI
+	MOVQ         d+16(FP), BX
+	MOVQ         n+24(FP), CX
+	MOVL         bias+32(FP), AX
+	VPBROADCASTD AX, Z9
+	MOVQ         out+40(FP), DX
+	MOVQ         BX, R8
+	SHLQ         $4, R8 // bytes of a group of 16 rows
 
-ploop64:
+qloop64:
 	LEAQ   (DI)(R8*1), R10
 	LEAQ   (DI)(R8*2), R11
 	LEAQ   (R10)(R8*2), R12
@@ -570,21 +573,25 @@ ploop64:
 	MOVQ   SI, R13
 	XORQ   R14, R14
 
-pinner:
+qinner:
 	VPBROADCASTD (R13), Z4
-	VPMOVSXBW    (DI)(R14*1), Z5
-	VPMOVSXBW    (R10)(R14*1), Z6
-	VPMOVSXBW    (R11)(R14*1), Z7
-	VPMOVSXBW    (R12)(R14*1), Z8
-	VPDPWSSD     Z4, Z5, Z0
-	VPDPWSSD     Z4, Z6, Z1
-	VPDPWSSD     Z4, Z7, Z2
-	VPDPWSSD     Z4, Z8, Z3
+	VMOVDQU32    (DI)(R14*1), Z5
+	VMOVDQU32    (R10)(R14*1), Z6
+	VMOVDQU32    (R11)(R14*1), Z7
+	VMOVDQU32    (R12)(R14*1), Z8
+	VPDPBUSD     Z4, Z5, Z0
+	VPDPBUSD     Z4, Z6, Z1
+	VPDPBUSD     Z4, Z7, Z2
+	VPDPBUSD     Z4, Z8, Z3
 	ADDQ         $4, R13
-	ADDQ         $32, R14
+	ADDQ         $64, R14
 	CMPQ         R14, R8
-	JLT          pinner
+	JLT          qinner
 
+	VPSUBD    Z9, Z0, Z0
+	VPSUBD    Z9, Z1, Z1
+	VPSUBD    Z9, Z2, Z2
+	VPSUBD    Z9, Z3, Z3
 	VMOVDQU32 Z0, (DX)
 	VMOVDQU32 Z1, 64(DX)
 	VMOVDQU32 Z2, 128(DX)
@@ -592,6 +599,6 @@ pinner:
 	ADDQ      $256, DX
 	LEAQ      (DI)(R8*4), DI
 	SUBQ      $64, CX
-	JNZ       ploop64
+	JNZ       qloop64
 	VZEROUPPER
 	RET

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memgate/memgate"
 )
@@ -61,8 +62,10 @@ type Partition struct {
 	projRetry int
 	// accounted is the part of bytes the Index has been told of: the
 	// trainer changes bytes in the background, and the next write reports
-	// the difference (Index.write).
+	// the difference (Index.write), or the next search, which bgChanged
+	// (set by the trainer) sends to Index.reconcile.
 	accounted int64
+	bgChanged atomic.Bool
 	// The background trainer of the inverted file (ivf.go): whether it
 	// runs, to wait for it, and a count of row moves (removals), by which
 	// it knows whether its assignment is still current.
@@ -1277,7 +1280,7 @@ type scratch struct {
 	ents    []ivfRow
 	// The projected pass's query (proj.go).
 	pz, planes []float64
-	pcodes     []int16
+	pcodes     []int8
 	qtab       qtable // for matchesOf
 }
 

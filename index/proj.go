@@ -105,7 +105,7 @@ type proj struct {
 }
 
 type projChunk struct {
-	codes []int8    // chunkRows × d, in groups (projGroup)
+	codes []uint8   // chunkRows × d, offset and in groups (projGroup)
 	scale []float32 // s
 	resid []float32 // rᵤ
 }
@@ -190,7 +190,7 @@ func (pj *proj) add(v []float32, norm float64) int64 {
 	var grown int64
 	if r%chunkRows == 0 && r/chunkRows == len(pj.chunks) {
 		pj.chunks = append(pj.chunks, projChunk{
-			codes: make([]int8, chunkRows*pj.d),
+			codes: make([]uint8, chunkRows*pj.d),
 			scale: make([]float32, 0, chunkRows),
 			resid: make([]float32, 0, chunkRows),
 		})
@@ -502,7 +502,7 @@ func (p *Partition) projCalibrate(pj *proj, n int) bool {
 
 // projQuery is a query prepared for the projected pass.
 type projQuery struct {
-	codes              []int16 // d values
+	codes              []int8 // d values
 	t                  float64
 	alpha, beta, gamma float64 // the bound: s·α + rᵤ·β + γ
 }
@@ -514,7 +514,7 @@ func (pj *proj) prepare(qv *qvec, sc *scratch) projQuery {
 	if cap(sc.pz) < d {
 		sc.pz = make([]float64, d)
 		sc.planes = make([]float64, 4*d)
-		sc.pcodes = make([]int16, d)
+		sc.pcodes = make([]int8, d)
 	}
 	z, codes := sc.pz[:d], sc.pcodes[:d]
 	dots64(qv.vec, pj.bptrs, z, sc.planes[:4*d])
@@ -525,7 +525,7 @@ func (pj *proj) prepare(qv *qvec, sc *scratch) projQuery {
 		z2 += x * x
 		maxAbs = max(maxAbs, math.Abs(x))
 	}
-	emax := float64(queryCodeMax(d))
+	const emax = codeMax // int8 query codes (projDots)
 	t := maxAbs / emax
 	var r2 float64
 	for j, x := range z {
@@ -533,7 +533,7 @@ func (pj *proj) prepare(qv *qvec, sc *scratch) projQuery {
 		if t > 0 {
 			c = max(-emax, min(emax, math.Round(x/t)))
 		}
-		codes[j] = int16(c)
+		codes[j] = int8(c)
 		e := x - t*c
 		r2 += e * e
 	}
@@ -614,27 +614,31 @@ func (p *Partition) projTopK(pj *proj, qv *qvec, f *compiled, k int, sc *scratch
 	return p.rescore(qv, ws[:1], k, sc)
 }
 
-// projGroup is how many rows the projected codes interleave: a chunk's
-// codes are groups of projGroup rows, each group dimension pair by
-// dimension pair (the pair (2j, 2j+1) of every row of the group, 2·projGroup
-// bytes), so that a kernel adds a pair of products into 16 rows' lanes at
-// once, with no horizontal sums (projDotsAsm). A chunk's codes are
-// allocated whole, so a kernel may read whole groups past the last row.
+// projGroup is how many rows the projected codes interleave. A chunk keeps
+// each code c as the byte c + 128 (unsigned, for VPDPBUSD) in groups of
+// projGroup rows, each group four dimensions at a time (the codes of
+// dimensions 4j..4j+3 of every row of the group, 4·projGroup bytes), so
+// that a kernel adds four products into 16 rows' lanes at once, with no
+// horizontal sums (projDotsAsm). A chunk's codes are allocated whole, so a
+// kernel may read whole groups past the last row.
 const projGroup = 16
 
+// projOffset is the byte of dimension j of row i of a chunk (d dimensions).
+func projOffset(i, j, d int) int {
+	return i/projGroup*projGroup*d + j/4*4*projGroup + i%projGroup*4 + j%4
+}
+
 // projDots sets out[i] to the dot product of the query codes q (d values)
-// with row i of codes, interleaved as above; len(out) is a multiple of 64.
-// The kernel the CPU runs, or projDotsGeneric.
+// with the codes of row i of codes, laid out as above; len(out) is a
+// multiple of 64. The kernel the CPU runs, or projDotsGeneric.
 var projDots = projDotsGeneric
 
 // projDotsGeneric is projDots in Go, the reference the kernels are held to.
-func projDotsGeneric(q []int16, codes []int8, d int, out []int32) {
+func projDotsGeneric(q []int8, codes []uint8, d int, out []int32) {
 	for i := range out {
-		base := i/projGroup*projGroup*d + i%projGroup*2
 		var s int32
-		for j := 0; j < d; j += 2 {
-			o := base + j*projGroup
-			s += int32(q[j])*int32(codes[o]) + int32(q[j+1])*int32(codes[o+1])
+		for j, x := range q[:d] {
+			s += int32(x) * (int32(codes[projOffset(i, j, d)]) - 128)
 		}
 		out[i] = s
 	}
@@ -642,18 +646,20 @@ func projDotsGeneric(q []int16, codes []int8, d int, out []int32) {
 
 // setCodes and getCodes write and read the codes of row i of a chunk.
 func (c *projChunk) setCodes(i, d int, codes []int8) {
-	base := i/projGroup*projGroup*d + i%projGroup*2
-	for j := 0; j < d; j += 2 {
-		o := base + j*projGroup
-		c.codes[o], c.codes[o+1] = codes[j], codes[j+1]
+	for j := 0; j < d; j += 4 {
+		o := projOffset(i, j, d)
+		for m := range 4 {
+			c.codes[o+m] = uint8(int(codes[j+m]) + 128)
+		}
 	}
 }
 
 func (c *projChunk) getCodes(i, d int, codes []int8) {
-	base := i/projGroup*projGroup*d + i%projGroup*2
-	for j := 0; j < d; j += 2 {
-		o := base + j*projGroup
-		codes[j], codes[j+1] = c.codes[o], c.codes[o+1]
+	for j := 0; j < d; j += 4 {
+		o := projOffset(i, j, d)
+		for m := range 4 {
+			codes[j+m] = int8(int(c.codes[o+m]) - 128)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -456,25 +457,35 @@ func TestProjDots(t *testing.T) {
 	t.Parallel()
 	r := newRand(12)
 	for _, d := range []int{32, 64, 96, 128} {
-		qmax := queryCodeMax(d)
-		q := make([]int16, d)
+		q := make([]int8, d)
 		for j := range q {
-			q[j] = int16(r.IntN(2*qmax+1) - qmax)
+			q[j] = int8(r.IntN(255) - 127)
 			if j%7 == 0 {
-				q[j] = int16(qmax)
+				q[j] = codeMax
+			}
+			if j%11 == 0 {
+				q[j] = -codeMax
 			}
 		}
-		c := projChunk{codes: make([]int8, chunkRows*d)}
+		c := projChunk{codes: make([]uint8, chunkRows*d)}
 		rows := make([][]int8, chunkRows)
 		for i := range rows {
 			rows[i] = make([]int8, d)
 			for j := range rows[i] {
 				rows[i][j] = int8(r.IntN(255) - 127)
-				if i%5 == 0 {
-					rows[i][j] = -127
+				switch i % 5 {
+				case 0:
+					rows[i][j] = -codeMax
+				case 1:
+					rows[i][j] = codeMax
 				}
 			}
 			c.setCodes(i, d, rows[i])
+			back := make([]int8, d)
+			c.getCodes(i, d, back)
+			if !slices.Equal(back, rows[i]) {
+				t.Fatalf("d %d row %d: codes read back differ", d, i)
+			}
 		}
 		for _, from := range []int{0, 256, 512} {
 			for _, n := range []int{64, 128, 256} {
@@ -494,6 +505,192 @@ func TestProjDots(t *testing.T) {
 					t.Fatalf("d %d rows %d+%d: kernel %v generic %v, want %v", d, from, n, got[:4], gen[:4], want[:4])
 				}
 			}
+		}
+	}
+}
+
+// TestProjKeepsExact: on isotropic data no subspace holds the rows, the
+// check on the sample refuses the projection (without projecting every
+// row), and the partition stays on the exact scan until it doubles.
+func TestProjKeepsExact(t *testing.T) {
+	t.Parallel()
+	r := newRand(31)
+	const n, dim = 3000, 128
+	entries := make([]Entry, n)
+	for i := range entries {
+		entries[i] = randomEntry(r, i, gaussVec(r, dim), true)
+	}
+	p := buildPartition(t, Config{ApproxMinRows: -1, ProjectMinRows: 2000}, entries)
+	if p.proj != nil {
+		t.Fatalf("kept a projection of %d dimensions on isotropic data", p.proj.d)
+	}
+	if p.projRetry < 4000 {
+		t.Fatalf("retry at %d rows, want twice the rows learnt on (≥ 4000)", p.projRetry)
+	}
+	if p.Stats().Projection != 0 {
+		t.Fatal("Stats reports a projection")
+	}
+	// And with an inverted file, none is learnt: the inverted file answers.
+	c := corpus(3000)
+	q := buildPartition(t, Config{ApproxMinRows: 1000, probeAll: true, ProjectMinRows: 1000, projectForce: true}, c.entries)
+	if q.ivf == nil || q.proj != nil {
+		t.Fatalf("inverted file %v, projection %v: want the inverted file alone", q.ivf != nil, q.proj != nil)
+	}
+}
+
+// TestProjDrift: rows that leave the learnt subspace raise the mean
+// residual, and the projection is learnt again on the data as it is.
+func TestProjDrift(t *testing.T) {
+	t.Parallel()
+	r := newRand(32)
+	const dim = 128
+	gen := lowRankGen(r, dim, 16, 0.5)
+	p := NewPartition(Config{ApproxMinRows: -1, ProjectMinRows: 1000, projectForce: true, projectDims: 32})
+	var entries []Entry
+	for i := range 1500 {
+		e := randomEntry(r, i, gen(r, dim, i), true)
+		entries = append(entries, e)
+		if err := p.Upsert(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Settle()
+	first := p.proj
+	if first == nil {
+		t.Fatal("no projection")
+	}
+	// Drift: the new rows come from another subspace.
+	other := lowRankGen(r, dim, 16, 0.5)
+	for i := range 700 {
+		e := randomEntry(r, 1500+i, other(r, dim, i), true)
+		entries = append(entries, e)
+		if err := p.Upsert(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Settle()
+	if p.proj == nil || p.proj == first {
+		t.Fatal("the projection was not learnt again after the data drifted")
+	}
+	if p.proj.trainedResid >= first.residSum/float64(first.rows) {
+		t.Fatalf("mean residual %v after learning again, %v before", p.proj.trainedResid, first.residSum/float64(first.rows))
+	}
+	checkProj(t, p)
+	for i := range 20 {
+		var v []float32
+		if i%2 == 0 {
+			v = gen(r, dim, -1)
+		} else {
+			v = other(r, dim, -1)
+		}
+		q := Query{Vector: v, K: 10, Filter: Filter{Now: now}}
+		res, err := p.Search(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResult(t, fmt.Sprintf("drifted query %d", i), entries, q, res)
+	}
+}
+
+// TestProjConcurrent runs searches beside upserts and removals that learn,
+// learn again and maintain the projection (run it with -race).
+func TestProjConcurrent(t *testing.T) {
+	t.Parallel()
+	r := newRand(33)
+	const dim = 128
+	gen := lowRankGen(r, dim, 16, 0.5)
+	var entries []Entry
+	for i := range 3000 {
+		entries = append(entries, randomEntry(r, i, gen(r, dim, i), true))
+	}
+	queries := make([][]float32, 16)
+	for i := range queries {
+		queries[i] = gen(r, dim, -1)
+	}
+	p := buildPartition(t, Config{ApproxMinRows: -1, ProjectMinRows: 400, projectForce: true, ParallelMinRows: 256}, entries[:500])
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := p.Search(Query{Vector: queries[(g*7+i)%len(queries)], K: 10, Filter: Filter{Now: now}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i, e := range entries[500:] {
+		if err := p.Upsert(e); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			p.Remove(entries[i].ID)
+		}
+	}
+	close(done)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Settle()
+	if p.proj == nil {
+		t.Fatal("no projection: the test tests nothing")
+	}
+	checkProj(t, p)
+}
+
+// TestProjAccounted: the memory of a projection learnt in the background
+// after a load reaches the Index's count (Settle, or the next search).
+func TestProjAccounted(t *testing.T) {
+	t.Parallel()
+	r := newRand(34)
+	const dim = 128
+	gen := lowRankGen(r, dim, 16, 0.5)
+	var entries []Entry
+	for i := range 3000 {
+		entries = append(entries, randomEntry(r, i, gen(r, dim, i), true))
+	}
+	load := func(ctx context.Context, tenant, principal string, add func(*Entry) error) (int64, error) {
+		for i := range entries {
+			e := entries[i]
+			if err := add(&e); err != nil {
+				return 0, err
+			}
+		}
+		return 1, nil
+	}
+	for _, settle := range []bool{true, false} {
+		x, err := New(Config{ApproxMinRows: -1, ProjectMinRows: 1000, projectForce: true}, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Search(context.Background(), "t", "p", Query{Vector: entries[0].Vector, K: 5, Filter: Filter{Now: now}}); err != nil {
+			t.Fatal(err)
+		}
+		x.mu.Lock()
+		p := x.parts[pkey{"t", "p"}].p
+		x.mu.Unlock()
+		if settle {
+			x.Settle()
+		} else {
+			p.Settle()
+			if _, err := x.Search(context.Background(), "t", "p", Query{Vector: entries[1].Vector, K: 5, Filter: Filter{Now: now}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p.proj == nil {
+			t.Fatal("no projection")
+		}
+		if got, want := x.Stats().Bytes, p.Bytes(); got != want {
+			t.Fatalf("settle %v: Index counts %d bytes, the partition %d", settle, got, want)
 		}
 	}
 }
