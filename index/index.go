@@ -444,6 +444,7 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 		}
 	}()
 	p = NewPartition(x.cfg)
+	p.loading = true // training waits for the end of the load
 	var tooBig error
 	add := func(e *Entry) error {
 		if tooBig != nil {
@@ -470,8 +471,10 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)
 	}
+	p.mu.Lock()
 	p.version = version
-	p.trim()
+	p.endLoad()
+	p.mu.Unlock()
 	return h, nil
 }
 

@@ -174,12 +174,30 @@ func (p *Partition) startTrain() {
 	if p.training {
 		return
 	}
+	if p.loading {
+		p.trainDeferred = true // the load starts it once (endLoad)
+		return
+	}
 	p.training = true
 	p.trainWG.Add(1)
 	go func() {
 		defer p.trainWG.Done()
 		p.train()
 	}()
+}
+
+// endLoad ends a bulk load (Index.loadInto): it gives back spare capacity
+// and starts the training the load deferred, once for all its rows rather
+// than at every doubling on the way (and so without an old inverted file
+// or projection beside the new one at the end of the load). Under the
+// write lock.
+func (p *Partition) endLoad() {
+	p.loading = false
+	p.trim()
+	if p.trainDeferred {
+		p.trainDeferred = false
+		p.startTrain()
+	}
 }
 
 // Settle waits until background work on the partition (training its
@@ -190,7 +208,17 @@ func (p *Partition) Settle() { p.trainWG.Wait() }
 // train is the background trainer: the inverted file when it is due, else
 // the projected first pass (proj.go) when that is due.
 func (p *Partition) train() {
+	p.mu.RLock()
+	ivfDue := p.ivfDue()
+	p.mu.RUnlock()
 	if !p.trainIVF() {
+		if ivfDue {
+			// The inverted file's trainer left some 10 MB of garbage at
+			// 100k rows (its copy of the training rows' codes): collect it
+			// so that the projection's trainer reuses that memory rather
+			// than adding to the partition's peak. Once a doubling.
+			runtime.GC()
+		}
 		p.trainProj()
 	}
 	p.mu.Lock()

@@ -72,6 +72,8 @@ type Partition struct {
 	training bool
 	trainWG  sync.WaitGroup
 	rowGen   uint64
+	// A bulk load defers the trainer to its end (endLoad).
+	loading, trainDeferred bool
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A

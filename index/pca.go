@@ -15,18 +15,26 @@ import (
 // sample directions are the rows of u (m × dim). Uncentred: the first pass
 // bounds dot products, so the subspace to keep is the one that holds the
 // most of ‖u‖², not of the variance about the mean.
-func secondMoment(u []float64, dim int) []float64 {
-	m := len(u) / dim
+func secondMoment(u []float32, dim int) []float64 {
 	c := make([]float64, dim*dim)
+	momentAdd(c, u, dim)
+	momentFinish(c, dim, len(u)/dim)
+	return c
+}
+
+// momentAdd adds Σ uᵢuᵢᵀ over the rows of u to the upper triangle of c,
+// so that a sample can be added a few rows at a time.
+func momentAdd(c []float64, u []float32, dim int) {
+	m := len(u) / dim
 	// Four samples at a time: each row of C is read once for four.
 	i := 0
 	for ; i+4 <= m; i += 4 {
 		a, b, d, e := u[i*dim:(i+1)*dim], u[(i+1)*dim:(i+2)*dim], u[(i+2)*dim:(i+3)*dim], u[(i+3)*dim:(i+4)*dim]
 		for r := range dim {
-			ar, br, dr, er := a[r], b[r], d[r], e[r]
+			ar, br, dr, er := float64(a[r]), float64(b[r]), float64(d[r]), float64(e[r])
 			row := c[r*dim : (r+1)*dim]
 			for j := r; j < dim; j++ {
-				row[j] += ar*a[j] + br*b[j] + dr*d[j] + er*e[j]
+				row[j] += ar*float64(a[j]) + br*float64(b[j]) + dr*float64(d[j]) + er*float64(e[j])
 			}
 		}
 	}
@@ -35,10 +43,14 @@ func secondMoment(u []float64, dim int) []float64 {
 		for r := range dim {
 			row := c[r*dim : (r+1)*dim]
 			for j := r; j < dim; j++ {
-				row[j] += a[r] * a[j]
+				row[j] += float64(a[r]) * float64(a[j])
 			}
 		}
 	}
+}
+
+// momentFinish divides the upper triangle of c by m and mirrors it.
+func momentFinish(c []float64, dim, m int) {
 	inv := 1 / float64(max(m, 1))
 	for r := range dim {
 		for j := r; j < dim; j++ {
@@ -46,7 +58,6 @@ func secondMoment(u []float64, dim int) []float64 {
 			c[r*dim+j], c[j*dim+r] = x, x
 		}
 	}
-	return c
 }
 
 // topEigen returns the d leading eigenvectors of the symmetric dim × dim
@@ -226,4 +237,20 @@ func jacobiEigen(a []float64, n int) (vals, w []float64) {
 		vals[i] = a[i*n+i]
 	}
 	return vals, w
+}
+
+func dotF64F32(a []float64, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * float64(b[i])
+		s1 += a[i+1] * float64(b[i+1])
+		s2 += a[i+2] * float64(b[i+2])
+		s3 += a[i+3] * float64(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -63,8 +63,10 @@ import (
 const DefaultProjectMinRows = 50000
 
 const (
-	// projSample is how many rows the basis is learnt from.
-	projSample = 4096
+	// projSample is how many rows the basis is learnt from;
+	// projCheckRows how many check that its bound prunes.
+	projSample    = 4096
+	projCheckRows = 2048
 	// projMaxDims is the largest projection tried; projDimStep the step
 	// (the kernels want strides that are multiples of strideAlign).
 	projMaxDims = 96
@@ -294,18 +296,9 @@ func (p *Partition) trainProj() {
 		return
 	}
 	n, dim := p.rows, p.dim
-	m := min(n, projSample)
-	sample := make([]float64, m*dim)
-	for i := range m {
-		r := int(int64(i) * int64(n) / int64(m))
-		v, inv := p.vec(r), 1/p.normOf(r)
-		for j, x := range v {
-			sample[i*dim+j] = float64(x) * inv
-		}
-	}
 	p.mu.RUnlock()
 
-	pj := p.learnProj(sample, n, dim)
+	pj := p.learnProj(n, dim)
 	if pj == nil {
 		p.rejectProj(n)
 		return
@@ -340,15 +333,51 @@ func (p *Partition) rejectProj(n int) {
 	p.projRetry = 2 * n
 }
 
-// learnProj chooses the basis from the sample directions (m × dim) and
-// checks on the sample that its bound prunes; nil when it would not.
-func (p *Partition) learnProj(sample []float64, n, dim int) *proj {
-	m := len(sample) / dim
+// projSampleChunk is how many sample rows the trainer reads under one
+// read lock.
+const projSampleChunk = 256
+
+// readSample copies the directions of the sample rows [i0, i0+len(dst)/dim)
+// (m rows evenly spaced over n) into dst, under a short read lock; false
+// when the partition no longer has n rows.
+func (p *Partition) readSample(n, m, i0 int, dst []float32) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.rows < n {
+		return false
+	}
+	dim := p.dim
+	for i := range len(dst) / dim {
+		r := int(int64(i0+i) * int64(n) / int64(m))
+		v, inv := p.vec(r), 1/p.normOf(r)
+		for j, x := range v {
+			dst[i*dim+j] = float32(float64(x) * inv)
+		}
+	}
+	return true
+}
+
+// learnProj chooses the basis from the second moment of projSample rows
+// of the n (read a few at a time, so the trainer holds little memory) and
+// checks on projCheckRows of them that its bound prunes; nil when it would
+// not, or when the partition shrank meanwhile.
+func (p *Partition) learnProj(n, dim int) *proj {
 	dmax := min(projMaxDims, dim/2/projDimStep*projDimStep)
 	if dmax < projDimStep {
 		return nil
 	}
-	basis, vals := topEigen(secondMoment(sample, dim), dim, dmax, projIterations)
+	m := min(n, projSample)
+	buf := make([]float32, projSampleChunk*dim)
+	cm := make([]float64, dim*dim)
+	for i0 := 0; i0 < m; i0 += projSampleChunk {
+		rows := buf[:min(projSampleChunk, m-i0)*dim]
+		if !p.readSample(n, m, i0, rows) {
+			return nil
+		}
+		momentAdd(cm, rows, dim)
+	}
+	momentFinish(cm, dim, m)
+	basis, vals := topEigen(cm, dim, dmax, projIterations)
 	// The residual energy 1 − Σλ of each candidate d (the trace is the
 	// mean ‖u‖² = 1): the smallest d whose residual is within a quarter
 	// of the largest candidate's, as further dimensions buy little.
@@ -374,43 +403,52 @@ func (p *Partition) learnProj(sample []float64, n, dim int) *proj {
 	if p.cfg.projectForce {
 		return pj
 	}
-	// Would it prune? On the sample, for a few sample rows as queries,
-	// the share of the sample whose upper bound reaches the best lower
-	// bound scaled to the sample (k of n rows is k·m/n of m, at least
-	// one): more than projMaxSurvivors, and the projection cannot pay.
-	ys := make([]float64, m*d)
-	rs := make([]float64, m)
-	for i := range m {
-		u := sample[i*dim : (i+1)*dim]
-		var y2 float64
-		for j := range d {
-			b := basis[j*dim : (j+1)*dim]
-			x := dotF64(b, u)
-			ys[i*d+j] = x
-			y2 += x * x
+	// Would it prune? On projCheckRows sample rows, for a few of them as
+	// queries, the share of the rows whose upper bound reaches the best
+	// lower bound scaled to the sample (k of n rows is k·mc/n of mc, at
+	// least one): more than projMaxSurvivors, and the projection cannot
+	// pay.
+	mc := min(n, projCheckRows)
+	ys := make([]float64, mc*d)
+	rs := make([]float64, mc)
+	for i0 := 0; i0 < mc; i0 += projSampleChunk {
+		cnt := min(projSampleChunk, mc-i0)
+		rows := buf[:cnt*dim]
+		if !p.readSample(n, mc, i0, rows) {
+			return nil
 		}
-		rs[i] = math.Sqrt(max(0, 1-y2))
+		for i := range cnt {
+			u := rows[i*dim : (i+1)*dim]
+			var y2 float64
+			for j := range d {
+				x := dotF64F32(basis[j*dim:(j+1)*dim], u)
+				ys[(i0+i)*d+j] = x
+				y2 += x * x
+			}
+			rs[i0+i] = math.Sqrt(max(0, 1-y2))
+		}
 	}
-	ks := max(1, int(math.Ceil(float64(ivfCalibK)*float64(m)/float64(n))))
+	ks := max(1, int(math.Ceil(float64(ivfCalibK)*float64(mc)/float64(n))))
 	const queries = 16
-	lo := make([]float64, m)
+	lo := make([]float64, mc)
+	sorted := make([]float64, mc)
 	var share float64
 	for qi := range queries {
-		q := (qi*m + m/2) / queries
+		q := (qi*mc + mc/2) / queries
 		zq, rq := ys[q*d:(q+1)*d], rs[q]
-		for i := range m {
+		for i := range mc {
 			lo[i] = dotF64(zq, ys[i*d:(i+1)*d]) - rq*rs[i]
 		}
-		sorted := slices.Clone(lo)
+		copy(sorted, lo)
 		slices.Sort(sorted)
-		tau := sorted[m-ks]
+		tau := sorted[mc-ks]
 		kept := 0
-		for i := range m {
+		for i := range mc {
 			if lo[i]+2*rq*rs[i] >= tau {
 				kept++
 			}
 		}
-		share += float64(kept) / float64(m*queries)
+		share += float64(kept) / float64(mc*queries)
 	}
 	if share > projMaxSurvivors {
 		return nil

@@ -33,12 +33,12 @@ func BenchmarkProjSurvivors(b *testing.B) {
 		}
 		dim := len(data[0])
 		const m = 4096
-		sample := make([]float64, 0, m*dim)
+		sample := make([]float32, 0, m*dim)
 		for i := range m {
 			v := data[i*n/m]
 			nv := norm64(v)
 			for _, x := range v {
-				sample = append(sample, float64(x)/nv)
+				sample = append(sample, float32(float64(x)/nv))
 			}
 		}
 		start := time.Now()

@@ -39,7 +39,12 @@ func main() {
 	mode := flag.String("mode", "upsert", "upsert | load")
 	asJSON := flag.Bool("json", false, "print JSON")
 	dist := flag.String("dist", "gaussian", "vectors: gaussian (isotropic) or lowrank (x = A·z + N(0, 2²·I), z in 64 dimensions, as bench/peers -dist lowrank: the partition learns its projected first pass)")
+	project := flag.Bool("project", true, "let the partition learn its projected first pass (false: ProjectMinRows -1)")
 	flag.Parse()
+	cfg := index.Config{}
+	if !*project {
+		cfg.ProjectMinRows = -1
+	}
 	if *dist != "gaussian" && *dist != "lowrank" {
 		fail(fmt.Errorf("-dist %q: want gaussian or lowrank", *dist))
 	}
@@ -99,7 +104,7 @@ func main() {
 	var search func() error
 	switch *mode {
 	case "upsert":
-		p := index.NewPartition(index.Config{})
+		p := index.NewPartition(cfg)
 		for i := range *n {
 			if err := p.Upsert(entry(i)); err != nil {
 				fail(err)
@@ -122,7 +127,8 @@ func main() {
 			}
 			return 1, nil
 		}
-		x, err := index.New(index.Config{MaxBytes: 64 << 30}, load)
+		cfg.MaxBytes = 64 << 30
+		x, err := index.New(cfg, load)
 		if err != nil {
 			fail(err)
 		}
