@@ -306,7 +306,7 @@ func TestWriteInboxMovesOnce(t *testing.T) {
 			}
 			if interrupted {
 				// The first step of a drain, committed alone.
-				if _, err := db.w.ExecContext(ctx, "INSERT INTO audit_inbox (events, origin) SELECT events, seq FROM audit_write_inbox"); err != nil {
+				if _, err := db.w.ExecContext(ctx, "INSERT INTO audit_inbox (events, origin, at) SELECT events, seq, at FROM audit_write_inbox"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -319,6 +319,51 @@ func TestWriteInboxMovesOnce(t *testing.T) {
 			log := auditLog(t, db)
 			if len(log) != 2 || !strings.Contains(log[0], "w-001") || !strings.Contains(log[1], "w-002") {
 				t.Fatalf("the log after the drain: %v, want the two events once, in order", log)
+			}
+		})
+	}
+}
+
+// TestAuditLogFollowsCommits: the events of a write (which wait beside
+// the memories) and of the recalls around it (which wait in the audit
+// log's file) are in the log in the order they were committed, however
+// the drains fall: a write, two appends, a write, each drained at once or
+// all at the end. Control: the appends alone keep their order too.
+func TestAuditLogFollowsCommits(t *testing.T) {
+	t.Parallel()
+	for _, drainEach := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drain each=%v", drainEach), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+			step := func(name string, write bool) {
+				t.Helper()
+				ev := []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall", At: time.Now(), MemoryIDs: []string{name}}}
+				if write {
+					if _, err := db.RememberAudited(ctx, []*memgate.Memory{bigMemory(name)}, nil, func(*store.WriteResult) []store.AuditEvent { return ev }); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := db.AppendAudit(ctx, ev); err != nil {
+					t.Fatal(err)
+				}
+				if drainEach {
+					if err := db.DrainAudit(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			step("w-1", true)
+			step("r-2", false)
+			step("r-3", false)
+			step("w-4", true)
+			step("r-5", false)
+			var got []string
+			for _, e := range auditLog(t, db) {
+				got = append(got, e[strings.Index(e, ":")+1:])
+			}
+			want := []string{"[w-1]", "[r-2]", "[r-3]", "[w-4]", "[r-5]"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("the log, oldest first: %v, want %v", got, want)
 			}
 		})
 	}

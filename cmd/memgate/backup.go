@@ -89,13 +89,27 @@ type queryer interface {
 
 func readFigures(ctx context.Context, q queryer) (dbFigures, error) {
 	var f dbFigures
+	// The audit events waiting in the inboxes count too (a row copied from
+	// the write inbox and not yet deleted there once); a database from
+	// before the inboxes (schema 15 or older) has none.
+	var inboxes int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_list WHERE name IN ('audit_inbox', 'audit_write_inbox')`).Scan(&inboxes); err != nil {
+		return f, err
+	}
+	pending, lastInbox := "0", "0"
+	if inboxes == 2 {
+		pending = `(SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_inbox a
+			WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin))
+			+ (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_write_inbox)`
+		lastInbox = `(SELECT COALESCE(MAX(seq), 0) FROM audit_inbox)`
+	}
 	err := q.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(version), 0) FROM schema_migrations),
 		(SELECT COUNT(*) FROM memories),
-		(SELECT COUNT(*) FROM audit_events) + (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_inbox),
+		(SELECT COUNT(*) FROM audit_events) + `+pending+`,
 		(SELECT COUNT(*) FROM keys),
 		(SELECT COALESCE(MAX(seq), 0) FROM audit_events),
-		(SELECT COALESCE(MAX(seq), 0) FROM audit_inbox)`).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit, &f.lastInbox)
+		`+lastInbox).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit, &f.lastInbox)
 	return f, err
 }
 

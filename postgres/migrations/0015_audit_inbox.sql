@@ -9,5 +9,8 @@
 -- event appended before it; an event's seq is given as it is drained.
 CREATE TABLE audit_inbox (
     seq    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    events text   NOT NULL
+    events text   NOT NULL,
+    -- at: when the append committed (unix microseconds), for the record;
+    -- the drain follows seq.
+    at     bigint NOT NULL
 );

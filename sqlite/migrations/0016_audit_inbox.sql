@@ -14,6 +14,9 @@
 CREATE TABLE audit.audit_inbox (
     seq    INTEGER PRIMARY KEY AUTOINCREMENT,
     events TEXT    NOT NULL,
+    -- at: the commit's stamp (unix microseconds, taken under the write
+    -- lock, so stamps follow commits); the drain moves rows in its order.
+    at     INTEGER NOT NULL,
     -- origin: the row of audit_write_inbox this one was moved from.
     origin INTEGER
 ) STRICT;
@@ -29,5 +32,6 @@ CREATE UNIQUE INDEX audit.audit_inbox_origin ON audit_inbox (origin) WHERE origi
 -- origin skips, and never loses or doubles an event.
 CREATE TABLE audit_write_inbox (
     seq    INTEGER PRIMARY KEY AUTOINCREMENT,
-    events TEXT    NOT NULL
+    events TEXT    NOT NULL,
+    at     INTEGER NOT NULL
 ) STRICT;

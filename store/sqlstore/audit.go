@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
@@ -28,8 +31,17 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 // audit_refs, in transactions of drainRows rows, and every read of the log
 // (ListAudit, AuditHistogram, Tenants) drains first, so a read sees every
 // event appended before it, as if the events had gone into the tables at
-// once; an event's seq is assigned as it is drained, in the order of the
-// inbox.
+// once; an event's seq is assigned as it is drained, in the order the
+// appends committed.
+//
+// That order: each inbox row carries a stamp (at, unix microseconds, never
+// the same twice in a process) taken inside its transaction, so on SQLite,
+// whose writes hold the one write lock from BEGIN to COMMIT, stamps follow
+// commits. A drain first copies the write inbox (taking its own stamp T in
+// that transaction: every write committed before it is copied, every
+// later one has a later stamp), then moves the inbox's rows stamped before
+// T in stamp order. A write's events and the recalls around it land in
+// the log in the order they were acknowledged.
 //
 // Why: a recall answers only once its event is committed. Into the tables
 // that commit wrote the events table, its five indexes and one random
@@ -38,8 +50,8 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 // writes those pages once for many batches, in the background (the
 // engine's drainer) or before a read (issue 27, BENCHMARKS.md).
 const (
-	insertInbox      = `INSERT INTO audit_inbox (events) VALUES (?)`
-	insertWriteInbox = `INSERT INTO audit_write_inbox (events) VALUES (?)`
+	insertInbox      = `INSERT INTO audit_inbox (events, at) VALUES (?, ?)`
+	insertWriteInbox = `INSERT INTO audit_write_inbox (events, at) VALUES (?, ?)`
 	// drainRows bounds the inbox rows one drain transaction moves, so
 	// that a drain holds the writer no longer than a large write does.
 	drainRows = 64
@@ -58,9 +70,26 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 		return err
 	}
 	return s.d.Write(ctx, "append audit", func(q Querier) error {
-		_, err := q.Exec(ctx, insertInbox, row)
+		_, err := q.Exec(ctx, insertInbox, row, inboxStamp())
 		return err
 	})
+}
+
+// lastStamp is the last inbox stamp this process took.
+var lastStamp atomic.Int64
+
+// inboxStamp returns the time now in unix microseconds, above every stamp
+// this process took before.
+func inboxStamp() int64 {
+	for {
+		last, now := lastStamp.Load(), time.Now().UnixMicro()
+		if now <= last {
+			now = last + 1
+		}
+		if lastStamp.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }
 
 // appendWriteAudit appends a write's events in the write's transaction.
@@ -73,7 +102,7 @@ func (s *Store) appendWriteAudit(ctx context.Context, q Querier, events []store.
 	if s.dl.WriteInbox {
 		stmt = insertWriteInbox
 	}
-	_, err = q.Exec(ctx, stmt, row)
+	_, err = q.Exec(ctx, stmt, row, inboxStamp())
 	return err
 }
 
@@ -96,17 +125,21 @@ func inboxRow(events []store.AuditEvent) (string, error) {
 }
 
 // DrainAudit implements store.AuditDrainer: it moves every row of the
-// inboxes into the audit log's tables, oldest first, drainRows rows a
-// transaction, and returns once they are empty (or ctx ends). Drains in
-// several processes (replicas, the CLI beside a server) take turns on a
-// lock, so the log's seqs follow the inbox's order.
+// inboxes committed before it began into the audit log's tables, in the
+// order they committed (above), drainRows rows a transaction, and returns
+// once they are moved (or ctx ends). Drains in several processes
+// (replicas, the CLI beside a server) take turns on a lock.
 func (s *Store) DrainAudit(ctx context.Context) error {
+	// With one inbox (PostgreSQL: replicas on other machines stamp with
+	// their own clocks) every row is moved, in the inbox's order.
+	before := int64(math.MaxInt64)
 	if s.dl.WriteInbox {
 		// Copy the write inbox into the inbox (a transaction of the audit
 		// file), then delete what was copied (one of the memories' file).
 		if err := s.d.Write(ctx, "drain audit", func(q Querier) error {
-			_, err := q.Exec(ctx, `INSERT INTO audit_inbox (events, origin)
-				SELECT w.events, w.seq FROM audit_write_inbox w
+			before = inboxStamp() // under the write lock: after every commit before it
+			_, err := q.Exec(ctx, `INSERT INTO audit_inbox (events, origin, at)
+				SELECT w.events, w.seq, w.at FROM audit_write_inbox w
 				WHERE NOT EXISTS (SELECT 1 FROM audit_inbox a WHERE a.origin = w.seq) ORDER BY w.seq`)
 			return err
 		}); err != nil {
@@ -126,7 +159,7 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 				return err
 			}
 			var err error
-			moved, err = s.drainAudit(ctx, q, drainRows)
+			moved, err = s.drainAudit(ctx, q, before, drainRows)
 			return err
 		})
 		if err != nil || moved < drainRows {
@@ -173,15 +206,14 @@ func (s *Store) pendingAudit(ctx context.Context, q Querier) ([]store.AuditEvent
 	if err := q.QueryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM audit_events").Scan(&last); err != nil {
 		return nil, err
 	}
-	queries := []string{"SELECT events FROM audit_inbox ORDER BY seq"}
+	query := "SELECT events FROM audit_inbox ORDER BY seq"
 	if s.dl.WriteInbox {
-		queries = []string{
-			"SELECT a.events FROM audit_inbox a WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin) ORDER BY a.seq",
-			"SELECT events FROM audit_write_inbox ORDER BY seq",
-		}
+		query = `SELECT events FROM (
+			SELECT a.events, a.at, a.seq, 0 AS w FROM audit_inbox a WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin)
+			UNION ALL SELECT events, at, seq, 1 FROM audit_write_inbox) AS i ORDER BY at, w, seq`
 	}
 	var out []store.AuditEvent
-	for _, query := range queries {
+	{
 		rows, err := collect(scanString)(q.Query(ctx, query))
 		if err != nil {
 			return nil, err
@@ -217,16 +249,17 @@ func auditMatches(e *store.AuditEvent, tenant string, f store.AuditFilter) bool 
 	return true
 }
 
-// drainAudit moves up to limit rows of audit_inbox, oldest first, into
-// audit_events and audit_refs in q's transaction, and returns how many
-// rows it moved. A row copied from the write inbox waits there until its
-// origin is deleted (DrainAudit).
-func (s *Store) drainAudit(ctx context.Context, q Querier, limit int) (int, error) {
-	ready := ""
+// drainAudit moves up to limit rows of audit_inbox stamped before before,
+// in stamp order, into audit_events and audit_refs in q's transaction, and
+// returns how many rows it moved. A row copied from the write inbox waits
+// there until its origin is deleted (DrainAudit).
+func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int) (int, error) {
+	query := "SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ? ORDER BY a.seq LIMIT ?"
 	if s.dl.WriteInbox {
-		ready = " WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin)"
+		query = `SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ?
+			AND NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin) ORDER BY a.at, a.seq LIMIT ?`
 	}
-	entries, err := collect(scanInboxRow)(q.Query(ctx, "SELECT a.seq, a.events FROM audit_inbox a"+ready+" ORDER BY a.seq LIMIT ?", limit))
+	entries, err := collect(scanInboxRow)(q.Query(ctx, query, before, limit))
 	if err != nil || len(entries) == 0 {
 		return 0, err
 	}
