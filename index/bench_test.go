@@ -544,7 +544,7 @@ func projSurvivors(p *Partition, v []float32) int {
 	pq := pj.prepare(&qv, sc)
 	f := compiled{anyAgent: true, anyConv: true, kinds: 0xff, sources: 0xff, restrictedOK: true}
 	w := sc.workers(1)[0]
-	p.projScan(pj, &pq, &f, 10, 0, pj.rows, w)
+	p.projScan(projInUse(), pj, &pq, &f, 10, 0, pj.rows, w)
 	lows := slices.Clone(w.lows)
 	slices.Sort(lows)
 	tau := lows[len(lows)-10]

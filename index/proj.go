@@ -586,9 +586,26 @@ func (pj *proj) prepare(qv *qvec, sc *scratch) projQuery {
 	}
 }
 
+// projKernels are the kernels of the projected first pass. Searches use
+// the ones the CPU runs (projInUse); a test hands the generic ones in
+// (projDotsGeneric and a nil mask: what a CPU without AVX-512 VNNI, or
+// another architecture, runs) rather than swap the ones in use.
+type projKernels struct {
+	dots func(q []int8, codes []uint8, d int, out []int32)
+	mask func(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64) // nil: projScan's loop
+}
+
+// projInUse is the projected pass's kernels searches use.
+func projInUse() projKernels { return projKernels{dots: projDots, mask: projMask} }
+
 // projTopK is vectorTopK through the projection pj (rows [0, pj.rows) of
 // the partition): the exact top k and how many rows were re-scored.
 func (p *Partition) projTopK(pj *proj, qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
+	return p.projTopKWith(projInUse(), pj, qv, f, k, sc)
+}
+
+// projTopKWith is projTopK with the given kernels.
+func (p *Partition) projTopKWith(kern projKernels, pj *proj, qv *qvec, f *compiled, k int, sc *scratch) ([]hit, int) {
 	pq := pj.prepare(qv, sc)
 	n := pj.rows
 	parts := 1
@@ -601,7 +618,7 @@ func (p *Partition) projTopK(pj *proj, qv *qvec, f *compiled, k int, sc *scratch
 	}
 	ws := sc.workers(parts)
 	if parts == 1 {
-		p.projScan(pj, &pq, f, k, 0, n, ws[0])
+		p.projScan(kern, pj, &pq, f, k, 0, n, ws[0])
 	} else {
 		chunk := (n + parts - 1) / parts
 		chunk = (chunk + blockRows - 1) / blockRows * blockRows
@@ -609,9 +626,9 @@ func (p *Partition) projTopK(pj *proj, qv *qvec, f *compiled, k int, sc *scratch
 		for i := 1; i < parts; i++ {
 			from, to := min(i*chunk, n), min((i+1)*chunk, n)
 			w := ws[i]
-			wg.Go(func() { p.projScan(pj, &pq, f, k, from, to, w) })
+			wg.Go(func() { p.projScan(kern, pj, &pq, f, k, from, to, w) })
 		}
-		p.projScan(pj, &pq, f, k, 0, min(chunk, n), ws[0])
+		p.projScan(kern, pj, &pq, f, k, 0, min(chunk, n), ws[0])
 		wg.Wait()
 	}
 	// τ of the first pass, and its survivors.
@@ -724,7 +741,7 @@ func projBound(scale, resid float32, d int32, t, alpha, beta, gamma float64) (a,
 // fewer than k did, that is every row); the other rows it keeps are
 // filtered by the int8 pass over the survivors, so that the first pass,
 // which keeps a few thousand rows early on, does not read their entries.
-func (p *Partition) projScan(pj *proj, pq *projQuery, f *compiled, k, from, to int, w *worker) {
+func (p *Partition) projScan(kern projKernels, pj *proj, pq *projQuery, f *compiled, k, from, to int, w *worker) {
 	w.reset()
 	tau := math.Inf(-1)
 	d := pj.d
@@ -734,13 +751,13 @@ func (p *Partition) projScan(pj *proj, pq *projQuery, f *compiled, k, from, to i
 		nb := min(blockRows, to-r0)
 		buf := w.buf[:nb]
 		c, i0 := pj.row(r0)
-		projDots(pq.codes, c.codes[i0*d:], d, w.buf[:(nb+63)&^63])
+		kern.dots(pq.codes, c.codes[i0*d:], d, w.buf[:(nb+63)&^63])
 		scale := c.scale[i0 : i0+nb]
 		resid := c.resid[i0 : i0+nb]
 		rc, ri := p.row(r0)
 		rowSlot := rc.rowSlot[ri : ri+nb]
-		if projMask != nil && nb == blockRows {
-			projMask(buf, scale, resid, t, alpha, beta, gamma, tau, w.mask[:])
+		if kern.mask != nil && nb == blockRows {
+			kern.mask(buf, scale, resid, t, alpha, beta, gamma, tau, w.mask[:])
 			for mi, m := range w.mask {
 				for ; m != 0; m &= m - 1 {
 					i := mi*64 + bits.TrailingZeros64(m)

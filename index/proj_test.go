@@ -509,6 +509,67 @@ func TestProjDots(t *testing.T) {
 	}
 }
 
+// TestProjKernelsSameResults runs the projected pass with the generic
+// kernels handed in (projDotsGeneric and the bound in Go, what a CPU
+// without AVX-512 VNNI runs) and with the kernels in use, on the same
+// queries, serial and parallel, with and without filters: the hits and
+// the number of rows re-scored must be identical, and the hits exact.
+func TestProjKernelsSameResults(t *testing.T) {
+	t.Parallel()
+	r := newRand(41)
+	const n, dim = 3000, 128
+	gen := lowRankGen(r, dim, 24, 1)
+	entries := make([]Entry, n)
+	for i := range entries {
+		entries[i] = randomEntry(r, i, gen(r, dim, i), false)
+	}
+	for _, minRows := range []int{256, 1 << 30} {
+		p := NewPartition(Config{ApproxMinRows: -1, ProjectMinRows: 600, projectForce: true, ParallelMinRows: minRows})
+		for _, e := range entries {
+			if err := p.Upsert(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Settle()
+		if p.proj == nil {
+			t.Fatal("no projection learnt")
+		}
+		generic := projKernels{dots: projDotsGeneric}
+		for qi := range 30 {
+			q := Query{Vector: gen(r, dim, -1), K: 1 + r.IntN(20), Filter: Filter{Now: now}}
+			if qi%2 == 0 {
+				q.Filter = randomFilter(r)
+			}
+			want, wantN, got, gotN := func() ([]hit, int, []hit, int) {
+				p.mu.RLock()
+				defer p.mu.RUnlock()
+				f, err := q.Filter.compile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := getScratch()
+				defer putScratch(sc)
+				qv := prepareQuery(q.Vector, norm64(q.Vector), p.stride, nil)
+				want, wantN := p.projTopKWith(generic, p.proj, &qv, &f, q.K, sc)
+				want = slices.Clone(want)
+				got, gotN := p.projTopKWith(projInUse(), p.proj, &qv, &f, q.K, sc)
+				return want, wantN, slices.Clone(got), gotN
+			}()
+			if !slices.Equal(got, want) || gotN != wantN {
+				t.Fatalf("parallel %d query %d: kernels in use %v (%d re-scored), generic %v (%d)", minRows, qi, got, gotN, want, wantN)
+			}
+			if wantN >= n/2 {
+				t.Fatalf("query %d: %d of %d rows re-scored: the projection pruned nothing", qi, wantN, n)
+			}
+			res, err := p.Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, fmt.Sprintf("query %d", qi), entries, q, res)
+		}
+	}
+}
+
 // TestProjKeepsExact: on isotropic data no subspace holds the rows, the
 // check on the sample refuses the projection (without projecting every
 // row), and the partition stays on the exact scan until it doubles.
