@@ -298,7 +298,13 @@ func (p *Partition) trainProj() {
 	n, dim := p.rows, p.dim
 	p.mu.RUnlock()
 
-	pj := p.learnProj(n, dim)
+	pj, ok := p.learnProj(n, dim)
+	if !ok {
+		// Rows were removed meanwhile: that says nothing of whether a
+		// projection pays, so the one in use (if any) is kept, and the
+		// next upsert that finds the projection due starts again.
+		return
+	}
 	if pj == nil {
 		p.rejectProj(n)
 		return
@@ -360,11 +366,11 @@ func (p *Partition) readSample(n, m, i0 int, dst []float32) bool {
 // learnProj chooses the basis from the second moment of projSample rows
 // of the n (read a few at a time, so the trainer holds little memory) and
 // checks on projCheckRows of them that its bound prunes; nil when it would
-// not, or when the partition shrank meanwhile.
-func (p *Partition) learnProj(n, dim int) *proj {
+// not. ok is false when the partition shrank below n rows meanwhile.
+func (p *Partition) learnProj(n, dim int) (pj *proj, ok bool) {
 	dmax := min(projMaxDims, dim/2/projDimStep*projDimStep)
 	if dmax < projDimStep {
-		return nil
+		return nil, true
 	}
 	m := min(n, projSample)
 	buf := make([]float32, projSampleChunk*dim)
@@ -372,7 +378,7 @@ func (p *Partition) learnProj(n, dim int) *proj {
 	for i0 := 0; i0 < m; i0 += projSampleChunk {
 		rows := buf[:min(projSampleChunk, m-i0)*dim]
 		if !p.readSample(n, m, i0, rows) {
-			return nil
+			return nil, false
 		}
 		momentAdd(cm, rows, dim)
 	}
@@ -399,9 +405,9 @@ func (p *Partition) learnProj(n, dim int) *proj {
 			}
 		}
 	}
-	pj := newProj(basis, d, dim)
+	pj = newProj(basis, d, dim)
 	if p.cfg.projectForce {
-		return pj
+		return pj, true
 	}
 	// Would it prune? On projCheckRows sample rows, for a few of them as
 	// queries, the share of the rows whose upper bound reaches the best
@@ -415,7 +421,7 @@ func (p *Partition) learnProj(n, dim int) *proj {
 		cnt := min(projSampleChunk, mc-i0)
 		rows := buf[:cnt*dim]
 		if !p.readSample(n, mc, i0, rows) {
-			return nil
+			return nil, false
 		}
 		for i := range cnt {
 			u := rows[i*dim : (i+1)*dim]
@@ -451,9 +457,9 @@ func (p *Partition) learnProj(n, dim int) *proj {
 		share += float64(kept) / float64(mc*queries)
 	}
 	if share > projMaxSurvivors {
-		return nil
+		return nil, true
 	}
-	return pj
+	return pj, true
 }
 
 // projAssignChunk is how many rows the trainer projects under one read
