@@ -487,3 +487,98 @@ func BenchmarkSearchRecall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLowRank times the vector channel on the `lowrank` distribution
+// (lowRankCorpus), the default partition (the projected first pass, learnt
+// in the background and calibrated) against one held to the exact scan,
+// interleaved query by query in one loop. It reports both p50s, the
+// default's rows re-scored, its projection's dimension, whether its
+// results equal the exact scan's (they must), and the build times
+// (upserts, then until the background training has settled).
+//
+//	go test ./index -run '^$' -bench LowRank/n=100k -benchtime 1x
+func BenchmarkLowRank(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
+			data, queries := lowRankCorpus(n, 200)
+			entries := make([]Entry, n)
+			for i, v := range data {
+				entries[i] = Entry{ID: fmt.Sprintf("%07d", i), Vector: v, Status: "active", CreatedAt: 1}
+			}
+			build := func(cfg Config) (*Partition, time.Duration) {
+				start := time.Now()
+				p := buildPartition(b, cfg, entries)
+				return p, time.Since(start)
+			}
+			def, td := build(Config{})
+			exact, te := build(Config{ApproxMinRows: -1, ProjectMinRows: -1})
+			var ld, le []time.Duration
+			same, rescored, survivors := 0, 0, 0
+			for range b.N {
+				ld, le = ld[:0], le[:0]
+				same, rescored, survivors = 0, 0, 0
+				for i, v := range queries {
+					q := Query{Vector: v, K: 10, Filter: Filter{Now: now}}
+					var rd, re *Result
+					run := func(p *Partition, out *[]time.Duration) *Result {
+						start := time.Now()
+						res, err := p.Search(q)
+						*out = append(*out, time.Since(start))
+						if err != nil {
+							b.Fatal(err)
+						}
+						return res
+					}
+					if i%2 == 0 {
+						rd, re = run(def, &ld), run(exact, &le)
+					} else {
+						re, rd = run(exact, &le), run(def, &ld)
+					}
+					rescored += rd.Rescored
+					survivors += projSurvivors(def, v)
+					if recallAt(rd, re) == 1 {
+						same++
+					}
+				}
+			}
+			slices.Sort(ld)
+			slices.Sort(le)
+			b.ReportMetric(float64(ld[len(ld)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(le[len(le)/2].Microseconds()), "exact-p50-µs")
+			b.ReportMetric(float64(rescored)/float64(len(queries)), "rescored/query")
+			b.ReportMetric(float64(survivors)/float64(len(queries)), "survivors/query")
+			b.ReportMetric(float64(same)/float64(len(queries)), "same-as-exact")
+			b.ReportMetric(float64(def.Stats().Projection), "proj-dims")
+			b.ReportMetric(td.Seconds(), "build-s")
+			b.ReportMetric(te.Seconds(), "exact-build-s")
+		})
+	}
+}
+
+// projSurvivors is how many rows of p survive the projected first pass
+// for the query vector v at k 10 (0 without a projection).
+func projSurvivors(p *Partition, v []float32) int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	pj := p.proj
+	if pj == nil {
+		return 0
+	}
+	sc := getScratch()
+	defer putScratch(sc)
+	qv := prepareQuery(v, norm64(v), p.stride, nil)
+	pq := pj.prepare(&qv, sc)
+	f := compiled{anyAgent: true, anyConv: true, kinds: 0xff, sources: 0xff, restrictedOK: true}
+	w := sc.workers(1)[0]
+	p.projScan(projInUse(), pj, &pq, &f, 10, 0, pj.rows, w)
+	lows := slices.Clone(w.lows)
+	slices.Sort(lows)
+	tau := lows[len(lows)-10]
+	n := 0
+	for _, c := range w.cands {
+		if c.hi >= tau {
+			n++
+		}
+	}
+	return n
+}

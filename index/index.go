@@ -71,9 +71,20 @@ type Config struct {
 	// it the vector channel is exact. Default DefaultApproxMinRows;
 	// negative: always exact.
 	ApproxMinRows int
+	// ProjectMinRows is the number of vectors from which a partition
+	// without an inverted file may learn a projected first pass: exact,
+	// it reads a projection of each row onto the partition's principal
+	// directions before the int8 codes of the few rows it cannot rule out
+	// (see proj.go). It is kept only where it is measured faster than the
+	// exact scan. Default DefaultProjectMinRows; negative: never.
+	ProjectMinRows int
 
 	// probeAll makes an inverted file probe every list (tests).
 	probeAll bool
+	// projectForce keeps a learnt projection whatever its pruning and
+	// speed; projectDims, when positive, sets its dimension (tests).
+	projectForce bool
+	projectDims  int
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -92,6 +103,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ApproxMinRows == 0 {
 		c.ApproxMinRows = DefaultApproxMinRows
+	}
+	if c.ProjectMinRows == 0 {
+		c.ProjectMinRows = DefaultProjectMinRows
 	}
 	return c
 }
@@ -248,7 +262,52 @@ func (x *Index) Search(ctx context.Context, tenant, principal string, q Query) (
 		return nil, err
 	}
 	defer x.release(h)
-	return h.p.Search(q)
+	res, err := h.p.Search(q)
+	if h.p.bgChanged.Load() {
+		x.reconcile(h)
+	}
+	return res, err
+}
+
+// reconcile counts the memory the background trainer of h's partition
+// (pinned) changed since the Index was last told: its inverted file or
+// projection, made after the write that started it.
+func (x *Index) reconcile(h *handle) {
+	p := h.p
+	p.mu.Lock()
+	p.bgChanged.Store(false)
+	bytes := p.bytes - p.accounted
+	p.accounted = p.bytes
+	p.mu.Unlock()
+	if bytes == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.account(h, bytes, 0)
+	if h.elem != nil && h.bytes > x.cfg.MaxBytes {
+		x.unmapLocked(h)
+		x.stats.Evictions++
+	}
+}
+
+// Settle waits until the background work of every resident partition is
+// done, and counts its memory: for benchmarks and tests.
+func (x *Index) Settle() {
+	x.mu.Lock()
+	var hs []*handle
+	for _, h := range x.parts {
+		if h.p != nil {
+			x.pinLocked(h)
+			hs = append(hs, h)
+		}
+	}
+	x.mu.Unlock()
+	for _, h := range hs {
+		h.p.Settle()
+		x.reconcile(h)
+		x.release(h)
+	}
 }
 
 // DFs returns the number of entries of the partition of (tenant, principal)
@@ -353,10 +412,13 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 			x.stats.LoadErrors++
 			if errors.Is(err, ErrTooLarge) {
 				x.stats.TooLarge++
-				x.refused[h.key] = refusal{until: time.Now().Add(x.cfg.RetryTooLarge), bytes: p.bytes}
+				x.refused[h.key] = refusal{until: time.Now().Add(x.cfg.RetryTooLarge), bytes: p.Bytes()}
 			}
 			return
 		}
+		// The partition's background trainer may run already: writes and
+		// reads of the partition take its lock.
+		p.mu.Lock()
 		for _, w := range h.pending {
 			if w.remove {
 				p.remove(w.id)
@@ -364,12 +426,15 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 				h.dirty = true // the write was refused; the next load sees the store
 			}
 		}
+		p.accounted = p.bytes
+		bytes, live := p.bytes, p.live
+		p.mu.Unlock()
 		h.pending = nil
 		h.p = p
 		h.pins = 1
 		x.resident++
 		x.stats.Loads++
-		x.account(h, p.bytes, int64(p.live))
+		x.account(h, bytes, int64(live))
 		if !h.mapped || h.dirty {
 			x.unmapLocked(h) // serve the waiting searches, do not cache
 		} else {
@@ -379,19 +444,22 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 		}
 	}()
 	p = NewPartition(x.cfg)
-	p.loading = true
+	p.loading = true // bulk allocation; training waits for the end of the load
 	var tooBig error
 	add := func(e *Entry) error {
 		if tooBig != nil {
 			return tooBig
 		}
 		norm, err := e.check()
+		p.mu.Lock() // the background trainer may run during the load
 		if err == nil {
 			_, err = p.upsert(e, norm)
 		}
-		if err == nil && p.bytes > x.cfg.MaxBytes {
+		bytes := p.bytes
+		p.mu.Unlock()
+		if err == nil && bytes > x.cfg.MaxBytes {
 			// Stop here: loading the rest would only pass the budget by more.
-			tooBig = tooLargeError(p.bytes, x.cfg.MaxBytes)
+			tooBig = tooLargeError(bytes, x.cfg.MaxBytes)
 			err = tooBig
 		}
 		return err
@@ -403,8 +471,10 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)
 	}
+	p.mu.Lock()
 	p.version = version
-	p.trim()
+	p.endLoad()
+	p.mu.Unlock()
 	return h, nil
 }
 
@@ -522,13 +592,17 @@ func (x *Index) write(k pkey, w pendingWrite) error {
 	var err error
 	p := h.p
 	p.mu.Lock()
-	bytes, live := p.bytes, p.live
+	live := p.live
 	if w.remove {
 		p.remove(w.id)
 	} else {
 		_, err = p.upsert(&w.entry, w.norm)
 	}
-	bytes, live = p.bytes-bytes, p.live-live
+	// The change since the Index was last told, the background trainer's
+	// included.
+	bytes := p.bytes - p.accounted
+	p.accounted = p.bytes
+	live = p.live - live
 	p.mu.Unlock()
 
 	x.mu.Lock()
@@ -631,7 +705,7 @@ func (x *Index) Apply(tenant, principal string, from, to int64, upserts []Entry,
 		x.release(h)
 		return false, nil
 	}
-	bytes, live := p.bytes, p.live
+	live := p.live
 	var err error
 	for _, id := range removes {
 		p.remove(id)
@@ -642,7 +716,9 @@ func (x *Index) Apply(tenant, principal string, from, to int64, upserts []Entry,
 		}
 	}
 	p.version = to
-	bytes, live = p.bytes-bytes, p.live-live
+	bytes := p.bytes - p.accounted
+	p.accounted = p.bytes
+	live = p.live - live
 	p.mu.Unlock()
 
 	x.mu.Lock()

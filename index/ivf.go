@@ -174,6 +174,10 @@ func (p *Partition) startTrain() {
 	if p.training {
 		return
 	}
+	if p.loading {
+		p.trainDeferred = true // the load starts it once (endLoad)
+		return
+	}
 	p.training = true
 	p.trainWG.Add(1)
 	go func() {
@@ -182,25 +186,80 @@ func (p *Partition) startTrain() {
 	}()
 }
 
+// endLoad ends a bulk load (Index.loadInto): it gives back spare capacity
+// and starts the training the load deferred, once for all its rows rather
+// than at every doubling on the way (and so without an old inverted file
+// or projection beside the new one at the end of the load). Under the
+// write lock.
+func (p *Partition) endLoad() {
+	p.loading = false
+	p.trim()
+	if p.trainDeferred {
+		p.trainDeferred = false
+		p.startTrain()
+	}
+}
+
 // Settle waits until background work on the partition (training its
 // inverted file, see Config.ApproxMinRows) is done: for benchmarks and
 // tests that time searches of a partition just built.
 func (p *Partition) Settle() { p.trainWG.Wait() }
 
-// train is the background trainer.
+// train is the background trainer: the inverted file when it is due, else
+// the projected first pass (proj.go) when that is due.
 func (p *Partition) train() {
+	p.mu.RLock()
+	ivfDue := p.ivfDue()
+	p.mu.RUnlock()
+	if !p.trainIVF() {
+		if ivfDue {
+			// The inverted file's trainer left some 10 MB of garbage at
+			// 100k rows (its copy of the training rows' codes): collect it
+			// so that the projection's trainer reuses that memory rather
+			// than adding to the partition's peak. Once a doubling.
+			runtime.GC()
+		}
+		p.trainProj()
+	}
+	p.mu.Lock()
+	p.training = false
+	p.bgChanged.Store(true)
+	p.mu.Unlock()
+}
+
+// ivfDue reports whether the inverted file should be trained (again).
+// Under a lock.
+func (p *Partition) ivfDue() bool {
+	min := p.approxMinRows()
+	if min <= 0 || p.rows < min {
+		return false
+	}
+	if f := p.ivf; f != nil {
+		return p.rows >= 2*f.trained
+	}
+	return p.rows >= p.ivfRetry
+}
+
+// trainIVF trains the inverted file if it is due, and reports whether the
+// partition has one.
+func (p *Partition) trainIVF() bool {
+	p.mu.RLock()
+	due, has := p.ivfDue(), p.ivf != nil
+	p.mu.RUnlock()
+	if !due {
+		return has
+	}
 	f, n := p.trainCentroids()
 	if f != nil && !p.calibrate(f) {
 		// Not worth it (or no longer): exact until the partition doubles.
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.training = false
 		if old := p.ivf; old != nil {
 			p.bytes -= old.bytes(p.stride)
 			p.ivf = nil
 		}
 		p.ivfRetry = 2 * n
-		return
+		return false
 	}
 	for attempt := 0; f != nil && attempt < 4; attempt++ {
 		if !p.assignAll(f, n) {
@@ -212,16 +271,15 @@ func (p *Partition) train() {
 		p.mu.Lock()
 		if p.rowGen == f.gen && p.rows >= n && p.rows >= p.approxMinRows()/2 {
 			p.install(f, n)
-			p.training = false
 			p.mu.Unlock()
-			return
+			return true
 		}
 		p.mu.Unlock()
 	}
 	// Given up: a later write starts another training.
-	p.mu.Lock()
-	p.training = false
-	p.mu.Unlock()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.ivf != nil
 }
 
 // trainCentroids clusters a copy of the training rows' codes; nil when the
@@ -389,6 +447,7 @@ func (p *Partition) install(f *ivf, n int) {
 	}
 	p.ivf = f
 	p.bytes += f.bytes(p.stride)
+	p.dropProj() // the inverted file answers instead
 }
 
 // Calibration. A fixed number of probes gives very different recall on

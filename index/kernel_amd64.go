@@ -75,6 +75,40 @@ func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, ma
 	boundMaskAsm(&d[0], &scales[0], &resid[0], n, t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
 }
 
+// projDotsAsm is the projected pass's kernel in AVX-512 VNNI (see
+// projDots).
+//
+//go:noescape
+func projDotsAsm(q *int8, codes *uint8, d int, n int, bias int32, out *int32)
+
+func projDotsVNNI(q []int8, codes []uint8, d int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	if n%64 != 0 || d <= 0 || d%32 != 0 || len(q) < d || len(codes) < n*d {
+		panic("index: projDots: bad arguments")
+	}
+	var sum int32
+	for _, x := range q[:d] {
+		sum += int32(x)
+	}
+	projDotsAsm(&q[0], &codes[0], d, n, 128*sum, &out[0])
+}
+
+// projMaskAsm is projScan's bound check in SIMD (see projMask).
+//
+//go:noescape
+func projMaskAsm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
+
+func projMaskAVX512(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64) {
+	n := len(d)
+	if n == 0 || n%64 != 0 || len(scale) < n || len(resid) < n || len(mask) < n/64 {
+		panic("index: projMask: bad arguments")
+	}
+	projMaskAsm(&d[0], &scale[0], &resid[0], n, t, alpha, beta, gamma, tau, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
 // quantizeAVX2Asm is quantizeBody in AVX2 (kernel_amd64.s): eight values
 // at a time, converted to float64, multiplied, rounded (VROUNDPD, nearest
 // even), clamped, packed to int8, and their residuals squared and summed in
@@ -106,6 +140,8 @@ func init() {
 		dots, kernelName = dotsVNNI, "vnni"
 		gatherDots = gatherDotsVNNI
 		boundMask = boundMaskAVX512
+		projMask = projMaskAVX512
+		projDots = projDotsVNNI
 	}
 }
 

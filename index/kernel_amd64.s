@@ -501,3 +501,104 @@ hinner1:
 hdone:
 	VZEROUPPER
 	RET
+
+// func projMaskAsm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
+//
+// The bound check of projScan in SIMD (see projMask), eight rows a step,
+// in float64 with the operations of projBound in its order:
+// a = (s·t)·d, e = ((s·α) + (r·β)) + γ, and bit i of the mask is a+e ≥ τ.
+// n is a positive multiple of 8.
+TEXT ·projMaskAsm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scale+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Z10
+	VBROADCASTSD alpha+40(FP), Z11
+	VBROADCASTSD beta+48(FP), Z12
+	VBROADCASTSD gamma+56(FP), Z13
+	VBROADCASTSD tau+64(FP), Z14
+	MOVQ         mask+72(FP), DX
+
+ploop:
+	VCVTDQ2PD (SI), Z0
+	VCVTPS2PD (DI), Z1
+	VCVTPS2PD (R8), Z2
+	VMULPD    Z10, Z1, Z3
+	VMULPD    Z0, Z3, Z3
+	VMULPD    Z11, Z1, Z4
+	VMULPD    Z12, Z2, Z5
+	VADDPD    Z5, Z4, Z4
+	VADDPD    Z13, Z4, Z4
+	VADDPD    Z4, Z3, Z3
+	VCMPPD    $0x1d, Z14, Z3, K1
+	KMOVB     K1, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       ploop
+	VZEROUPPER
+	RET
+
+// func projDotsAsm(q *int8, codes *uint8, d int, n int, bias int32, out *int32)
+//
+// The projected pass's kernel (see projDots): codes offset by 128
+// (unsigned), in groups of 16 rows, each group four dimensions at a time
+// (64 bytes: the four codes of every row). VPDPBUSD adds the four
+// products of each row's unsigned codes with the query's signed quad,
+// broadcast, into the row's int32 lane: no widening, no horizontal sums.
+// The offset comes off at the end (bias = 128·Σq). Four groups (64 rows)
+// at a time. d is a positive multiple of 32, n a positive multiple of 64.
+TEXT ·projDotsAsm(SB), NOSPLIT, $0-48
+	MOVQ         q+0(FP), SI
+	MOVQ         codes+8(FP), DI
+	MOVQ         d+16(FP), BX
+	MOVQ         n+24(FP), CX
+	MOVL         bias+32(FP), AX
+	VPBROADCASTD AX, Z9
+	MOVQ         out+40(FP), DX
+	MOVQ         BX, R8
+	SHLQ         $4, R8 // bytes of a group of 16 rows
+
+qloop64:
+	LEAQ   (DI)(R8*1), R10
+	LEAQ   (DI)(R8*2), R11
+	LEAQ   (R10)(R8*2), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   SI, R13
+	XORQ   R14, R14
+
+qinner:
+	VPBROADCASTD (R13), Z4
+	VMOVDQU32    (DI)(R14*1), Z5
+	VMOVDQU32    (R10)(R14*1), Z6
+	VMOVDQU32    (R11)(R14*1), Z7
+	VMOVDQU32    (R12)(R14*1), Z8
+	VPDPBUSD     Z4, Z5, Z0
+	VPDPBUSD     Z4, Z6, Z1
+	VPDPBUSD     Z4, Z7, Z2
+	VPDPBUSD     Z4, Z8, Z3
+	ADDQ         $4, R13
+	ADDQ         $64, R14
+	CMPQ         R14, R8
+	JLT          qinner
+
+	VPSUBD    Z9, Z0, Z0
+	VPSUBD    Z9, Z1, Z1
+	VPSUBD    Z9, Z2, Z2
+	VPSUBD    Z9, Z3, Z3
+	VMOVDQU32 Z0, (DX)
+	VMOVDQU32 Z1, 64(DX)
+	VMOVDQU32 Z2, 128(DX)
+	VMOVDQU32 Z3, 192(DX)
+	ADDQ      $256, DX
+	LEAQ      (DI)(R8*4), DI
+	SUBQ      $64, CX
+	JNZ       qloop64
+	VZEROUPPER
+	RET

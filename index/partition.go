@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memgate/memgate"
 )
@@ -53,7 +54,6 @@ type Partition struct {
 	// stays allocated until the whole slab is unreferenced: at most what
 	// the load allocated.
 	refSlab []termRef
-	loading bool
 
 	bytes int64
 
@@ -62,12 +62,27 @@ type Partition struct {
 	// worth it).
 	ivf      *ivf
 	ivfRetry int
+	// proj is the projected first pass of a large partition (proj.go), or
+	// nil; none is learnt again below projRetry rows.
+	proj      *proj
+	projRetry int
+	// accounted is the part of bytes the Index has been told of: the
+	// trainer changes bytes in the background, and the next write reports
+	// the difference (Index.write), or the next search, which bgChanged
+	// (set by the trainer) sends to Index.reconcile.
+	accounted int64
+	bgChanged atomic.Bool
 	// The background trainer of the inverted file (ivf.go): whether it
 	// runs, to wait for it, and a count of row moves (removals), by which
 	// it knows whether its assignment is still current.
 	training bool
 	trainWG  sync.WaitGroup
 	rowGen   uint64
+	// loading is set while the Index loads the partition (a bulk load):
+	// the first row chunk grows four times over, term references come
+	// from refSlab, and the trainer is deferred to the load's end
+	// (endLoad).
+	loading, trainDeferred bool
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -147,6 +162,9 @@ type PartitionStats struct {
 	TotalLen  int64   // Σ entry lengths
 	AvgDocLen float64 // TotalLen / Entries
 	Bytes     int64   // estimated memory
+	// Projection is the dimension of the projected first pass (proj.go),
+	// 0 when the partition has none.
+	Projection int
 }
 
 // Stats returns the partition's statistics.
@@ -162,6 +180,12 @@ func (p *Partition) Stats() PartitionStats {
 		TotalLen:  p.totalLen,
 		AvgDocLen: p.avgDocLen(),
 		Bytes:     p.bytes,
+		Projection: func() int {
+			if p.proj == nil {
+				return 0
+			}
+			return p.proj.d
+		}(),
 	}
 }
 
@@ -492,6 +516,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 	p.sl(sl).row = int32(r)
 	p.rows++
 	p.ivfAdded(r)
+	p.projAdded(v, norm)
 }
 
 func (p *Partition) removeSlot(sl int32) {
@@ -559,6 +584,7 @@ func (p *Partition) removeRow(r int) {
 	p.rows--
 	p.rowGen++
 	p.ivfRemoved(r, last)
+	p.projRemoved(r)
 	if li == 0 {
 		// The last chunk is empty: give it back. With no vectors left, the
 		// next one may have another dimension.
@@ -1137,6 +1163,10 @@ func (p *Partition) vectorTopK(qv *qvec, f *compiled, k int, sc *scratch) (top [
 			return hits, rescored, true
 		}
 	}
+	if pj := p.proj; pj != nil && pj.rows == p.rows {
+		top, rescored = p.projTopK(pj, qv, f, k, sc)
+		return top, rescored, false
+	}
 	top, rescored = p.exactTopK(qv, f, k, sc)
 	return top, rescored, false
 }
@@ -1281,7 +1311,10 @@ type scratch struct {
 	order   []ivfScore
 	ptrs    []*int8
 	ents    []ivfRow
-	qtab    qtable // for matchesOf
+	// The projected pass's query (proj.go).
+	pz, planes []float64
+	pcodes     []int8
+	qtab       qtable // for matchesOf
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

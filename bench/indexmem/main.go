@@ -6,6 +6,7 @@
 //
 //	cd bench && go run ./indexmem -n 100000
 //	cd bench && go run ./indexmem -n 1000000 -mode load
+//	cd bench && go run ./indexmem -n 100000 -mode load -dist lowrank
 //
 // -mode upsert builds the partition one Upsert at a time (the write path);
 // -mode load builds it through an Index and a streaming loader (the path a
@@ -37,7 +38,16 @@ func main() {
 	terms := flag.Int("terms", 0, "analyzed terms per memory (0: vectors only)")
 	mode := flag.String("mode", "upsert", "upsert | load")
 	asJSON := flag.Bool("json", false, "print JSON")
+	dist := flag.String("dist", "gaussian", "vectors: gaussian (isotropic) or lowrank (x = A·z + N(0, 2²·I), z in 64 dimensions, as bench/peers -dist lowrank: the partition learns its projected first pass)")
+	project := flag.Bool("project", true, "let the partition learn its projected first pass (false: ProjectMinRows -1)")
 	flag.Parse()
+	cfg := index.Config{}
+	if !*project {
+		cfg.ProjectMinRows = -1
+	}
+	if *dist != "gaussian" && *dist != "lowrank" {
+		fail(fmt.Errorf("-dist %q: want gaussian or lowrank", *dist))
+	}
 
 	runtime.GC()
 	idle := status("VmRSS")
@@ -51,9 +61,31 @@ func main() {
 	}
 	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const latent = 64
+	var a, z []float64
+	if *dist == "lowrank" {
+		a = make([]float64, *dim*latent)
+		for i := range a {
+			a[i] = r.NormFloat64()
+		}
+		z = make([]float64, latent)
+	}
 	entry := func(i int) index.Entry {
-		for j := range vec {
-			vec[j] = float32(r.NormFloat64())
+		if a != nil {
+			for l := range z {
+				z[l] = r.NormFloat64()
+			}
+			for j := range vec {
+				var s float64
+				for l, x := range z {
+					s += a[j*latent+l] * x
+				}
+				vec[j] = float32(s + 2*r.NormFloat64())
+			}
+		} else {
+			for j := range vec {
+				vec[j] = float32(r.NormFloat64())
+			}
 		}
 		tbuf = tbuf[:0]
 		for range *terms {
@@ -72,12 +104,13 @@ func main() {
 	var search func() error
 	switch *mode {
 	case "upsert":
-		p := index.NewPartition(index.Config{})
+		p := index.NewPartition(cfg)
 		for i := range *n {
 			if err := p.Upsert(entry(i)); err != nil {
 				fail(err)
 			}
 		}
+		p.Settle() // background training, if any
 		bytes = p.Bytes()
 		search = func() error {
 			_, err := p.Search(index.Query{Vector: vec, K: 10, Filter: index.Filter{Now: time.Now()}})
@@ -94,7 +127,8 @@ func main() {
 			}
 			return 1, nil
 		}
-		x, err := index.New(index.Config{MaxBytes: 64 << 30}, load)
+		cfg.MaxBytes = 64 << 30
+		x, err := index.New(cfg, load)
 		if err != nil {
 			fail(err)
 		}
@@ -105,6 +139,7 @@ func main() {
 		if err := search(); err != nil {
 			fail(err)
 		}
+		x.Settle() // background training, if any, counted
 		bytes = x.Stats().Bytes
 	default:
 		fail(fmt.Errorf("-mode %q: want upsert or load", *mode))
@@ -119,7 +154,7 @@ func main() {
 	runtime.ReadMemStats(&ms)
 	peak, rss := status("VmHWM")-idle, status("VmRSS")-idle
 	res := map[string]any{
-		"mode": *mode, "n": *n, "dim": *dim, "terms": *terms,
+		"mode": *mode, "n": *n, "dim": *dim, "terms": *terms, "dist": *dist,
 		"build_s":            build.Seconds(),
 		"idle_rss_mib":       mib(idle),
 		"peak_rss_mib":       mib(peak),
@@ -138,7 +173,7 @@ func main() {
 		json.NewEncoder(os.Stdout).Encode(res)
 		return
 	}
-	fmt.Printf("mode %s, %d memories × %d dims, %d terms each: build %.2f s\n", *mode, *n, *dim, *terms, build.Seconds())
+	fmt.Printf("mode %s, %s, %d memories × %d dims, %d terms each: build %.2f s\n", *mode, *dist, *n, *dim, *terms, build.Seconds())
 	fmt.Printf("idle RSS %.1f MiB; peak RSS − idle %.1f MiB (%d B/memory, %.2f× float32); RSS after GC − idle %.1f MiB (%d B/memory)\n",
 		mib(idle), mib(peak), peak/int64(*n), res["peak_over_float32"], mib(rss), rss/int64(*n))
 	fmt.Printf("heap in use %.1f MiB; estimate %.1f MiB (%d B/memory, %.2f of peak)\n",

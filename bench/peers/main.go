@@ -242,6 +242,7 @@ type readyMsg struct {
 	Ready       bool    `json:"ready"`
 	BuildMs     float64 `json:"build_ms"`
 	Approximate bool    `json:"approximate"`
+	Projected   int     `json:"projected"`
 }
 
 type runMsg struct {
@@ -306,6 +307,8 @@ func runSize(dist string, n, dim, nq, k, rounds int, names []string, dir, nodeDi
 		t.buildMs = rd.BuildMs
 		if rd.Approximate {
 			t.name += " (approximate)"
+		} else if rd.Projected > 0 {
+			t.name += fmt.Sprintf(" (projected, d %d)", rd.Projected)
 		}
 		log.Printf("n=%d: %s built in %.1f s", n, name, rd.BuildMs/1000)
 	}

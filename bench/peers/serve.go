@@ -15,7 +15,8 @@ import (
 // serveMemgate is the memgate tool process: it builds one index partition
 // over the vector file, as the service holds it, and answers "run" lines
 // like node/peer.mjs. "memgate" is the index with its default settings,
-// "memgate-exact" the index held to the exact scan at every size.
+// "memgate-exact" the index held to the exact scan at every size (the
+// full int8 scan: no inverted file, no projected first pass).
 func serveMemgate(name, vpath, qpath string, dim, k int) error {
 	data, err := readF32(vpath)
 	if err != nil {
@@ -55,7 +56,7 @@ func serveMemgate(name, vpath, qpath string, dim, k int) error {
 	if err != nil {
 		return err
 	}
-	if err := enc.Encode(map[string]any{"ready": true, "build_ms": float64(build.Microseconds()) / 1000, "approximate": res.Approximate}); err != nil {
+	if err := enc.Encode(map[string]any{"ready": true, "build_ms": float64(build.Microseconds()) / 1000, "approximate": res.Approximate, "projected": p.Stats().Projection}); err != nil {
 		return err
 	}
 	w.Flush()
@@ -90,8 +91,10 @@ func serveMemgate(name, vpath, qpath string, dim, k int) error {
 	return sc.Err()
 }
 
-// exactConfig holds a partition to the exact scan.
+// exactConfig holds a partition to the exact scan: no inverted file and no
+// projected first pass.
 func exactConfig(cfg index.Config) index.Config {
 	cfg.ApproxMinRows = -1
+	cfg.ProjectMinRows = -1
 	return cfg
 }
