@@ -71,8 +71,16 @@ const (
 	// keep instead of counting the population each time (no row: nobody
 	// of that population was ever counted, so 0).
 	populationCountSQL = `SELECT n FROM populations WHERE tenant = ? AND principal = ? AND agent = ? AND kind = ? AND source = ?`
-	evictSQL           = `DELETE FROM memories WHERE tenant = ? AND id IN (
-		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT ?)
+	// evictSQL's limit is how far the population is over its cap: 1
+	// after a remember, more after a batch or a group commit. SQLite
+	// plans a bare "LIMIT ?" for the value bound when it was compiled,
+	// and compiles the statement again (its triggers included) whenever
+	// a new value crosses between 0 or 1 and the rest: on a cap, a
+	// remember in two re-prepared the eviction, 7 % of the server's CPU
+	// in bench/load's remember phase (BENCHMARKS.md). A cast is not
+	// planned on; the plan is the same for every limit.
+	evictSQL = `DELETE FROM memories WHERE tenant = ? AND id IN (
+		SELECT id FROM memories WHERE ` + populationSQL + ` ORDER BY seq LIMIT CAST(? AS BIGINT))
 		RETURNING seq, id`
 )
 

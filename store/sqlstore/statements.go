@@ -80,3 +80,8 @@ const (
 	PopulationSQL      = populationSQL
 	PopulationCountSQL = populationCountSQL
 )
+
+// EvictSQL is retention's eviction (seven arguments: tenant, then the
+// population's five, then how many to evict), for a driver's test of how
+// the database runs it.
+const EvictSQL = evictSQL
