@@ -1202,20 +1202,26 @@ func (p *Partition) exactTopK(qv *qvec, f *compiled, k int, sc *scratch) ([]hit,
 	return p.rescore(qv, ws, k, sc)
 }
 
-// rescore returns the exact top k of the candidates the workers ws
-// collected, in sc's storage, and how many it re-scored.
-func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
-	// τ: the k-th largest lower bound over all passing rows.
-	tau := math.Inf(-1)
+// kthLow returns τ: the k-th largest lower bound the workers ws kept over
+// the rows they passed (-Inf below k of them), gathered in sc's storage.
+// A row whose upper bound is below τ cannot be in the top k.
+func kthLow(ws []*worker, k int, sc *scratch) float64 {
 	lows := sc.lows[:0]
 	for _, w := range ws {
 		lows = append(lows, w.lows...)
 	}
 	sc.lows = lows
-	if len(lows) >= k {
-		slices.Sort(lows)
-		tau = lows[len(lows)-k]
+	if len(lows) < k {
+		return math.Inf(-1)
 	}
+	slices.Sort(lows)
+	return lows[len(lows)-k]
+}
+
+// rescore returns the exact top k of the candidates the workers ws
+// collected, in sc's storage, and how many it re-scored.
+func (p *Partition) rescore(qv *qvec, ws []*worker, k int, sc *scratch) ([]hit, int) {
+	tau := kthLow(ws, k, sc)
 
 	// Exact pass over every row whose upper bound reaches τ, several rows
 	// at a time (dots64).

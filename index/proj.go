@@ -638,16 +638,7 @@ func (p *Partition) projTopKWith(kern projKernels, pj *proj, qv *qvec, f *compil
 		wg.Wait()
 	}
 	// τ of the first pass, and its survivors.
-	tau := math.Inf(-1)
-	lows := sc.lows[:0]
-	for _, w := range ws {
-		lows = append(lows, w.lows...)
-	}
-	sc.lows = lows
-	if len(lows) >= k {
-		slices.Sort(lows)
-		tau = lows[len(lows)-k]
-	}
+	tau := kthLow(ws, k, sc)
 	ptrs, ents := sc.ptrs[:0], sc.ents[:0]
 	for _, w := range ws {
 		for _, c := range w.cands {
