@@ -1085,40 +1085,36 @@ func scanCues(text string, prio int, hits []hit, from int) []hit {
 		a := sents[i]
 		return a.mask&cueQuoteSrc != 0 && a.mask&modelCues == 0 && a.mask != a.out
 	}
-	for i := range sents {
-		if !quoting(i) {
-			continue
-		}
+	// drop removes from hits[from:] the reportable findings that start in
+	// sentence i, only those where only(sentence start, finding start)
+	// holds when only is given.
+	drop := func(i int, only func(s, start int) bool) {
 		s, e := sentenceStart(ends, idx[i]), len(text)
 		if idx[i] < len(ends) {
 			e = ends[idx[i]]
 		}
 		kept := hits[:from]
 		for _, h := range hits[from:] {
-			if !(reportable(h.Type) && h.Start >= s && h.Start < e && quotedLineAt(text, s, h.Start)) {
+			if !(reportable(h.Type) && h.Start >= s && h.Start < e && (only == nil || only(s, h.Start))) {
 				kept = append(kept, h)
 			}
 		}
 		hits = kept
+	}
+	inQuote := func(s, start int) bool { return quotedLineAt(text, s, start) }
+	for i := range sents {
+		if !quoting(i) {
+			continue
+		}
+		drop(i, inQuote)
 		if reportable(cueType(sents[i].mask)) {
 			sents[i].mask = sents[i].out
 		}
 	}
 	for i := range sents {
-		if !reported(i) {
-			continue
+		if reported(i) {
+			drop(i, nil)
 		}
-		s, e := sentenceStart(ends, idx[i]), len(text)
-		if idx[i] < len(ends) {
-			e = ends[idx[i]]
-		}
-		kept := hits[:from]
-		for _, h := range hits[from:] {
-			if !(reportable(h.Type) && h.Start >= s && h.Start < e) {
-				kept = append(kept, h)
-			}
-		}
-		hits = kept
 	}
 	covered := func(s, e int) bool {
 		for _, h := range hits[from:] {
