@@ -162,7 +162,7 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 // and gives the index the entries entry would make of the full memories.
 // Reading and building overlap: a goroutine reads rows into batches while
 // this one adds the previous batch to the index.
-func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
+func (e *Engine) load(ctx context.Context, tenant, principal string, l loadSink) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
 		return 0, err
@@ -218,7 +218,7 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 			if addErr != nil {
 				break
 			}
-			if addErr = add(&b.entries[i]); addErr != nil {
+			if addErr = l.Add(&b.entries[i]); addErr != nil {
 				cancel() // stop the reader
 			}
 		}
@@ -231,6 +231,12 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 		return 0, readErr
 	}
 	return head, nil
+}
+
+// loadSink is what load hands the entries to: the index's Load.
+type loadSink interface {
+	Expect(n int)
+	Add(e *index.Entry) error
 }
 
 // loadBatchRows is the number of rows load hands over at a time.

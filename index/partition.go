@@ -83,6 +83,9 @@ type Partition struct {
 	// from refSlab, and the trainer is deferred to the load's end
 	// (endLoad).
 	loading, trainDeferred bool
+	// expect is the number of entries a load announced (reserve), 0 when
+	// none did: the storage is sized for it as the load goes.
+	expect int
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -504,7 +507,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 		p.chunks = append(p.chunks, rowChunk{})
 	}
 	c := &p.chunks[r/chunkRows]
-	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading)) * rowBytesOf(p.dim, p.stride)
+	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading, p.expect)) * rowBytesOf(p.dim, p.stride)
 	i := c.rows()
 	c.vecs = append(c.vecs, v...)
 	c.codes = c.codes[:(i+1)*p.stride]
