@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/memgate/memgate"
 )
@@ -54,6 +55,7 @@ type Partition struct {
 	// stays allocated until the whole slab is unreferenced: at most what
 	// the load allocated.
 	refSlab []termRef
+	idSlab  []byte // likewise for the entries' ids (keep)
 
 	bytes int64
 
@@ -413,7 +415,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		sl, grown = p.newSlot()
 		p.bytes += int64(grown) * slotSize
 	}
-	id := strings.Clone(e.ID)
+	id := p.keep(e.ID)
 	s := p.sl(sl)
 	*s = slot{id: id, m: p.metaOf(e), row: -1, prev: -1, next: -1, seq: pl.seq}
 	if !pl.keep {
@@ -482,6 +484,25 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 	p.docLen[sl] = int32(len(e.Terms))
 	p.totalLen += int64(len(e.Terms))
 }
+
+// keep returns a copy of id, cut from the load's id slab while the
+// partition loads (one allocation for many ids instead of one an id); what
+// a removal frees of a slab stays allocated until all its ids are
+// unreferenced, as with refSlab.
+func (p *Partition) keep(id string) string {
+	if !p.loading || len(id) > idSlabLen/8 {
+		return strings.Clone(id)
+	}
+	if len(id) > cap(p.idSlab)-len(p.idSlab) {
+		p.idSlab = make([]byte, 0, idSlabLen)
+	}
+	n := len(p.idSlab)
+	p.idSlab = append(p.idSlab, id...)
+	return unsafe.String(&p.idSlab[n], len(id))
+}
+
+// idSlabLen is the size of an id slab, in bytes.
+const idSlabLen = 16 << 10
 
 // refSlabLen is the number of term references a slab holds.
 const refSlabLen = 4096

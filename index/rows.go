@@ -183,7 +183,7 @@ func tableCells(n int) int {
 // trim gives back the spare capacity of the last row and slot chunks, after
 // a bulk load.
 func (p *Partition) trim() {
-	p.loading, p.refSlab, p.expect = false, nil, 0
+	p.loading, p.refSlab, p.idSlab, p.expect = false, nil, nil, 0
 	if n := len(p.chunks); n > 0 {
 		c := &p.chunks[n-1]
 		if spare := cap(c.rowSlot) - c.rows(); spare > 0 {
