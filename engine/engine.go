@@ -161,7 +161,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// Log lines name a principal only by its pseudonym (pseudonym.go).
 	e.log = slog.New(&pseudonymous{inner: cfg.Logger.Handler(), e: e})
-	idx, err := index.New(cfg.Index, e.load)
+	idx, err := index.New(cfg.Index, func(ctx context.Context, tenant, principal string, l *index.Load) (int64, error) {
+		return e.load(ctx, tenant, principal, l)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -102,7 +103,7 @@ func testSamePartition(t *testing.T, db store.Store) {
 		}
 	}
 	compact := index.NewPartition(index.Config{})
-	if _, err := eng.load(ctx, "acme", "alice", func(e *index.Entry) error { return compact.Upsert(*e) }); err != nil {
+	if _, err := eng.load(ctx, "acme", "alice", addFunc(func(e *index.Entry) error { return compact.Upsert(*e) })); err != nil {
 		t.Fatal(err)
 	}
 	if f, c := full.Stats(), compact.Stats(); f != c || c.Vectors != 300 || c.Groups == 0 {
@@ -144,9 +145,33 @@ func testSamePartition(t *testing.T, db store.Store) {
 
 func ptr[T any](v T) *T { return &v }
 
+// addFunc is a loadSink of a test: it adds with itself and ignores the
+// size announced.
+type addFunc func(*index.Entry) error
+
+func (f addFunc) Expect(int)               {}
+func (f addFunc) Add(e *index.Entry) error { return f(e) }
+
+// countingSink is a loadSink that records the sizes announced, and
+// whether one came after an entry.
+type countingSink struct {
+	add      func(*index.Entry) error
+	expected []int
+	added    int
+	late     bool
+}
+
+func (s *countingSink) Expect(n int) {
+	s.expected = append(s.expected, n)
+	s.late = s.late || s.added > 0
+}
+
+func (s *countingSink) Add(e *index.Entry) error { s.added++; return s.add(e) }
+
 // TestLoadStopsAtTheIndexError: when the index refuses an entry (a
 // partition over its budget), load stops reading and returns that error;
-// the control load of the same partition hands over every memory.
+// the control load of the same partition hands over every memory, after
+// announcing their number (store.Store.PartitionSize).
 func TestLoadStopsAtTheIndexError(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -173,15 +198,19 @@ func TestLoadStopsAtTheIndexError(t *testing.T) {
 		rs = rs[n:]
 	}
 	var ids []string
-	if _, err := eng.load(ctx, "acme", "alice", func(e *index.Entry) error { ids = append(ids, e.ID); return nil }); err != nil {
+	sink := &countingSink{add: func(e *index.Entry) error { ids = append(ids, e.ID); return nil }}
+	if _, err := eng.load(ctx, "acme", "alice", sink); err != nil {
 		t.Fatal(err)
 	}
 	if len(ids) != 3*loadBatchRows+7 {
 		t.Fatalf("control load handed over %d entries, want %d", len(ids), 3*loadBatchRows+7)
 	}
+	if !slices.Equal(sink.expected, []int{len(ids)}) || sink.late {
+		t.Fatalf("the load announced %v (after an entry: %v), want [%d] first", sink.expected, sink.late, len(ids))
+	}
 	stop := fmt.Errorf("over budget: %w", index.ErrTooLarge)
 	n := 0
-	_, err = eng.load(ctx, "acme", "alice", func(e *index.Entry) error {
+	_, err = eng.load(ctx, "acme", "alice", addFunc(func(e *index.Entry) error {
 		if e.ID != ids[n] {
 			t.Errorf("entry %d is %s, want %s", n, e.ID, ids[n])
 		}
@@ -189,7 +218,7 @@ func TestLoadStopsAtTheIndexError(t *testing.T) {
 			return stop
 		}
 		return nil
-	})
+	}))
 	if err != stop || n != loadBatchRows+3 {
 		t.Fatalf("load after the index's error: %v after %d entries, want %v after %d", err, n, stop, loadBatchRows+3)
 	}

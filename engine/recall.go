@@ -159,10 +159,11 @@ func (e *Engine) indexed(ms ...*memgate.Memory) {
 // memories, so the partition starts at a version no later than what it
 // holds (see replica.go). It reads only what the index keeps
 // (store.Store.LoadIndex: compact columns, terms analysed at write time)
-// and gives the index the entries entry would make of the full memories.
-// Reading and building overlap: a goroutine reads rows into batches while
-// this one adds the previous batch to the index.
-func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
+// and gives the index the entries entry would make of the full memories,
+// after their number (store.Store.PartitionSize), so that the partition is
+// allocated once. Reading and building overlap: a goroutine reads rows
+// into batches while this one adds the previous batch to the index.
+func (e *Engine) load(ctx context.Context, tenant, principal string, l loadSink) (int64, error) {
 	head, err := e.store.PartitionHead(ctx, tenant, principal)
 	if err != nil {
 		return 0, err
@@ -183,6 +184,9 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 	go func() {
 		defer close(full)
 		b := <-free
+		// A hint: without it the partition grows as rows come, and an
+		// error that matters fails LoadIndex too.
+		b.expect, _ = e.store.PartitionSize(ctx, tenant, principal)
 		send := func() error {
 			b.seal()
 			select {
@@ -214,11 +218,14 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 	}()
 	var addErr error
 	for b := range full {
+		if b.expect > 0 {
+			l.Expect(b.expect)
+		}
 		for i := range b.entries {
 			if addErr != nil {
 				break
 			}
-			if addErr = add(&b.entries[i]); addErr != nil {
+			if addErr = l.Add(&b.entries[i]); addErr != nil {
 				cancel() // stop the reader
 			}
 		}
@@ -233,6 +240,12 @@ func (e *Engine) load(ctx context.Context, tenant, principal string, add func(*i
 	return head, nil
 }
 
+// loadSink is what load hands the entries to: the index's Load.
+type loadSink interface {
+	Expect(n int)
+	Add(e *index.Entry) error
+}
+
 // loadBatchRows is the number of rows load hands over at a time.
 const loadBatchRows = 256
 
@@ -240,6 +253,7 @@ const loadBatchRows = 256
 // and terms LoadIndex lends (it reuses them row after row), held in a few
 // arrays that later batches reuse.
 type loadBatch struct {
+	expect  int // the partition's size (PartitionSize), in the first batch
 	entries []index.Entry
 	spans   []loadSpan
 	vecs    []float32
@@ -255,6 +269,7 @@ type loadSpan struct {
 }
 
 func (b *loadBatch) reset() {
+	b.expect = 0
 	b.entries, b.spans, b.vecs, b.arena, b.terms, b.ends = b.entries[:0], b.spans[:0], b.vecs[:0], b.arena[:0], b.terms[:0], b.ends[:0]
 }
 

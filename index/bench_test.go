@@ -230,13 +230,15 @@ func BenchmarkUpsert(b *testing.B) {
 }
 
 // BenchmarkLoad measures a cold load of a 10k partition through an Index
-// and its Loader (the entries handed over one at a time, as the engine's
-// loader does), without the store: the build half of a cold recall.
+// and its Loader (the entries handed over one at a time, after their
+// number, as the engine's loader does), without the store: the build half
+// of a cold recall.
 func BenchmarkLoad(b *testing.B) {
 	c := corpus(10000)
-	load := func(_ context.Context, _, _ string, add func(*Entry) error) (int64, error) {
+	load := func(_ context.Context, _, _ string, l *Load) (int64, error) {
+		l.Expect(len(c.entries))
 		for i := range c.entries {
-			if err := add(&c.entries[i]); err != nil {
+			if err := l.Add(&c.entries[i]); err != nil {
 				return 0, err
 			}
 		}

@@ -129,19 +129,64 @@ func (c Config) Validate() error {
 }
 
 // Loader reads every entry of a partition from the store and hands each to
-// add, in the store's insertion order: the entries are inserted in the
+// l.Add, in the store's insertion order: the entries are inserted in the
 // order given, and that order is the order of each group (see
-// Entry.Group). add copies what it keeps, so the loader may reuse the
-// entry and its slices; when add returns an error the loader must stop and
+// Entry.Group). Add copies what it keeps, so the loader may reuse the
+// entry and its slices; when Add returns an error the loader must stop and
 // return it (wrapped or not). Streaming keeps a load's memory that of the
-// partition: no second copy of every vector is ever held. The loader
-// returns the version of the store the entries reflect at least (for
-// memgate, the partition's change sequence, read before the entries): the
-// partition starts at that version, Apply moves it on, and every Result
-// reports it. The index calls it at most once at a time per partition
-// (concurrent first searches share one call) with the context of the
-// search that started the load.
-type Loader func(ctx context.Context, tenant, principal string, add func(*Entry) error) (version int64, err error)
+// partition: no second copy of every vector is ever held. A loader that
+// knows about how many entries it will add says so first (l.Expect), so
+// that the partition is allocated once at its size. The loader returns the
+// version of the store the entries reflect at least (for memgate, the
+// partition's change sequence, read before the entries): the partition
+// starts at that version, Apply moves it on, and every Result reports it.
+// The index calls it at most once at a time per partition (concurrent
+// first searches share one call) with the context of the search that
+// started the load.
+type Loader func(ctx context.Context, tenant, principal string, l *Load) (version int64, err error)
+
+// Load is a partition being loaded, as its Loader sees it. Its methods
+// must be called from one goroutine at a time.
+type Load struct {
+	x      *Index
+	p      *Partition
+	tooBig error
+}
+
+// Expect says the load will add about n entries, before the first Add:
+// the partition's storage is then allocated for n at once rather than
+// grown and copied as entries arrive. It is a hint, never a bound: a load
+// may add more entries (the storage grows past n) or fewer (what was not
+// used is given back at the end). Called after an Add, or with n ≤ 0, it
+// does nothing.
+func (l *Load) Expect(n int) {
+	l.p.mu.Lock()
+	l.p.reserve(n)
+	l.p.mu.Unlock()
+}
+
+// Add inserts e into the partition, copying what it keeps. An invalid
+// entry, or one that takes the partition past the index's budget, fails
+// the load: the loader must stop and return the error.
+func (l *Load) Add(e *Entry) error {
+	if l.tooBig != nil {
+		return l.tooBig
+	}
+	p := l.p
+	norm, err := e.check()
+	p.mu.Lock() // the background trainer may run during the load
+	if err == nil {
+		_, err = p.upsert(e, norm)
+	}
+	bytes := p.bytes
+	p.mu.Unlock()
+	if budget := l.x.cfg.MaxBytes; err == nil && bytes > budget {
+		// Stop here: loading the rest would only pass the budget by more.
+		l.tooBig = tooLargeError(bytes, budget)
+		err = l.tooBig
+	}
+	return err
+}
 
 // ErrTooLarge is returned (wrapped, with code unavailable) by a search of a
 // partition whose estimated memory alone exceeds Config.MaxBytes.
@@ -445,28 +490,10 @@ func (x *Index) loadInto(ctx context.Context, h *handle) (_ *handle, err error) 
 	}()
 	p = NewPartition(x.cfg)
 	p.loading = true // bulk allocation; training waits for the end of the load
-	var tooBig error
-	add := func(e *Entry) error {
-		if tooBig != nil {
-			return tooBig
-		}
-		norm, err := e.check()
-		p.mu.Lock() // the background trainer may run during the load
-		if err == nil {
-			_, err = p.upsert(e, norm)
-		}
-		bytes := p.bytes
-		p.mu.Unlock()
-		if err == nil && bytes > x.cfg.MaxBytes {
-			// Stop here: loading the rest would only pass the budget by more.
-			tooBig = tooLargeError(bytes, x.cfg.MaxBytes)
-			err = tooBig
-		}
-		return err
-	}
-	version, err := x.load(ctx, h.key.tenant, h.key.principal, add)
-	if tooBig != nil {
-		err = tooBig // whatever the loader made of it
+	l := &Load{x: x, p: p}
+	version, err := x.load(ctx, h.key.tenant, h.key.principal, l)
+	if l.tooBig != nil {
+		err = l.tooBig // whatever the loader made of it
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index: load partition %s/%s: %w", h.key.tenant, h.key.principal, err)

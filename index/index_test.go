@@ -24,6 +24,9 @@ type fakeStore struct {
 	added map[string]int // entries the index accepted, over all loads
 	gate  chan struct{}  // when set, loads wait for it to close
 	fail  error
+	// expect, when set, is the count a load announces (Load.Expect) for
+	// the number of entries it holds.
+	expect func(n int) int
 }
 
 func newFakeStore() *fakeStore {
@@ -38,10 +41,10 @@ func (s *fakeStore) put(tenant, principal string, es ...Entry) {
 
 // load reports the number of entries the partition was ever given as its
 // version.
-func (s *fakeStore) load(ctx context.Context, tenant, principal string, add func(*Entry) error) (int64, error) {
+func (s *fakeStore) load(ctx context.Context, tenant, principal string, l *Load) (int64, error) {
 	s.mu.Lock()
 	s.calls[tenant+"/"+principal]++
-	gate, fail := s.gate, s.fail
+	gate, fail, expect := s.gate, s.fail, s.expect
 	es := slices.Clone(s.parts[tenant+"/"+principal])
 	s.mu.Unlock()
 	if gate != nil {
@@ -54,8 +57,11 @@ func (s *fakeStore) load(ctx context.Context, tenant, principal string, add func
 	if fail != nil {
 		return 0, fail
 	}
+	if expect != nil {
+		l.Expect(expect(len(es)))
+	}
 	for i := range es {
-		if err := add(&es[i]); err != nil {
+		if err := l.Add(&es[i]); err != nil {
 			return 0, err
 		}
 		s.mu.Lock()
@@ -307,7 +313,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatalf("invalid stored entry: %v", err)
 	}
 	// A panicking loader fails the search instead of hanging its waiters.
-	y, _ := New(Config{}, func(context.Context, string, string, func(*Entry) error) (int64, error) { panic("loader bug") })
+	y, _ := New(Config{}, func(context.Context, string, string, *Load) (int64, error) { panic("loader bug") })
 	if _, err := y.Search(context.Background(), "t", "p", q); err == nil {
 		t.Fatal("panicking loader: no error")
 	}
@@ -750,5 +756,107 @@ func TestLoadIsUpsert(t *testing.T) {
 			}
 		}
 		same(fmt.Sprintf("mutated (duplicates %v)", twice))
+	}
+}
+
+// TestLoadExpect: a load that announces its size (Load.Expect) builds the
+// partition a load without one does, whether the count is right, short,
+// long or absurd, with writes arriving during the load; only the memory
+// of an id table sized for a long count may differ, and the accounting
+// holds either way.
+func TestLoadExpect(t *testing.T) {
+	t.Parallel()
+	const n = 2*chunkRows + 452 // three row chunks, the last one part full
+	control := newFakeStore()
+	fill(control, "t", "p", n, 8)
+	cases := []struct {
+		name   string
+		expect func(int) int
+		spare  int64 // memory the partition may hold beyond the control's
+	}{
+		{"none", nil, 0},
+		{"exact", func(n int) int { return n }, 0},
+		{"one short", func(n int) int { return n - 1 }, 0},
+		{"half", func(n int) int { return n / 2 }, 0},
+		{"one", func(int) int { return 1 }, 0},
+		{"one long", func(n int) int { return n + 1 }, 0},
+		{"double", func(n int) int { return 2 * n }, 4 * int64(tableCells(2*n))},
+		{"absurd", func(int) int { return 1 << 40 }, 0},
+		{"negative", func(int) int { return -5 }, 0},
+	}
+	// queries exercise both channels, the filters and the neighbours.
+	queries := []Query{
+		{Vector: entryN(3, 8).Vector, Terms: []string{"alpha", "t2"}, K: 50, Filter: Filter{Now: now}},
+		{Vector: entryN(n-1, 8).Vector, K: 20, Filter: Filter{Now: now, Kinds: []memgate.Kind{memgate.KindFact}}},
+		{Terms: []string{"t4"}, K: 30, Filter: Filter{Now: now}},
+	}
+	want := func(x *Index) ([]*Result, PartitionStats) {
+		t.Helper()
+		var rs []*Result
+		for _, q := range queries {
+			res, err := x.Search(context.Background(), "t", "p", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, res)
+		}
+		x.mu.Lock()
+		p := x.parts[pkey{"t", "p"}].p
+		x.mu.Unlock()
+		return rs, p.Stats()
+	}
+	// The control: no count, no writes during the load, the same writes
+	// after it.
+	cx, _ := New(Config{}, control.load)
+	search(t, cx, "t", "p")
+	added := entryN(n+7, 8)
+	added.ID = "added"
+	if err := cx.Upsert("t", "p", added); err != nil {
+		t.Fatal(err)
+	}
+	cx.Remove("t", "p", "e0001")
+	wantRes, wantStats := want(cx)
+	if wantStats.Entries != n || wantStats.Vectors != n {
+		t.Fatalf("control: %+v", wantStats)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newFakeStore()
+			fill(s, "t", "p", n, 8)
+			s.expect = c.expect
+			s.gate = make(chan struct{})
+			x, _ := New(Config{}, s.load)
+			done := make(chan error, 1)
+			go func() {
+				_, err := x.Search(context.Background(), "t", "p", queries[0])
+				done <- err
+			}()
+			for s.loads("t", "p") == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			// Writes during the load are replayed on the loaded partition.
+			if err := x.Upsert("t", "p", added); err != nil {
+				t.Fatal(err)
+			}
+			x.Remove("t", "p", "e0001")
+			close(s.gate)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			gotRes, gotStats := want(x)
+			if !reflect.DeepEqual(gotRes, wantRes) {
+				t.Fatalf("results differ from the control's:\n%+v\n%+v", gotRes, wantRes)
+			}
+			bytes := gotStats.Bytes
+			gotStats.Bytes = wantStats.Bytes
+			if gotStats != wantStats {
+				t.Fatalf("stats %+v, control %+v", gotStats, wantStats)
+			}
+			if bytes < wantStats.Bytes || bytes > wantStats.Bytes+c.spare {
+				t.Fatalf("%d bytes, control %d (+%d allowed)", bytes, wantStats.Bytes, c.spare)
+			}
+			checkAccounting(t, x)
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/memgate/memgate"
 )
@@ -54,6 +55,7 @@ type Partition struct {
 	// stays allocated until the whole slab is unreferenced: at most what
 	// the load allocated.
 	refSlab []termRef
+	idSlab  []byte // likewise for the entries' ids (keep)
 
 	bytes int64
 
@@ -83,6 +85,9 @@ type Partition struct {
 	// from refSlab, and the trainer is deferred to the load's end
 	// (endLoad).
 	loading, trainDeferred bool
+	// expect is the number of entries a load announced (reserve), 0 when
+	// none did: the storage is sized for it as the load goes.
+	expect int
 
 	// version is the store version the partition reflects (see Loader):
 	// set by the Index when it loads the partition and by Apply. A
@@ -410,7 +415,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 		sl, grown = p.newSlot()
 		p.bytes += int64(grown) * slotSize
 	}
-	id := strings.Clone(e.ID)
+	id := p.keep(e.ID)
 	s := p.sl(sl)
 	*s = slot{id: id, m: p.metaOf(e), row: -1, prev: -1, next: -1, seq: pl.seq}
 	if !pl.keep {
@@ -480,6 +485,25 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 	p.totalLen += int64(len(e.Terms))
 }
 
+// keep returns a copy of id, cut from the load's id slab while the
+// partition loads (one allocation for many ids instead of one an id); what
+// a removal frees of a slab stays allocated until all its ids are
+// unreferenced, as with refSlab.
+func (p *Partition) keep(id string) string {
+	if !p.loading || len(id) > idSlabLen/8 {
+		return strings.Clone(id)
+	}
+	if len(id) > cap(p.idSlab)-len(p.idSlab) {
+		p.idSlab = make([]byte, 0, idSlabLen)
+	}
+	n := len(p.idSlab)
+	p.idSlab = append(p.idSlab, id...)
+	return unsafe.String(&p.idSlab[n], len(id))
+}
+
+// idSlabLen is the size of an id slab, in bytes.
+const idSlabLen = 16 << 10
+
 // refSlabLen is the number of term references a slab holds.
 const refSlabLen = 4096
 
@@ -504,7 +528,7 @@ func (p *Partition) addRow(sl int32, v []float32, norm float64) {
 		p.chunks = append(p.chunks, rowChunk{})
 	}
 	c := &p.chunks[r/chunkRows]
-	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading)) * rowBytesOf(p.dim, p.stride)
+	p.bytes += int64(c.grow(r/chunkRows, p.dim, p.stride, p.loading, p.expect)) * rowBytesOf(p.dim, p.stride)
 	i := c.rows()
 	c.vecs = append(c.vecs, v...)
 	c.codes = c.codes[:(i+1)*p.stride]

@@ -723,10 +723,10 @@ func TestProjAccounted(t *testing.T) {
 	for i := range 3000 {
 		entries = append(entries, randomEntry(r, i, gen(r, dim, i), true))
 	}
-	load := func(ctx context.Context, tenant, principal string, add func(*Entry) error) (int64, error) {
+	load := func(ctx context.Context, tenant, principal string, l *Load) (int64, error) {
 		for i := range entries {
 			e := entries[i]
-			if err := add(&e); err != nil {
+			if err := l.Add(&e); err != nil {
 				return 0, err
 			}
 		}

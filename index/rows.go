@@ -45,11 +45,14 @@ func rowBytesOf(dim, stride int) int64 { return int64(4*dim + stride + 8 + 4 + 4
 func (c *rowChunk) rows() int { return len(c.rowSlot) }
 
 // grow makes room for one more row in c, the chunk of the given index,
-// returning the change in capacity (rows). The first chunk grows by half
-// its capacity, or four times over in a bulk load, which trims it after
-// (trim): growing it by halves to a full chunk allocated and copied three
-// chunks' worth, a tenth of a 10k load's allocations.
-func (c *rowChunk) grow(index, dim, stride int, bulk bool) int {
+// returning the change in capacity (rows). A load that expects rows (see
+// Partition.reserve) sizes each chunk for the expected rows it will hold,
+// so that a count that holds copies nothing; past it (or without one) the
+// first chunk grows by half its capacity, or four times over in a bulk
+// load, which trims it after (trim): growing it by halves to a full chunk
+// allocated and copied three chunks' worth, a tenth of a 10k load's
+// allocations.
+func (c *rowChunk) grow(index, dim, stride int, bulk bool, expect int) int {
 	old := cap(c.rowSlot)
 	if len(c.rowSlot) < old {
 		return 0
@@ -61,6 +64,9 @@ func (c *rowChunk) grow(index, dim, stride int, bulk bool) int {
 			step = 3 * old
 		}
 		n = min(chunkRows, max(16, old+step))
+	}
+	if want := expect - index*chunkRows; want > old {
+		n = min(chunkRows, want)
 	}
 	c.resize(n, dim, stride)
 	return n - old
@@ -123,6 +129,9 @@ func (p *Partition) newSlot() (int32, int) {
 		if ci == 0 {
 			n = min(chunkSlots, max(16, old+old/2))
 		}
+		if want := p.expect - ci*chunkSlots; want > old {
+			n = min(chunkSlots, want)
+		}
 		*c = append(make([]slot, 0, n), *c...)
 		grown = n - old
 	}
@@ -130,17 +139,51 @@ func (p *Partition) newSlot() (int32, int) {
 	p.nslots++
 	if len(p.docLen) == cap(p.docLen) {
 		old := cap(p.docLen)
-		p.docLen = slices.Grow(p.docLen, 1)
+		p.docLen = slices.Grow(p.docLen, max(1, p.expect-len(p.docLen)))
 		p.bytes += 4 * int64(cap(p.docLen)-old)
 	}
 	p.docLen = append(p.docLen, 0)
 	return sl, grown
 }
 
+// reserve sizes the partition, empty and loading, for n entries with
+// vectors: the id table and the lengths at once, the slot and row chunks
+// as they are needed (grow, newSlot), so that a load of n entries copies
+// nothing and has nothing to trim. A load of more entries grows past n as
+// any load does; one of fewer trims what it did not use (trim). n is
+// clamped so that what is allocated at once (about 15 bytes an entry) is a
+// few percent of the budget at most: a wrong count costs little, and
+// cannot make a partition that fits look too large.
+func (p *Partition) reserve(n int) {
+	if p.nslots > 0 || !p.loading {
+		return
+	}
+	n = int(min(int64(n), p.cfg.MaxBytes/(4*slotSize)))
+	if n <= 0 {
+		return
+	}
+	p.expect = n
+	if cells := tableCells(n); cells > len(p.ids.cells) {
+		p.ids.seed = maphash.MakeSeed()
+		p.bytes += 4 * int64(cells-len(p.ids.cells))
+		p.ids.cells = make([]int32, cells)
+	}
+}
+
+// tableCells is the size of an id table for n ids: a power of two at
+// which n ids are a load of at most 3/4.
+func tableCells(n int) int {
+	cells := 16
+	for 3*cells < 4*n {
+		cells *= 2
+	}
+	return cells
+}
+
 // trim gives back the spare capacity of the last row and slot chunks, after
 // a bulk load.
 func (p *Partition) trim() {
-	p.loading, p.refSlab = false, nil
+	p.loading, p.refSlab, p.idSlab, p.expect = false, nil, nil, 0
 	if n := len(p.chunks); n > 0 {
 		c := &p.chunks[n-1]
 		if spare := cap(c.rowSlot) - c.rows(); spare > 0 {
@@ -158,6 +201,18 @@ func (p *Partition) trim() {
 	if spare := cap(p.docLen) - len(p.docLen); spare > 0 {
 		p.docLen = slices.Clip(slices.Clone(p.docLen))
 		p.bytes -= 4 * int64(spare)
+	}
+	// An id table made for a count far above what came (reserve) is made
+	// again at the size of what did.
+	if t := &p.ids; len(t.cells) > 16 && len(t.cells) > 4*tableCells(t.n) {
+		old := t.cells
+		t.cells = make([]int32, tableCells(t.n))
+		p.bytes -= 4 * int64(len(old)-len(t.cells))
+		for _, c := range old {
+			if c != 0 {
+				t.place(p.sl(c-1).id, c)
+			}
+		}
 	}
 }
 
@@ -199,7 +254,7 @@ func (p *Partition) insertID(id string, sl int32) int64 {
 	var grown int64
 	if 4*(t.n+1) > 3*len(t.cells) {
 		old := t.cells
-		if t.n == 0 {
+		if len(old) == 0 {
 			t.seed = maphash.MakeSeed()
 		}
 		t.cells = make([]int32, max(16, 2*len(old)))

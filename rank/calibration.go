@@ -82,10 +82,11 @@ func (c *Calibration) measureNull() *Null {
 	n := len(c.probes)
 	cos := make([]float64, n*n)
 	for i := range n {
-		for j := i + 1; j < n; j++ {
-			d := dot(c.probes[i], c.probes[j])
+		// dots is dot several rows at a time, bit for bit.
+		dots(c.probes[i], c.ptrs[i+1:], func(k int, d float64) {
+			j := i + 1 + k
 			cos[i*n+j], cos[j*n+i] = d, d
-		}
+		})
 	}
 	zs := make([]float64, 0, n*(n-1))
 	for i := range n {

@@ -65,15 +65,11 @@ func minTheta(z float64) float64 { return 1 / max(z, 1) }
 
 // newNull returns the null of the z-scores zs (consumed).
 func newNull(zs []float64) *Null {
-	slices.SortFunc(zs, func(a, b float64) int {
-		switch {
-		case a > b:
-			return -1
-		case a < b:
-			return 1
-		}
-		return 0
-	})
+	// Descending: sorted ascending (slices.Sort on float64 needs no
+	// comparison function: several times faster on the 40,000 scores of
+	// a calibration), then reversed. The scores are finite.
+	slices.Sort(zs)
+	slices.Reverse(zs)
 	n := &Null{z: zs}
 	k := max(1, int(TailShare*float64(len(zs))))
 	n.tailZ = zs[k-1]

@@ -213,6 +213,16 @@ type Store interface {
 	// stops the load and is returned as is.
 	LoadIndex(ctx context.Context, tenant, principal string, model EmbeddingModel, fn func(*IndexRow) error) error
 
+	// PartitionSize returns about how many memories LoadIndex passes for
+	// (tenant, principal), so that a load can size what holds them at
+	// once: the partition's active and pending memories, from a count the
+	// store keeps as writes commit (never a scan of the partition). It is
+	// an estimate, not a bound: it counts the pending memories LoadIndex
+	// leaves out, and writes may commit between it and a load. Tenant and
+	// principal must be identifiers (invalid_argument otherwise, before
+	// any I/O); no scope applies, the result is only a number.
+	PartitionSize(ctx context.Context, tenant, principal string) (int, error)
+
 	// Fetch returns the memories among ids that the scope contains and that
 	// pass g, in any order; the others are silently absent. It is the
 	// store's final say on recall: the predicate is part of the query that

@@ -117,11 +117,12 @@ func main() {
 			return err
 		}
 	case "load":
-		load := func(ctx context.Context, tenant, principal string, add func(*index.Entry) error) (int64, error) {
-			var e index.Entry // reused: add copies what it keeps
+		load := func(ctx context.Context, tenant, principal string, l *index.Load) (int64, error) {
+			var e index.Entry // reused: Add copies what it keeps
+			l.Expect(*n)
 			for i := range *n {
 				e = entry(i)
-				if err := add(&e); err != nil {
+				if err := l.Add(&e); err != nil {
 					return 0, err
 				}
 			}

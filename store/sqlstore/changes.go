@@ -52,6 +52,23 @@ func (s *Store) PartitionHead(ctx context.Context, tenant, principal string) (in
 	})
 }
 
+// partitionSizeSQL sums the partition's retention populations (the live
+// counts of active and pending memories the populations triggers keep):
+// a few rows of that table's primary key.
+const partitionSizeSQL = `SELECT COALESCE(SUM(n), 0) FROM populations WHERE tenant = ? AND principal = ?`
+
+// PartitionSize implements store.Store.
+func (s *Store) PartitionSize(ctx context.Context, tenant, principal string) (int, error) {
+	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
+		return 0, err
+	}
+	return read(ctx, s, "partition size", func(q Querier) (int, error) {
+		var n int64
+		err := q.QueryRow(ctx, partitionSizeSQL, tenant, principal).Scan(&n)
+		return int(n), err
+	})
+}
+
 // ChangesSince implements store.Store. The head, the changed memories and
 // the tombstones are read in one snapshot (Driver.Snapshot), so they
 // agree: each list is one range of an index in sequence order, and the two

@@ -20,6 +20,11 @@ var partitionHeadTests = []test{
 	{"RefusesInvalidInput", testHeadInvalid},
 }
 
+var partitionSizeTests = []test{
+	{"CountsActiveAndPending", testPartitionSize},
+	{"RefusesInvalidInput", testPartitionSizeInvalid},
+}
+
 var changesTests = []test{
 	{"ExactlyTheChanges", testChangesExact},
 	{"CurrentStateOnce", testChangesCurrentState},
@@ -761,5 +766,55 @@ func testChangesInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
 		if ch != nil {
 			t.Fatalf("ChangesSince, %s: a result with the error", c.name)
 		}
+	}
+}
+
+func size(t *testing.T, s store.Store, sc memgate.Scope) int {
+	t.Helper()
+	n, err := s.PartitionSize(t.Context(), sc.Tenant, sc.Principal)
+	if err != nil {
+		t.Fatalf("PartitionSize %s/%s: %v", sc.Tenant, sc.Principal, err)
+	}
+	return n
+}
+
+// testPartitionSize: the size counts a partition's active and pending
+// memories, not its revoked or deleted ones nor another partition's, and
+// follows writes.
+func testPartitionSize(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	if n := size(t, s, alice); n != 0 {
+		t.Fatalf("size of a partition never written: %d", n)
+	}
+	pending := pmem(alice, 4)
+	pending.Status = memgate.StatusPending
+	mustInsert(t, s, pmem(alice, 1), pmem(alice, 2), pmem(alice, 3), pending, pmem(alice, 5), pmem(bob, 1))
+	setStatus(t, s, alice, pid(alice, 5), memgate.StatusActive, memgate.StatusRevoked)
+	if n := size(t, s, alice); n != 4 {
+		t.Fatalf("size of 3 active, 1 pending and 1 revoked memories: %d, want 4", n)
+	}
+	if n := size(t, s, bob); n != 1 {
+		t.Fatalf("control: size of bob's one memory: %d", n)
+	}
+	if err := s.Delete(t.Context(), alice, pid(alice, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := size(t, s, alice); n != 3 {
+		t.Fatalf("size after a delete: %d, want 3", n)
+	}
+	if n := size(t, s, memgate.Scope{Tenant: "globex", Principal: "alice"}); n != 0 {
+		t.Fatalf("size of alice in another tenant: %d", n)
+	}
+}
+
+func testPartitionSizeInvalid(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	for _, c := range []struct{ tenant, principal, field string }{
+		{"", "alice", "tenant"},
+		{"acme", "", "principal"},
+		{"acme", "al ice", "principal"},
+	} {
+		_, err := s.PartitionSize(t.Context(), c.tenant, c.principal)
+		requireCode(t, fmt.Sprintf("PartitionSize(%q, %q)", c.tenant, c.principal), err, memgate.EINVALID, c.field)
 	}
 }

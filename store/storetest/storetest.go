@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Keys", keyTests},
 		{"MemoryKeys", memoryKeyTests},
 		{"PartitionHead", append(slices.Clone(partitionHeadTests), headChangeTests...)},
+		{"PartitionSize", partitionSizeTests},
 		{"ChangesSince", changesTests},
 		{"Calibration", calibrationTests},
 		{"Tenants", tenantsTests},
