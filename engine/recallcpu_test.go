@@ -46,25 +46,44 @@ func BenchmarkRecallCPU(b *testing.B) {
 		for i := range qs {
 			qs[i] = loadQuestion(rng)
 		}
-		benchRecallCPU(b, rs, qs, 5)
+		benchRecallCPU(b, rs, qs, 5, false)
 	})
 	b.Run("e2e-10k-k10", func(b *testing.B) {
-		docs := zipfTexts(10000)
-		rs := make([]memgate.RememberRequest, len(docs))
-		for i, d := range docs {
-			rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c", Content: d}}
-		}
-		rng := rand.New(rand.NewPCG(9, 9))
-		qs := make([]string, 200)
-		for i := range qs {
-			ws := strings.Fields(docs[rng.IntN(len(docs))])
-			qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
-		}
-		benchRecallCPU(b, rs, qs, 10)
+		rs, qs := e2eCorpus(10000)
+		benchRecallCPU(b, rs, qs, 10, false)
 	})
 }
 
-func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k int) {
+// BenchmarkRecallE2E is BenchmarkRecallCPU's e2e-10k-k10 through the whole
+// of Engine.Recall: the store's verified read of the candidates (Fetch)
+// and the audit write included, as bench/speed's end-to-end phase runs it.
+//
+//	go test ./engine -run '^$' -bench RecallE2E
+func BenchmarkRecallE2E(b *testing.B) {
+	rs, qs := e2eCorpus(10000)
+	benchRecallCPU(b, rs, qs, 10, true)
+}
+
+// e2eCorpus is bench/speed's end-to-end corpus of n texts (zipfTexts) and
+// its queries, the first six words of a stored text.
+func e2eCorpus(n int) ([]memgate.RememberRequest, []string) {
+	docs := zipfTexts(n)
+	rs := make([]memgate.RememberRequest, len(docs))
+	for i, d := range docs {
+		rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c", Content: d}}
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	qs := make([]string, 200)
+	for i := range qs {
+		ws := strings.Fields(docs[rng.IntN(len(docs))])
+		qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
+	}
+	return rs, qs
+}
+
+// benchRecallCPU recalls qs in turn from a partition of rs: with whole,
+// through Engine.Recall; without, only the steps that run in memory.
+func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k int, whole bool) {
 	ctx := b.Context()
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
 	if err != nil {
@@ -97,6 +116,12 @@ func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k i
 	for b.Loop() {
 		req := RecallRequest{Scope: s, Query: qs[i%len(qs)], K: k}
 		i++
+		if whole {
+			if _, err := e.Recall(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
 		// Recall's steps, up to the store's read of the results.
 		opts, err := e.checkRecall(&req)
 		if err != nil {

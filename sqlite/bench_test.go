@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +173,64 @@ func BenchmarkAppendAuditRecallMixed(b *testing.B) {
 			b.Fatal(err)
 		}
 		i += len(evs)
+	}
+}
+
+// BenchmarkFetch is a recall's verified read: 50 memories at random of a
+// partition of 10,000 (each with about 200 bytes of content and a vector
+// of 484 dimensions, as the built-in embedder stores), through the read
+// gate. In after-write, a write commits before each read (not timed), as
+// under an agent's loop: a read transaction that finds the WAL changed
+// starts with an empty page cache (and unmaps a mapped file).
+//
+//	go test ./sqlite -run '^$' -bench Fetch -benchmem
+func BenchmarkFetch(b *testing.B) {
+	b.Run("read-only", func(b *testing.B) { benchFetch(b, false) })
+	b.Run("after-write", func(b *testing.B) { benchFetch(b, true) })
+}
+
+func benchFetch(b *testing.B, write bool) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n = 10000
+	var ms []*memgate.Memory
+	for i := range n {
+		m := benchMemory(i)
+		m.Content = fmt.Sprintf("message %d: %s", i, strings.Repeat("words of a conversation ", 8))
+		m.ContentSHA256 = memgate.ContentHash(m.Content)
+		v := make([]float32, 484)
+		for j := range v {
+			v[j] = float32((i*7+j)%23) / 23
+		}
+		m.Embedding = &memgate.Embedding{Provider: "builtin", Model: "bench", Dim: len(v), Vector: v}
+		ms = append(ms, m)
+		if len(ms) == 500 {
+			if err := db.Insert(b.Context(), ms); err != nil {
+				b.Fatal(err)
+			}
+			ms = ms[:0]
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	ids := make([]string, 50)
+	now := time.Now()
+	for b.Loop() {
+		if write {
+			b.StopTimer()
+			if _, err := db.AddFeedback(b.Context(), alice, fmt.Sprintf("m-%08d", rng.IntN(n)), 1); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		for i := range ids {
+			ids[i] = fmt.Sprintf("m-%08d", rng.IntN(n))
+		}
+		got, err := db.Fetch(b.Context(), alice, ids, store.ReadGate{Now: now, AsOf: now})
+		if err != nil || len(got) == 0 {
+			b.Fatalf("Fetch: %d memories, %v", len(got), err)
+		}
 	}
 }

@@ -186,7 +186,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// mapped it again and took a page fault on every page it touched (14 %
 	// of the server's CPU in a mixed soak: BENCHMARKS.md, "Readers without
 	// a memory map"). Streams (stream.go) still map: a cold load is one
-	// long read.
+	// long read; Fetch's lookups, on the same connections, do not.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
 		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes)
 	if err != nil {

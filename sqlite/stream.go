@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,11 +27,21 @@ import (
 // its rows' Scan reads each column where SQLite holds it: a blob or a text
 // is lent as SQLite's bytes, valid until the next step.
 //
+// Lookup (sqlstore.Looker) runs Fetch's short reads the same way: a few
+// rows by id, where database/sql cost more than SQLite's step (statement
+// lookup, locking in Rows.Next, every column boxed and every text and
+// blob copied).
+//
 // The connections open the database file only (not the audit log), read
-// only (query_only) with the readers' memory map and page cache. At most
-// Config.MaxReaders run at once; idle ones are kept for the next read.
-// Each is used by one goroutine at a time, which is all SQLite asks of a
-// connection opened without its mutex.
+// only (query_only) with the readers' page cache. A stream maps the file
+// (mmap_size) for as long as it runs: a cold load is one long read. A
+// lookup reads without the map, as the readers do (sqlite.go, "Readers
+// open after the writer"): under writes, a read transaction after a
+// commit unmaps the whole file, and the few pages a lookup touches would
+// each fault in again. A connection switches only when the kind of read
+// it serves changes. At most Config.MaxReaders run at once; idle ones are
+// kept for the next read. Each is used by one goroutine at a time, which
+// is all SQLite asks of a connection opened without its mutex.
 
 // streamPool holds the streaming connections.
 type streamPool struct {
@@ -101,13 +112,18 @@ func (p *streamPool) close() {
 
 // streamConn is a database connection of the C API, with its statements.
 type streamConn struct {
-	tls   *libc.TLS
-	db    uintptr
-	stmts map[string]uintptr
+	tls    *libc.TLS
+	db     uintptr
+	stmts  map[string]uintptr
+	mapped bool // mmap_size is streamMmap, not 0
 }
 
-// maxStreamStatements bounds the statements a connection keeps prepared.
-const maxStreamStatements = 16
+// maxStreamStatements bounds the statements a connection keeps prepared:
+// Fetch's texts vary with the id bucket and the filters a recall sets.
+const maxStreamStatements = 32
+
+// streamMmap is the memory map of a stream (a long read), in bytes.
+const streamMmap = 268435456
 
 func openStreamConn(uri string, busy time.Duration) (_ *streamConn, err error) {
 	c := &streamConn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
@@ -134,12 +150,29 @@ func openStreamConn(uri string, busy time.Duration) (_ *streamConn, err error) {
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, int32(busy.Milliseconds()))
-	for _, pragma := range []string{"PRAGMA query_only = ON", "PRAGMA mmap_size = 268435456", "PRAGMA cache_size = -16384"} {
+	for _, pragma := range []string{"PRAGMA query_only = ON", "PRAGMA mmap_size = 0", "PRAGMA cache_size = -16384"} {
 		if err := c.exec(pragma); err != nil {
 			return nil, fmt.Errorf("%s: %w", pragma, err)
 		}
 	}
 	return c, nil
+}
+
+// setMapped maps the file for a long read or unmaps it for a short one,
+// when the connection's last read was of the other kind.
+func (c *streamConn) setMapped(on bool) error {
+	if c.mapped == on {
+		return nil
+	}
+	size := 0
+	if on {
+		size = streamMmap
+	}
+	if err := c.exec(fmt.Sprintf("PRAGMA mmap_size = %d", size)); err != nil {
+		return err
+	}
+	c.mapped = on
+	return nil
 }
 
 func (c *streamConn) close() {
@@ -237,6 +270,8 @@ func (c *streamConn) bind(s uintptr, args []any) error {
 			rc = sqlite3.Xsqlite3_bind_int64(c.tls, s, n, v)
 		case int:
 			rc = sqlite3.Xsqlite3_bind_int64(c.tls, s, n, int64(v))
+		case float64:
+			rc = sqlite3.Xsqlite3_bind_double(c.tls, s, n, v)
 		case bool:
 			var b int64
 			if v {
@@ -301,13 +336,26 @@ func (e *streamError) Error() string {
 // Code returns the SQLite result code.
 func (e *streamError) Code() int { return e.code }
 
-// Stream implements sqlstore.Streamer.
+// Stream implements sqlstore.Streamer: a long read, through the memory map.
 func (c *conn) Stream(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return c.streamRead(ctx, true, query, args)
+}
+
+// Lookup implements sqlstore.Looker: a short read, without the memory map.
+func (c *conn) Lookup(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return c.streamRead(ctx, false, query, args)
+}
+
+func (c *conn) streamRead(ctx context.Context, mapped bool, query string, args []any) (sqlstore.Rows, error) {
 	if c.isClosed() || c.stream == nil {
 		return nil, sqlstore.ErrClosed()
 	}
 	sc, err := c.stream.get(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := sc.setMapped(mapped); err != nil {
+		c.stream.put(sc, true)
 		return nil, err
 	}
 	s, err := sc.stmt(query)
@@ -373,7 +421,12 @@ func (r *streamRows) finish() {
 // empty is what a lent zero-length value points at: not nil, which is NULL.
 var empty = []byte{}
 
-// Scan implements sqlstore.Rows: destinations of sqlstore.Streamer only.
+// Scan implements sqlstore.Rows: every destination of sqlstore.Querier,
+// each read where SQLite holds it. A text or blob is copied once, into a
+// string or []byte destination, or lent: to a *Borrowed, or to an
+// sql.Scanner (which must not keep it, as database/sql's contract says)
+// and a list's JSON decoder. A NULL into a destination that cannot hold
+// one is an error, as it is through database/sql.
 func (r *streamRows) Scan(dest ...any) error {
 	if r.done {
 		return errors.New("sqlite: stream: Scan without a row")
@@ -384,25 +437,42 @@ func (r *streamRows) Scan(dest ...any) error {
 	}
 	for i, d := range dest {
 		col := int32(i)
-		null := sqlite3.Xsqlite3_column_type(tls, s, col) == sqlite3.SQLITE_NULL
+		typ := sqlite3.Xsqlite3_column_type(tls, s, col)
+		null := typ == sqlite3.SQLITE_NULL
 		switch d := d.(type) {
 		case *sqlstore.Borrowed:
 			if null {
 				*d = nil
 				continue
 			}
-			p := sqlite3.Xsqlite3_column_blob(tls, s, col) // a text's bytes as they are
-			n := int(sqlite3.Xsqlite3_column_bytes(tls, s, col))
-			if p == 0 || n == 0 {
-				*d = empty
-			} else {
-				*d = cbytes(p, n)
-			}
+			*d = r.bytes(col)
 		case *int64:
 			if null {
 				return fmt.Errorf("sqlite: stream: column %d is NULL", i)
 			}
 			*d = sqlite3.Xsqlite3_column_int64(tls, s, col)
+		case **int64:
+			if null {
+				*d = nil
+				continue
+			}
+			v := sqlite3.Xsqlite3_column_int64(tls, s, col)
+			*d = &v
+		case *float64:
+			if null {
+				return fmt.Errorf("sqlite: stream: column %d is NULL", i)
+			}
+			*d = sqlite3.Xsqlite3_column_double(tls, s, col)
+		case *bool:
+			if null {
+				return fmt.Errorf("sqlite: stream: column %d is NULL", i)
+			}
+			switch v := sqlite3.Xsqlite3_column_int64(tls, s, col); v {
+			case 0, 1:
+				*d = v == 1
+			default:
+				return fmt.Errorf("sqlite: stream: column %d is %d, not a boolean", i, v)
+			}
 		case *time.Time:
 			if null {
 				return fmt.Errorf("sqlite: stream: column %d is NULL", i)
@@ -415,11 +485,63 @@ func (r *streamRows) Scan(dest ...any) error {
 			}
 			t := time.UnixMicro(sqlite3.Xsqlite3_column_int64(tls, s, col)).UTC()
 			*d = &t
+		case *string:
+			if null {
+				return fmt.Errorf("sqlite: stream: column %d is NULL", i)
+			}
+			*d = string(r.bytes(col))
+		case **string:
+			if null {
+				*d = nil
+				continue
+			}
+			v := string(r.bytes(col))
+			*d = &v
+		case *[]byte:
+			// An empty blob is nil, as database/sql reads it from the
+			// driver (an empty text is not).
+			if null || typ == sqlite3.SQLITE_BLOB && sqlite3.Xsqlite3_column_bytes(tls, s, col) == 0 {
+				*d = nil
+				continue
+			}
+			*d = append([]byte{}, r.bytes(col)...)
+		case *[]string, *[]float64:
+			var v any // NULL
+			if !null {
+				v = r.bytes(col)
+			}
+			if err := (jsonDest{d}).Scan(v); err != nil {
+				return err
+			}
+		case sql.Scanner:
+			var v any
+			switch typ {
+			case sqlite3.SQLITE_INTEGER:
+				v = sqlite3.Xsqlite3_column_int64(tls, s, col)
+			case sqlite3.SQLITE_FLOAT:
+				v = sqlite3.Xsqlite3_column_double(tls, s, col)
+			case sqlite3.SQLITE_TEXT, sqlite3.SQLITE_BLOB:
+				v = r.bytes(col)
+			}
+			if err := d.Scan(v); err != nil {
+				return fmt.Errorf("sqlite: stream: column %d: %w", i, err)
+			}
 		default:
 			return fmt.Errorf("sqlite: stream: cannot scan into %T", d)
 		}
 	}
 	return nil
+}
+
+// bytes lends the bytes of column col of the current row (a text's as
+// they are), valid until the next step; not nil, for a column not NULL.
+func (r *streamRows) bytes(col int32) []byte {
+	p := sqlite3.Xsqlite3_column_blob(r.c.tls, r.s, col)
+	n := int(sqlite3.Xsqlite3_column_bytes(r.c.tls, r.s, col))
+	if p == 0 || n == 0 {
+		return empty
+	}
+	return cbytes(p, n)
 }
 
 func (r *streamRows) Err() error { return r.err }

@@ -291,3 +291,185 @@ func TestStreamErrors(t *testing.T) {
 		}
 	}
 }
+
+// scannerDest is an sql.Scanner that keeps a copy of what it was given.
+type scannerDest struct{ v any }
+
+func (d *scannerDest) Scan(src any) error {
+	if b, ok := src.([]byte); ok {
+		src = string(b) // database/sql gives a text as a string: compared as one
+	}
+	d.v = src
+	return nil
+}
+
+// TestLookupScansAsQuery reads every kind of destination sqlstore.Querier
+// accepts through Lookup and through the readers' querier (database/sql),
+// NULLs included, and requires the same values: Fetch's rows scan with
+// scanMemory either way.
+func TestLookupScansAsQuery(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	if _, err := db.w.Exec(`CREATE TABLE v (k INTEGER, s TEXT, i INTEGER, f REAL, b BLOB, l TEXT, n TEXT, t INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`INSERT INTO v VALUES
+		(1, 'ä€𝄞 text', -7, 0.1, x'00ff10', '["a","ünï \"b\""]', '[1.5,-2]', 1700000000123456),
+		(2, '', 0, -2.5e-300, x'', '[]', '[]', 0),
+		(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		(4, 'x', 9223372036854775807, 3, x'01', '["c"]', '[3]', -1)`); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		s             string
+		ps            *string
+		i             int64
+		pi            *int64
+		f             float64
+		ok            bool
+		b             []byte
+		strs          []string
+		nums          []float64
+		tm            time.Time
+		ptm           *time.Time
+		sc1, sc2, sc3 scannerDest
+		bNil, strsNil bool
+		numsNil       bool
+	}
+	read := func(rows sqlstore.Rows, err error) []row {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []row
+		for rows.Next() {
+			var r row
+			var k int64
+			// Columns that may be NULL go to destinations that hold one;
+			// the others are read again where they are not NULL.
+			if err := rows.Scan(&k, &r.ps, &r.pi, &r.b, &r.strs, &r.ptm, &r.sc1, &r.sc2, &r.sc3, &r.nums); err != nil {
+				t.Fatalf("row: %v", err)
+			}
+			r.bNil, r.strsNil, r.numsNil = r.b == nil, r.strs == nil, r.nums == nil
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const all = "SELECT k, s, i, b, l, t, s, b, f, n FROM v WHERE k >= ? ORDER BY k"
+	q, err := db.c.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := read(q.Query(t.Context(), all, 1))
+	got := read(db.c.Lookup(t.Context(), all, 1))
+	show := func(rs []row) string {
+		var b strings.Builder
+		for _, r := range rs {
+			fmt.Fprintf(&b, "%#v\n", []any{deref(r.ps), deref(r.pi), deref(r.ptm), r.b, r.bNil, r.strs, r.strsNil, r.nums, r.numsNil, r.sc1, r.sc2, r.sc3})
+		}
+		return b.String()
+	}
+	if len(want) != 4 || show(got) != show(want) {
+		t.Fatalf("Lookup scanned\n%s\nthe querier\n%s", show(got), show(want))
+	}
+	// Destinations that cannot hold a NULL, on the rows without one.
+	const set = "SELECT s, i, f, k % 2, n, t FROM v WHERE k IN (1, 2, 4) ORDER BY k"
+	scanSet := func(rows sqlstore.Rows, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []any
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.s, &r.i, &r.f, &r.ok, &r.nums, &r.tm); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.s, r.i, r.f, r.ok, r.nums, r.nums == nil, r.tm, r.tm.Location())
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%#v", out)
+	}
+	if g, w := scanSet(db.c.Lookup(t.Context(), set)), scanSet(q.Query(t.Context(), set)); g != w {
+		t.Fatalf("Lookup scanned\n%s\nthe querier\n%s", g, w)
+	}
+	// A NULL into a destination that cannot hold one is an error either way.
+	for _, dest := range []any{new(string), new(int64), new(float64), new(bool), new(time.Time)} {
+		for name, rows := range map[string]func() (sqlstore.Rows, error){
+			"Lookup": func() (sqlstore.Rows, error) { return db.c.Lookup(t.Context(), "SELECT s FROM v WHERE k = 3") },
+			"Query":  func() (sqlstore.Rows, error) { return q.Query(t.Context(), "SELECT s FROM v WHERE k = 3") },
+		} {
+			rs, err := rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rs.Next() || rs.Scan(dest) == nil {
+				t.Errorf("%s: NULL scanned into %T", name, dest)
+			}
+			rs.Close()
+		}
+	}
+	// A float argument binds as database/sql's does.
+	rs, err := db.c.Lookup(t.Context(), "SELECT k FROM v WHERE f = ?", -2.5e-300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k int64
+	if !rs.Next() || rs.Scan(&k) != nil || k != 2 || rs.Next() {
+		t.Fatalf("a float argument: row %d, %v", k, rs.Err())
+	}
+	rs.Close()
+}
+
+// TestLookupReadsWithoutTheMap checks the connections' memory map: a
+// stream (a long read) maps the file, a lookup (a short one) does not, as
+// the readers do not, whichever kind of read the connection served last.
+func TestLookupReadsWithoutTheMap(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"), WithMaxReaders(1))
+	n := 0
+	mmap := func(read func(context.Context, string, ...any) (sqlstore.Rows, error)) int64 {
+		t.Helper()
+		n++ // a text of its own: a pragma's value is read when it is prepared
+		rows, err := read(t.Context(), fmt.Sprintf("PRAGMA mmap_size -- %d", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var v int64
+		if !rows.Next() || rows.Scan(&v) != nil {
+			t.Fatalf("PRAGMA mmap_size: %v", rows.Err())
+		}
+		return v
+	}
+	for i, tc := range []struct {
+		name string
+		read func(context.Context, string, ...any) (sqlstore.Rows, error)
+		want int64
+	}{
+		{"lookup", db.c.Lookup, 0},
+		{"stream", db.c.Stream, streamMmap},
+		{"stream again", db.c.Stream, streamMmap},
+		{"lookup after a stream", db.c.Lookup, 0},
+		{"stream after a lookup", db.c.Stream, streamMmap},
+	} {
+		if got := mmap(tc.read); got != tc.want {
+			t.Fatalf("%d %s: mmap_size %d, want %d", i, tc.name, got, tc.want)
+		}
+	}
+}
+
+// deref is *p, or nil.
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

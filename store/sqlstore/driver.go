@@ -109,6 +109,20 @@ type Streamer interface {
 	Stream(ctx context.Context, query string, args ...any) (Rows, error)
 }
 
+// Looker is a capability a Driver may have: Lookup runs a short read (a
+// few rows looked up by key, anywhere in the table) outside any
+// transaction, like a statement of Read's querier, and returns rows whose
+// Scan reads each column where the database holds it, into any
+// destination Querier's accepts. Fetch looks its rows up where the driver
+// can: a recall's verified read, on SQLite through database/sql, spent
+// more time boxing and copying the columns of its rows (each with its
+// content and vector) than SQLite spent finding them. Where a driver
+// tunes its connections for long reads (Streamer), a lookup runs with the
+// settings of short ones.
+type Looker interface {
+	Lookup(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
 // Rows is the result of Querier.Query.
 type Rows interface {
 	Next() bool
@@ -226,7 +240,7 @@ func (q *Query) String() string { return q.b.String() }
 // Args returns the bound values, in placeholder order.
 func (q *Query) Args() []any { return q.args }
 
-// In appends "col IN (?, ?, ...)" for vs, padded (with its first value) to
+// In appends "col IN (?, ?, ...)" for vs, padded (with its last value) to
 // a bucket of 8, 16, 32... values so that a backend that prepares
 // statements sees few distinct texts. vs must not be empty.
 func In[T ~string](q *Query, col string, vs []T) *Query {

@@ -191,6 +191,9 @@ func (s *Store) Fetch(ctx context.Context, sc memgate.Scope, ids []string, g sto
 		return nil, err
 	}
 	return read(ctx, s, "fetch", func(q Querier) ([]*memgate.Memory, error) {
+		if l, ok := s.d.(Looker); ok {
+			return collect(scanOneMemory)(l.Lookup(ctx, b.String(), b.Args()...))
+		}
 		return collect(scanOneMemory)(q.Query(ctx, b.String(), b.Args()...))
 	})
 }

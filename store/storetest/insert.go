@@ -112,6 +112,7 @@ func testRoundTripReadPaths(t *testing.T, newStore func(*testing.T) store.Store)
 	s := newStore(t)
 	m := fullMemory(t, alice, id(1))
 	m.Status, m.SupersededBy = memgate.StatusActive, ""
+	m.Key = "seat preference"
 	plain := newMemory(alice, id(2), "plain")
 	mustInsert(t, s, m, plain)
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ var recallTests = []test{
 	{"FetchAppliesReadGate", testFetchGate},
 	{"FetchMetadataEquality", testFetchMetadata},
 	{"FetchRefusesTooManyIDs", testFetchTooMany},
+	{"FetchReturnsEachMemoryOnce", testFetchEachOnce},
 }
 
 // gate is a read gate judged at now, as of now.
@@ -208,6 +210,65 @@ func testFetchTooMany(t *testing.T, newStore func(t *testing.T) store.Store) {
 		t.Fatalf("Fetch of %d ids: %v, want invalid_argument", len(ids), err)
 	}
 	requireIDs(t, "control: max ids", fetchIDs(t, s, alice, ids[:store.MaxFetch], gate()), []string{id(1)})
+}
+
+// testFetchEachOnce fetches lists of every length around the sizes a store
+// may pad an id list to (sqlstore.In repeats the last id up to 8, 16, 32
+// ids...), the last id one that passes or one that does not, and ids
+// given twice: each memory that passes comes back once, with its own
+// content, and none that does not.
+func testFetchEachOnce(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStore(t)
+	var ms []*memgate.Memory
+	for i := 1; i <= 45; i++ {
+		m := newMemory(alice, id(i), fmt.Sprintf("memory %d", i))
+		if i%5 == 0 {
+			m.Status = memgate.StatusRevoked // refused by the read gate
+		}
+		ms = append(ms, m)
+	}
+	mustInsert(t, s, append(ms, newMemory(bob, id(46), "bob's"))...)
+	for _, n := range []int{1, 2, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40} {
+		for _, last := range []string{"passes", "revoked", "missing", "bob's", "twice"} {
+			var ids, want []string
+			for i := n; i >= 1; i-- { // not in the order they were stored
+				ids = append(ids, id(i))
+				if i%5 != 0 {
+					want = append(want, id(i))
+				}
+			}
+			switch last {
+			case "passes":
+				next := n + 1
+				if next%5 == 0 {
+					next++
+				}
+				ids = append(ids, id(next))
+				want = append(want, id(next))
+			case "revoked":
+				ids = append(ids, id(5))
+			case "missing":
+				ids = append(ids, missingID)
+			case "bob's":
+				ids = append(ids, id(46))
+			case "twice":
+				ids = append(ids, ids...)
+			}
+			got, err := s.Fetch(t.Context(), alice, ids, gate())
+			if err != nil {
+				t.Fatalf("Fetch: %v", err)
+			}
+			for _, m := range got {
+				if m.Content != "memory "+strings.TrimLeft(strings.TrimPrefix(m.ID, "m-"), "0") {
+					t.Fatalf("%d ids, then one that %s: %s holds %q", n, last, m.ID, m.Content)
+				}
+			}
+			gotIDs := idsOf(got)
+			slices.Sort(gotIDs)
+			slices.Sort(want)
+			requireIDs(t, fmt.Sprintf("%d ids, then one that %s", n, last), gotIDs, want)
+		}
+	}
 }
 
 // IndexRowOf is what LoadIndex must give for a memory LoadPartition
