@@ -24,6 +24,7 @@ type conn struct {
 	cfg Config
 	*pools
 	stream *streamPool // set once the readers are open
+	ckpt   *checkpointer
 	stmts  stmtCache
 	closed atomic.Bool
 
@@ -184,6 +185,9 @@ func (c *conn) Erase(ctx context.Context, op string) error { return c.truncateWA
 // busy timeout); a reader that keeps it from finishing is an unavailable
 // error saying what is done and what is not.
 func (c *conn) truncateWAL(ctx context.Context, op string) error {
+	// Not while the checkpointer checkpoints: SQLite would answer busy.
+	c.ckpt.mu.Lock()
+	defer c.ckpt.mu.Unlock()
 	var busy, logFrames, done int
 	if err := c.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
 		return interpretError(ctx, op+": checkpoint", err)

@@ -25,8 +25,10 @@
 //
 // Concurrency: one writer connection (every write is a BEGIN IMMEDIATE
 // transaction on it, so writers queue in Go instead of meeting SQLITE_BUSY
-// lock-upgrade deadlocks) and a separate pool of read-only connections, which
-// WAL lets run alongside the writer.
+// lock-upgrade deadlocks), a separate pool of read-only connections, which
+// WAL lets run alongside the writer, and a checkpointer's connection, which
+// copies the write-ahead logs into the files beside the writer instead of in
+// its commits (checkpoint.go).
 package sqlite
 
 import (
@@ -74,6 +76,11 @@ type Config struct {
 	// already larger than the cap opens, and cannot grow. 0 means no cap;
 	// negative is refused.
 	MaxBytes int64
+
+	// checkpointPages is how many pages the writer writes between
+	// checkpoints (checkpoint.go); 0 means checkpointPages, negative
+	// never: the tests' control, whose logs grow.
+	checkpointPages int64
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -83,6 +90,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxReaders <= 0 {
 		c.MaxReaders = DefaultMaxReaders
+	}
+	if c.checkpointPages == 0 {
+		c.checkpointPages = checkpointPages
 	}
 	return c
 }
@@ -153,11 +163,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	auditExisted := statErr == nil
 
 	db := &DB{path: path, pools: new(pools)}
-	db.c = &conn{cfg: cfg, pools: db.pools}
+	db.c = &conn{cfg: cfg, pools: db.pools, ckpt: newCheckpointer(cfg.checkpointPages)}
 	db.Store = sqlstore.New(db.c)
+	// The writer does not checkpoint: the checkpointer does (checkpoint.go).
 	db.w, err = openPool(uri+"?"+busy+
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate",
-		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON"}, cfg.MaxBytes)
+		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON"}, cfg.MaxBytes, db.c.ckpt)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -188,7 +199,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// a memory map"). Streams (stream.go) still map: a cold load is one
 	// long read; Fetch's lookups, on the same connections, do not.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes)
+		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes, nil)
 	if err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -201,30 +212,55 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	// The checkpointer's connection syncs as the writer's does: a
+	// checkpoint fsyncs the log before it copies it, and the database
+	// file after. It needs no size cap: a checkpoint copies pages the
+	// writer has written within it.
+	ckpt, err := openPool(uri+"?"+busy+"&_pragma=synchronous(NORMAL)", auditURI, []string{"PRAGMA audit.synchronous = NORMAL"}, 0, nil)
+	if err == nil {
+		ckpt.SetMaxOpenConns(1)
+		ckpt.SetMaxIdleConns(1)
+		ckpt.SetConnMaxLifetime(0)
+		ckpt.SetConnMaxIdleTime(0)
+		err = ckpt.PingContext(ctx)
+		if err != nil {
+			ckpt.Close()
+		}
+	}
+	if err != nil {
+		db.w.Close()
+		db.r.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	// What opening wrote (migrations) is counted: the hook ran.
+	db.c.ckpt.start(ckpt, db.w)
 	return db, nil
 }
 
 // openPool returns a connection pool for dsn whose every connection has
 // the audit log file at auditURI attached as schema audit, then runs
 // pragmas (the audit schema's own settings), and, when maxBytes > 0, has
-// the size cap set on both files (dbConnector).
-func openPool(dsn, auditURI string, pragmas []string, maxBytes int64) (*sql.DB, error) {
+// the size cap set on both files (dbConnector); with a checkpointer (the
+// writer's pool), the connection leaves its checkpoints to it.
+func openPool(dsn, auditURI string, pragmas []string, maxBytes int64, ckpt *checkpointer) (*sql.DB, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(dbConnector{Connector: c, auditURI: auditURI, pragmas: pragmas, maxBytes: maxBytes}), nil
+	return sql.OpenDB(dbConnector{Connector: c, auditURI: auditURI, pragmas: pragmas, maxBytes: maxBytes, ckpt: ckpt}), nil
 }
 
 // dbConnector sets up each connection database/sql opens (a replaced one
-// included): ATTACH of the audit log file, its pragmas, and PRAGMA
-// max_page_count on each file. Attachments and these pragmas last as long
-// as their connection, so they are set here rather than once.
+// included): ATTACH of the audit log file, its pragmas, PRAGMA
+// max_page_count on each file, and the writer's checkpoint settings
+// (checkpointer.attach). Attachments and these pragmas last as long as
+// their connection, so they are set here rather than once.
 type dbConnector struct {
 	driver.Connector
 	auditURI string
 	pragmas  []string
 	maxBytes int64
+	ckpt     *checkpointer // the writer's pool only
 }
 
 func (c dbConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -257,6 +293,11 @@ func (c dbConnector) setUp(ctx context.Context, conn driver.Conn) error {
 			if err := setMaxPageCount(ctx, conn, schema, c.maxBytes); err != nil {
 				return fmt.Errorf("set the size cap: %w", err)
 			}
+		}
+	}
+	if c.ckpt != nil {
+		if err := c.ckpt.attach(ctx, conn); err != nil {
+			return fmt.Errorf("leave checkpoints to the checkpointer: %w", err)
 		}
 	}
 	return nil
@@ -356,11 +397,14 @@ func (db *DB) Path() string { return db.path }
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		// The checkpointer first: the writer, closed last, checkpoints
+		// the logs and removes them.
+		ckptErr := c.ckpt.close()
 		c.stmts.close()
 		if c.stream != nil {
 			c.stream.close()
 		}
-		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+		c.closeErr = errors.Join(ckptErr, c.r.Close(), c.w.Close())
 	})
 	return c.closeErr
 }

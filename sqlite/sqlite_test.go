@@ -157,6 +157,13 @@ func TestWALAndPragmas(t *testing.T) {
 		{"reader reads without a memory map", db.r, "mmap_size", "0"},
 		{"reader page cache", db.r, "cache_size", "-16384"},
 		{"writer not query only", db.w, "query_only", "0"},
+		// The checkpointer checkpoints (checkpoint.go), not the writer's
+		// commits; the setting is the connection's, so both files'.
+		{"writer does not checkpoint the database", db.w, "main.wal_autocheckpoint", "0"},
+		{"writer does not checkpoint the audit log", db.w, "audit.wal_autocheckpoint", "0"},
+		{"control: reader keeps the automatic checkpoint", db.r, "wal_autocheckpoint", "1000"},
+		{"checkpointer synchronous NORMAL", db.c.ckpt.db, "synchronous", "1"},
+		{"checkpointer audit synchronous NORMAL", db.c.ckpt.db, "audit.synchronous", "1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
