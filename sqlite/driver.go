@@ -23,10 +23,13 @@ import (
 type conn struct {
 	cfg Config
 	*pools
-	stream *streamPool // set once the readers are open
-	ckpt   *checkpointer
-	stmts  stmtCache
-	closed atomic.Bool
+	// The C-API connections (stream.go), set once the readers are open:
+	// stream's for cold loads, lookup's for Fetch, so that a recall's
+	// read never waits behind MaxReaders partitions loading.
+	stream, lookup *streamPool
+	ckpt           *checkpointer
+	stmts          stmtCache
+	closed         atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error

@@ -207,6 +207,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db.r.SetMaxOpenConns(cfg.MaxReaders)
 	db.r.SetMaxIdleConns(cfg.MaxReaders)
 	db.c.stream = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders)
+	db.c.lookup = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders)
 	if err := db.r.PingContext(ctx); err != nil {
 		db.w.Close()
 		db.r.Close()
@@ -403,6 +404,7 @@ func (c *conn) Close() error {
 		c.stmts.close()
 		if c.stream != nil {
 			c.stream.close()
+			c.lookup.close()
 		}
 		c.closeErr = errors.Join(ckptErr, c.r.Close(), c.w.Close())
 	})

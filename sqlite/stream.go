@@ -38,10 +38,12 @@ import (
 // lookup reads without the map, as the readers do (sqlite.go, "Readers
 // open after the writer"): under writes, a read transaction after a
 // commit unmaps the whole file, and the few pages a lookup touches would
-// each fault in again. A connection switches only when the kind of read
-// it serves changes. At most Config.MaxReaders run at once; idle ones are
-// kept for the next read. Each is used by one goroutine at a time, which
-// is all SQLite asks of a connection opened without its mutex.
+// each fault in again. Streams and lookups have a pool each, so that a
+// Fetch never waits for cold loads to end, and a connection keeps the
+// setting of the one kind of read it serves. In each pool at most
+// Config.MaxReaders run at once; idle ones are kept for the next read.
+// Each is used by one goroutine at a time, which is all SQLite asks of a
+// connection opened without its mutex.
 
 // streamPool holds the streaming connections.
 type streamPool struct {
@@ -338,24 +340,25 @@ func (e *streamError) Code() int { return e.code }
 
 // Stream implements sqlstore.Streamer: a long read, through the memory map.
 func (c *conn) Stream(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return c.streamRead(ctx, true, query, args)
+	return c.streamRead(ctx, c.stream, true, query, args)
 }
 
 // Lookup implements sqlstore.Looker: a short read, without the memory map.
 func (c *conn) Lookup(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return c.streamRead(ctx, false, query, args)
+	return c.streamRead(ctx, c.lookup, false, query, args)
 }
 
-func (c *conn) streamRead(ctx context.Context, mapped bool, query string, args []any) (sqlstore.Rows, error) {
-	if c.isClosed() || c.stream == nil {
+// streamRead runs query on a connection of pool, mapped or not.
+func (c *conn) streamRead(ctx context.Context, pool *streamPool, mapped bool, query string, args []any) (sqlstore.Rows, error) {
+	if c.isClosed() || pool == nil {
 		return nil, sqlstore.ErrClosed()
 	}
-	sc, err := c.stream.get(ctx)
+	sc, err := pool.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := sc.setMapped(mapped); err != nil {
-		c.stream.put(sc, true)
+		pool.put(sc, true)
 		return nil, err
 	}
 	s, err := sc.stmt(query)
@@ -366,10 +369,10 @@ func (c *conn) streamRead(ctx context.Context, mapped bool, query string, args [
 		if s != 0 {
 			sqlite3.Xsqlite3_clear_bindings(sc.tls, s)
 		}
-		c.stream.put(sc, false)
+		pool.put(sc, false)
 		return nil, err
 	}
-	return &streamRows{pool: c.stream, c: sc, s: s, ctx: ctx}, nil
+	return &streamRows{pool: pool, c: sc, s: s, ctx: ctx}, nil
 }
 
 // streamRows are the rows of a Stream, until Close gives the connection

@@ -466,6 +466,48 @@ func TestLookupReadsWithoutTheMap(t *testing.T) {
 	}
 }
 
+// TestLookupBesideStreams: with every stream connection held by a long
+// read (cold loads of as many partitions as MaxReaders), a lookup (a
+// recall's Fetch) still answers at once. Control: another stream waits
+// until its deadline.
+func TestLookupBesideStreams(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"), WithMaxReaders(2))
+	streamTable(t, db, 1000)
+	for range 2 {
+		rows, err := db.c.Stream(t.Context(), "SELECT i FROM t ORDER BY i")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			t.Fatal(rows.Err())
+		}
+	}
+	wait := func(read func(context.Context, string, ...any) (sqlstore.Rows, error)) (int64, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		rows, err := read(ctx, "SELECT i FROM t WHERE i = ?", int64(7))
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		var i int64
+		if !rows.Next() {
+			return 0, fmt.Errorf("no row: %v", rows.Err())
+		}
+		return i, rows.Scan(&i)
+	}
+	if _, err := wait(db.c.Stream); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("control: a third stream beside two of two readers: %v, want to wait until its deadline", err)
+	}
+	for range 3 { // more lookups than readers, one after another
+		if _, err := wait(db.c.Lookup); err != nil {
+			t.Fatalf("a lookup beside two streams of two readers: %v", err)
+		}
+	}
+}
+
 // deref is *p, or nil.
 func deref[T any](p *T) any {
 	if p == nil {
