@@ -58,14 +58,16 @@ const (
 	// DefaultBusyTimeout is how long a statement waits for a lock held by
 	// another process (or by a WAL checkpoint) before it fails as unavailable.
 	DefaultBusyTimeout = 5 * time.Second
-	// DefaultMaxReaders is the size of the read connection pool.
+	// DefaultMaxReaders is the size of each read connection pool: the
+	// readers', the cold loads' streams' and Fetch's lookups' (stream.go),
+	// so a DB opens at most 3·MaxReaders read connections, lazily.
 	DefaultMaxReaders = 4
 )
 
 // Config tunes a DB. The zero value is valid and means the defaults.
 type Config struct {
 	BusyTimeout time.Duration // default DefaultBusyTimeout
-	MaxReaders  int           // default DefaultMaxReaders
+	MaxReaders  int           // each read pool's connections; default DefaultMaxReaders
 	// MaxBytes caps the size of each of the database's two files, the
 	// database and its audit log: every connection runs PRAGMA
 	// max_page_count on each with MaxBytes divided by the page size, so a
