@@ -52,7 +52,7 @@ func TestEvictionIsNotRepreparedAsItsLimitMoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := openStreamConn("file:"+(&url.URL{Path: abs}).EscapedPath(), 5*time.Second)
+	c, err := openStreamConn("file:"+(&url.URL{Path: abs}).EscapedPath(), 5*time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,8 +208,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	}
 	db.r.SetMaxOpenConns(cfg.MaxReaders)
 	db.r.SetMaxIdleConns(cfg.MaxReaders)
-	db.c.stream = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders)
-	db.c.lookup = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders)
+	db.c.stream = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders, true)
+	db.c.lookup = newStreamPool(uri, cfg.BusyTimeout, cfg.MaxReaders, false)
 	if err := db.r.PingContext(ctx); err != nil {
 		db.w.Close()
 		db.r.Close()

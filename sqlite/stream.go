@@ -39,8 +39,8 @@ import (
 // open after the writer"): under writes, a read transaction after a
 // commit unmaps the whole file, and the few pages a lookup touches would
 // each fault in again. Streams and lookups have a pool each, so that a
-// Fetch never waits for cold loads to end, and a connection keeps the
-// setting of the one kind of read it serves. In each pool at most
+// Fetch never waits for cold loads to end; a pool's connections are
+// opened with its setting of the map. In each pool at most
 // Config.MaxReaders run at once; idle ones are kept for the next read.
 // Each is used by one goroutine at a time, which is all SQLite asks of a
 // connection opened without its mutex.
@@ -49,6 +49,7 @@ import (
 type streamPool struct {
 	uri  string
 	busy time.Duration
+	mmap int           // each connection's mmap_size: streamMmap or 0
 	sem  chan struct{} // a token per connection in use
 
 	mu     sync.Mutex
@@ -56,8 +57,14 @@ type streamPool struct {
 	closed bool
 }
 
-func newStreamPool(uri string, busy time.Duration, max int) *streamPool {
-	return &streamPool{uri: uri, busy: busy, sem: make(chan struct{}, max)}
+// newStreamPool returns a pool of at most max connections, mapping the file
+// (a pool of streams) or not (of lookups).
+func newStreamPool(uri string, busy time.Duration, max int, mapped bool) *streamPool {
+	p := &streamPool{uri: uri, busy: busy, sem: make(chan struct{}, max)}
+	if mapped {
+		p.mmap = streamMmap
+	}
+	return p
 }
 
 // get returns a connection, waiting while MaxReaders are in use.
@@ -80,7 +87,7 @@ func (p *streamPool) get(ctx context.Context) (*streamConn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	c, err := openStreamConn(p.uri, p.busy)
+	c, err := openStreamConn(p.uri, p.busy, p.mmap)
 	if err != nil {
 		<-p.sem
 		return nil, err
@@ -114,10 +121,9 @@ func (p *streamPool) close() {
 
 // streamConn is a database connection of the C API, with its statements.
 type streamConn struct {
-	tls    *libc.TLS
-	db     uintptr
-	stmts  map[string]uintptr
-	mapped bool // mmap_size is streamMmap, not 0
+	tls   *libc.TLS
+	db    uintptr
+	stmts map[string]uintptr
 }
 
 // maxStreamStatements bounds the statements a connection keeps prepared:
@@ -127,7 +133,7 @@ const maxStreamStatements = 32
 // streamMmap is the memory map of a stream (a long read), in bytes.
 const streamMmap = 268435456
 
-func openStreamConn(uri string, busy time.Duration) (_ *streamConn, err error) {
+func openStreamConn(uri string, busy time.Duration, mmap int) (_ *streamConn, err error) {
 	c := &streamConn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
 	defer func() {
 		if err != nil {
@@ -152,29 +158,12 @@ func openStreamConn(uri string, busy time.Duration) (_ *streamConn, err error) {
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, int32(busy.Milliseconds()))
-	for _, pragma := range []string{"PRAGMA query_only = ON", "PRAGMA mmap_size = 0", "PRAGMA cache_size = -16384"} {
+	for _, pragma := range []string{"PRAGMA query_only = ON", fmt.Sprintf("PRAGMA mmap_size = %d", mmap), "PRAGMA cache_size = -16384"} {
 		if err := c.exec(pragma); err != nil {
 			return nil, fmt.Errorf("%s: %w", pragma, err)
 		}
 	}
 	return c, nil
-}
-
-// setMapped maps the file for a long read or unmaps it for a short one,
-// when the connection's last read was of the other kind.
-func (c *streamConn) setMapped(on bool) error {
-	if c.mapped == on {
-		return nil
-	}
-	size := 0
-	if on {
-		size = streamMmap
-	}
-	if err := c.exec(fmt.Sprintf("PRAGMA mmap_size = %d", size)); err != nil {
-		return err
-	}
-	c.mapped = on
-	return nil
 }
 
 func (c *streamConn) close() {
@@ -340,25 +329,21 @@ func (e *streamError) Code() int { return e.code }
 
 // Stream implements sqlstore.Streamer: a long read, through the memory map.
 func (c *conn) Stream(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return c.streamRead(ctx, c.stream, true, query, args)
+	return c.streamRead(ctx, c.stream, query, args)
 }
 
 // Lookup implements sqlstore.Looker: a short read, without the memory map.
 func (c *conn) Lookup(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return c.streamRead(ctx, c.lookup, false, query, args)
+	return c.streamRead(ctx, c.lookup, query, args)
 }
 
-// streamRead runs query on a connection of pool, mapped or not.
-func (c *conn) streamRead(ctx context.Context, pool *streamPool, mapped bool, query string, args []any) (sqlstore.Rows, error) {
+// streamRead runs query on a connection of pool.
+func (c *conn) streamRead(ctx context.Context, pool *streamPool, query string, args []any) (sqlstore.Rows, error) {
 	if c.isClosed() || pool == nil {
 		return nil, sqlstore.ErrClosed()
 	}
 	sc, err := pool.get(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.setMapped(mapped); err != nil {
-		pool.put(sc, true)
 		return nil, err
 	}
 	s, err := sc.stmt(query)
