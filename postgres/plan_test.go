@@ -15,64 +15,19 @@ import (
 // selected its vectors inside a CASE, and sorted.
 func TestLoadIndexPlan(t *testing.T) {
 	t.Parallel()
-	schema := freshSchema(t)
-	db := openTest(t, schema)
-	ctx := t.Context()
-	// 6,000 memories of one partition, each with a 484-d vector (1,936
-	// bytes, as builtin/hybrid-v2's), and a few of another.
-	for _, p := range []struct {
-		principal string
-		n         int
-	}{{"alice", 6000}, {"bob", 20}} {
-		if _, err := db.pool.Exec(ctx, `INSERT INTO memories (tenant, id, principal, kind, source, sensitivity, status, content,
-			created_at, updated_at, version, content_sha256, embedding_provider, embedding_model, embedding_dim, embedding_vector,
-			index_terms, terms_version)
-			SELECT 'acme', $1 || g, $1, 'fact', 'user', 'standard', 'active', 'memory ' || g, now(), now(), 1, md5(g::text),
-				'builtin', 'hybrid-v2', 484, decode(repeat('3f800000', 484), 'hex'), '\x00', 'analysis-v1'
-			FROM generate_series(1, $2) g`, p.principal, p.n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.pool.Exec(ctx, "ANALYZE memories"); err != nil {
-		t.Fatal(err)
-	}
-	explain := func(query string, args []any) string {
-		t.Helper()
-		rows, err := db.pool.Query(ctx, "EXPLAIN "+sqlstore.NumberedRebind(query), args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(plan, "\n")
-	}
-	var load sqlstore.Statement
-	for _, st := range sqlstore.Statements(db.c.dialect) {
-		if st.Name == "load index" {
-			load = st
-		}
-	}
-	if load.SQL == "" {
-		t.Fatal("no load index statement")
-	}
-	plan := explain(load.SQL, load.Args)
+	db := openTest(t, freshSchema(t))
+	// 6,000 memories of one partition and a few of another.
+	fillPartitions(t, db, 6000, 20)
+	analyze(t, db)
+	load := statementNamed(t, db, "load index")
+	plan := explainPlan(t, db, load.SQL, load.Args)
 	if strings.Contains(plan, "Sort") || !strings.Contains(plan, "Index Scan") {
 		t.Fatalf("the load of a partition that is most of its table sorts, or reads no index:\n%s", plan)
 	}
 	t.Logf("the load:\n%s", plan)
 	// For the record: the load as it was, with the vector in a CASE.
 	old := strings.Replace(load.SQL, "embedding_vector,", "CASE WHEN embedding_dim > 0 THEN embedding_vector END,", 1)
-	t.Logf("the load with its vector in a CASE:\n%s", explain(old, load.Args))
+	t.Logf("the load with its vector in a CASE:\n%s", explainPlan(t, db, old, load.Args))
 }
 
 // TestFetchPlan checks that a recall's verified read looks its few ids up
@@ -84,55 +39,75 @@ func TestLoadIndexPlan(t *testing.T) {
 // plan is logged for the record; it is not fixed here.
 func TestFetchPlan(t *testing.T) {
 	t.Parallel()
-	schema := freshSchema(t)
-	db := openTest(t, schema)
-	ctx := t.Context()
+	db := openTest(t, freshSchema(t))
+	fillPartitions(t, db, 10000, 20)
+	fetch := statementNamed(t, db, "fetch")
+	t.Logf("the fetch before the table's first ANALYZE:\n%s", explainPlan(t, db, fetch.SQL, fetch.Args))
+	analyze(t, db)
+	if plan := explainPlan(t, db, fetch.SQL, fetch.Args); !strings.Contains(plan, "memories_pkey") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("the fetch of a few ids does not look them up by the primary key:\n%s", plan)
+	}
+}
+
+// fillPartitions stores alice memories of tenant acme in one partition
+// and bob in another, each with a 484-d vector (1,936 bytes, as
+// builtin/hybrid-v2's), in one statement each.
+func fillPartitions(t *testing.T, db *DB, alice, bob int) {
+	t.Helper()
 	for _, p := range []struct {
 		principal string
 		n         int
-	}{{"alice", 10000}, {"bob", 20}} {
-		if _, err := db.pool.Exec(ctx, `INSERT INTO memories (tenant, id, principal, kind, source, sensitivity, status, content,
-			created_at, updated_at, version, content_sha256, index_terms, terms_version)
+	}{{"alice", alice}, {"bob", bob}} {
+		if _, err := db.pool.Exec(t.Context(), `INSERT INTO memories (tenant, id, principal, kind, source, sensitivity, status, content,
+			created_at, updated_at, version, content_sha256, embedding_provider, embedding_model, embedding_dim, embedding_vector,
+			index_terms, terms_version)
 			SELECT 'acme', $1 || g, $1, 'fact', 'user', 'standard', 'active', 'memory ' || g, now(), now(), 1, md5(g::text),
-				'\x00', 'analysis-v1'
+				'builtin', 'hybrid-v2', 484, decode(repeat('3f800000', 484), 'hex'), '\x00', 'analysis-v1'
 			FROM generate_series(1, $2) g`, p.principal, p.n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var fetch sqlstore.Statement
-	for _, st := range sqlstore.Statements(db.c.dialect) {
-		if st.Name == "fetch" {
-			fetch = st
-		}
-	}
-	if fetch.SQL == "" {
-		t.Fatal("no fetch statement")
-	}
-	explain := func() string {
-		t.Helper()
-		rows, err := db.pool.Query(ctx, "EXPLAIN "+sqlstore.NumberedRebind(fetch.SQL), fetch.Args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(plan, "\n")
-	}
-	t.Logf("the fetch before the table's first ANALYZE:\n%s", explain())
-	if _, err := db.pool.Exec(ctx, "ANALYZE memories"); err != nil {
+}
+
+// analyze gathers the memories table's statistics, as autovacuum would.
+func analyze(t *testing.T, db *DB) {
+	t.Helper()
+	if _, err := db.pool.Exec(t.Context(), "ANALYZE memories"); err != nil {
 		t.Fatal(err)
 	}
-	if plan := explain(); !strings.Contains(plan, "memories_pkey") || strings.Contains(plan, "Seq Scan") {
-		t.Fatalf("the fetch of a few ids does not look them up by the primary key:\n%s", plan)
+}
+
+// statementNamed returns the store's statement of that name
+// (sqlstore.Statements), as PostgreSQL runs it.
+func statementNamed(t *testing.T, db *DB, name string) sqlstore.Statement {
+	t.Helper()
+	for _, st := range sqlstore.Statements(db.c.dialect) {
+		if st.Name == name {
+			return st
+		}
 	}
+	t.Fatalf("no %s statement", name)
+	return sqlstore.Statement{}
+}
+
+// explainPlan returns PostgreSQL's plan of query with args.
+func explainPlan(t *testing.T, db *DB, query string, args []any) string {
+	t.Helper()
+	rows, err := db.pool.Query(t.Context(), "EXPLAIN "+sqlstore.NumberedRebind(query), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }
