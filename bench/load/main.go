@@ -195,7 +195,7 @@ func main() {
 	flag.IntVar(&o.replicas, "replicas", 1, "with -postgres: servers over the database; workers spread requests round-robin over them")
 	flag.IntVar(&o.latencyWorkers, "latency-c", 4, "with -postgres: workers of the recall latency phase (one replica)")
 	flag.StringVar(&o.bin, "bin", "", "memgate binary to run (default: build cmd/memgate of this module): to compare two builds")
-	flag.StringVar(&o.pprofAddr, "pprof-addr", "", "the child server's --pprof-addr (a loopback address): profile it during a phase with go tool pprof")
+	flag.StringVar(&o.pprofAddr, "pprof-addr", "", "the child server's --pprof-addr (a loopback address; with -postgres, replica 1's): profile it during a phase with go tool pprof")
 	tput := flag.String("throughput-c", "16,32", "with -postgres: workers of each recall throughput phase (all replicas), comma-separated")
 	flag.Parse()
 	set := map[string]bool{}

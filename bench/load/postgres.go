@@ -111,7 +111,11 @@ func runPostgres(ctx context.Context, o options) (*Report, error) {
 	}()
 	start := func(i int) (*memgatebin.Child, error) {
 		logPath := filepath.Join(dir, fmt.Sprintf("replica-%d.log", i+1))
-		c, err := startServer(ctx, bin, args, env, logPath, i == 0)
+		a := args
+		if i == 0 { // one address: the first replica serves -pprof-addr
+			a = o.serveArgs(slices.Clip(args))
+		}
+		c, err := startServer(ctx, bin, a, env, logPath, i == 0)
 		if err != nil {
 			return nil, fmt.Errorf("replica %d: %w", i+1, err)
 		}
