@@ -56,6 +56,19 @@ import (
 // changesPage is the number of changes read per ChangesSince call.
 const changesPage = 1000
 
+// A resident partition more changes behind than it holds entries (and more
+// than one page of them) is dropped and loaded anew rather than caught up:
+// a change costs a random read of the whole memory and an index write
+// (70–100 µs each on SQLite), a load about 6 µs a memory read in order
+// (BENCHMARKS.md, "Catching up or loading anew"). The count is the head
+// minus the version: at least the changes to read (a memory changed twice
+// is read once), so a partition is reloaded only when that is clearly the
+// cheaper. A burst of remembers at a retention cap is the usual case: the
+// partition ends the size it was, and every memory of it has changed.
+func farBehind(behind int64, entries int) bool {
+	return behind > changesPage && behind > int64(entries)
+}
+
 // searchAttempts bounds the searches of one recall: a search runs on a
 // partition older than the head only when it waited for a load that
 // started before the head was read; it then catches up and searches again.
@@ -77,12 +90,18 @@ func (e *Engine) search(ctx context.Context, tenant, principal string, q index.Q
 
 // catchUp applies to the resident partition of (tenant, principal) the
 // changes the store numbered after its version, until the version reaches
-// head. A partition that is not resident is left to the next search, which
-// loads it at a version of at least head.
+// head. A partition that is not resident, or that it drops as far behind
+// (farBehind), is left to the next search, which loads it at a version of
+// at least head.
 func (e *Engine) catchUp(ctx context.Context, tenant, principal string, head int64) error {
 	for {
-		applied, ok := e.rec.idx.Version(tenant, principal)
+		applied, entries, ok := e.rec.idx.Resident(tenant, principal)
 		if !ok || applied >= head {
+			return nil
+		}
+		if farBehind(head-applied, entries) {
+			e.rec.idx.Drop(tenant, principal)
+			e.log.InfoContext(ctx, "index partition reloaded: far behind", "tenant", tenant, "principal", principal, "version", applied, "head", head, "entries", entries)
 			return nil
 		}
 		ch, err := e.store.ChangesSince(ctx, tenant, principal, applied, changesPage)

@@ -672,17 +672,25 @@ func (x *Index) Remove(tenant, principal, id string) {
 // Loader and Apply) and true, if the partition is resident; 0 and false if
 // it is not (or still loading): then the next search loads it anew.
 func (x *Index) Version(tenant, principal string) (int64, bool) {
+	v, _, ok := x.Resident(tenant, principal)
+	return v, ok
+}
+
+// Resident is Version with the number of entries the partition holds: what
+// a caller weighs against the changes it would apply to decide whether to
+// Drop the partition and have it loaded anew instead.
+func (x *Index) Resident(tenant, principal string) (version int64, entries int, ok bool) {
 	x.mu.Lock()
 	h := x.parts[pkey{tenant, principal}]
 	if h == nil || h.p == nil {
 		x.mu.Unlock()
-		return 0, false
+		return 0, 0, false
 	}
 	p := h.p
 	x.mu.Unlock()
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.version, true
+	return p.version, p.live, true
 }
 
 // Apply moves the resident partition of (tenant, principal) from version

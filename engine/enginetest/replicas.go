@@ -198,8 +198,17 @@ func testUpdatedContent(t *testing.T, a, b *engine.Engine, _, _ store.Store) {
 }
 
 // testManyChanges: more changes than one read of changes returns, while B
-// holds the partition.
+// holds the partition. B holds more memories than the changes, so that it
+// catches up across reads rather than loading the partition anew (which a
+// partition further behind than it is large does).
 func testManyChanges(t *testing.T, a, b *engine.Engine, _, _ store.Store) {
+	var held []string
+	for i := range 1250 {
+		held = append(held, fmt.Sprintf("Background fact %d about the quarterly calendar.", i))
+	}
+	for chunk := range slices.Chunk(held, 500) {
+		remember(t, a, alice, chunk...)
+	}
 	remember(t, a, alice, topics[0].content)
 	recall(t, b, alice, topics[0].query, nil)
 	var contents []string
