@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -140,4 +141,88 @@ func TestStreamScans(t *testing.T) {
 	if _, err := db.c.Stream(ctx, "SELECT 1"); err == nil {
 		t.Fatal("a stream of a closed DB")
 	}
+}
+
+// TestBufferedReads reads through the connection's read buffer
+// (bufferedFrontend) what pgx reads: a stream of rows of every size around
+// the buffer's, one message larger than it, each byte checked; then a
+// stream stopped part way, by Close and by a cancelled context, after
+// which the pool's one connection (or its replacement) answers the next
+// query exactly, so nothing of the stopped stream is left in the buffer
+// for the next reader.
+func TestBufferedReads(t *testing.T) {
+	t.Parallel()
+	db, err := Open(t.Context(), Config{URL: testURL(t), Schema: freshSchema(t), MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	const rows = 3000
+	const big = 3 * readBuffer / 2
+	size := func(i int64) int {
+		if i == rows/2 {
+			return big
+		}
+		return int(i*37) % (readBuffer / 8)
+	}
+	const query = `SELECT i, repeat(chr(65 + i % 26), CASE WHEN i = ? THEN ? ELSE i * 37 % ? END)
+		FROM generate_series(1, ?) AS i ORDER BY i`
+	args := []any{int64(rows / 2), int64(big), int64(readBuffer / 8), int64(rows)}
+	// read streams the query, checking each row, and stops after stop rows
+	// (0: none) by calling halt; it returns the rows read.
+	read := func(ctx context.Context, stop int, halt func()) int {
+		t.Helper()
+		rs, err := db.c.Stream(ctx, query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		n := 0
+		for rs.Next() {
+			var i int64
+			var text sqlstore.Borrowed
+			if err := rs.Scan(&i, &text); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if i != int64(n) || len(text) != size(i) || len(text) > 0 && (text[0] != byte('A'+i%26) || text[len(text)-1] != text[0] ||
+				bytes.Count(text, text[:1]) != len(text)) {
+				t.Fatalf("row %d: i %d, %d bytes, want %d bytes of %c", n, i, len(text), size(int64(n)), 'A'+n%26)
+			}
+			if n == stop {
+				halt()
+			}
+		}
+		if stop == 0 {
+			if err := rs.Err(); err != nil || n != rows {
+				t.Fatalf("%d rows, %v; want %d", n, err, rows)
+			}
+		}
+		return n
+	}
+	count := func() {
+		t.Helper()
+		var n int64
+		if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM generate_series(1, $1::bigint)", int64(rows)).Scan(&n); err != nil || n != rows {
+			t.Fatalf("the query after: %d, %v; want %d", n, err, rows)
+		}
+	}
+	read(ctx, 0, nil) // control: the whole stream
+	count()
+	rs, err := db.c.Stream(ctx, query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		rs.Next()
+	}
+	rs.Close() // part way
+	count()
+	cctx, cancel := context.WithCancel(ctx)
+	if n := read(cctx, 100, cancel); n >= rows {
+		t.Fatalf("the cancelled stream read %d rows", n)
+	}
+	count()
+	read(ctx, 0, nil)
 }

@@ -97,9 +97,12 @@ func (s *Store) LoadIndex(ctx context.Context, tenant, principal string, model s
 			return struct{}{}, err
 		}
 		defer rows.Close()
+		// One slice of destinations for every row: Scan is an interface
+		// method, so a slice made at each call escaped, an allocation a row.
+		dest := []any{&id, &agent, &conv, &kind, &source, &sens,
+			&created, &expires, &validFrom, &validUntil, &vector, &ofModel, &terms, &content}
 		for rows.Next() {
-			if err := rows.Scan(&id, &agent, &conv, &kind, &source, &sens,
-				&created, &expires, &validFrom, &validUntil, &vector, &ofModel, &terms, &content); err != nil {
+			if err := rows.Scan(dest...); err != nil {
 				return struct{}{}, err
 			}
 			row.ID = string(id)
