@@ -147,6 +147,7 @@ type Engine struct {
 	writeOnce sync.Once
 	writeq    chan *writeReq
 	writeDone chan struct{} // closed when the write committer has stopped
+	writeWait time.Duration // writeGatherWait; tests set another before the first write
 }
 
 // New returns an engine over cfg.Store.
@@ -155,7 +156,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{})}
+	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{}), writeWait: writeGatherWait}
 	if !cfg.NoRelate {
 		e.relater = relate.New(cfg.Relate)
 	}

@@ -187,3 +187,112 @@ func TestGroupFailureAnswersEachAlone(t *testing.T) {
 		t.Fatalf("store calls of %v memories; want the group of 3 tried, then each alone", sizes)
 	}
 }
+
+// TestWriterGathersAsManyAsLastTime: after a group of several requests,
+// the committer waits (within its bound) until the next group is as large
+// as that one, so concurrent writers that come back a little apart share
+// a transaction again; a single request is held until the others come.
+// Controls: a lone writer (no group of several before) is stored at once,
+// and the wait ends at its bound, the request then stored alone.
+func TestWriterGathersAsManyAsLastTime(t *testing.T) {
+	t.Parallel()
+	// gatherAfterThree returns an engine whose committer waits up to
+	// wait, and whose last group held three requests.
+	gatherAfterThree := func(t *testing.T, wait time.Duration) (*gatedStore, func(actor, content, key string) (*engine.Remembered, error)) {
+		t.Helper()
+		g, remember := gatedEngine(t)
+		engine.SetWriteGatherWait(g.eng, wait)
+		firstDone := g.holdFirst(func() error { _, err := remember("key_first", "Alice waters the ferns on Sundays.", ""); return err })
+		var wg sync.WaitGroup
+		for i := range 3 {
+			wg.Go(func() {
+				if _, err := remember(fmt.Sprintf("key_%d", i), fmt.Sprintf("Alice's cousin number %d lives in town %d.", i, i*7), ""); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(200 * time.Millisecond) // let them queue behind the first
+		close(g.release)
+		if err := <-firstDone; err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if got := g.sizes(); !slices.Equal(got, []int{1, 3}) {
+			t.Fatalf("store calls of %v memories, want the first alone, then the three queued in one", got)
+		}
+		return g, remember
+	}
+
+	t.Run("the next group waits for as many", func(t *testing.T) {
+		t.Parallel()
+		g, remember := gatherAfterThree(t, time.Minute)
+		errs := make(chan error, 3)
+		send := func(i int) {
+			go func() {
+				_, err := remember(fmt.Sprintf("key_b%d", i), fmt.Sprintf("Alice's neighbour number %d plays the cello.", i), "")
+				errs <- err
+			}()
+		}
+		send(0)
+		time.Sleep(300 * time.Millisecond)
+		if got := g.sizes(); len(got) != 2 {
+			t.Fatalf("store calls of %v memories: a single request after a group of three was stored without waiting for more", got)
+		}
+		send(1)
+		send(2)
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := g.sizes(); !slices.Equal(got, []int{1, 3, 3}) {
+			t.Fatalf("store calls of %v memories, want the three that came apart in one", got)
+		}
+	})
+
+	t.Run("control: the wait ends at its bound", func(t *testing.T) {
+		t.Parallel()
+		g, remember := gatherAfterThree(t, 50*time.Millisecond)
+		done := make(chan error, 1)
+		go func() {
+			_, err := remember("key_alone", "Alice's neighbour plays the cello alone.", "")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a single request after a group of three waited 30s with a wait of 50ms (store calls %v)", g.sizes())
+		}
+		if got := g.sizes(); !slices.Equal(got, []int{1, 3, 1}) {
+			t.Fatalf("store calls of %v memories, want the single request stored alone after the wait", got)
+		}
+	})
+
+	t.Run("control: a lone writer does not wait", func(t *testing.T) {
+		t.Parallel()
+		g, remember := gatedEngine(t)
+		engine.SetWriteGatherWait(g.eng, time.Hour)
+		close(g.release)
+		for i := range 3 {
+			done := make(chan error, 1)
+			go func() {
+				_, err := remember("key_lone", fmt.Sprintf("Alice's note number %d.", i), "")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("remember %d of a lone writer waited for others (store calls %v)", i, g.sizes())
+			}
+		}
+		if got := g.sizes(); !slices.Equal(got, []int{1, 1, 1}) {
+			t.Fatalf("store calls of %v memories, want one a request", got)
+		}
+	})
+}

@@ -234,3 +234,90 @@ func benchFetch(b *testing.B, write bool) {
 		}
 	}
 }
+
+// BenchmarkRememberAtCap is the remember phase of bench/load in the store
+// alone: four principals at a message cap of 2,000, each write a group of
+// single remembers (the engine's group commit) with their audit events,
+// so every memory written evicts the oldest of its principal. It reports
+// the pages each memory costs the write-ahead log, the commit's main cost.
+//
+//	go test ./sqlite -run '^$' -bench RememberAtCap -benchtime 4000x
+func BenchmarkRememberAtCap(b *testing.B) {
+	for _, group := range []int{1, 4} {
+		b.Run(fmt.Sprintf("group%d", group), func(b *testing.B) { benchRememberAtCap(b, group) })
+	}
+}
+
+func benchRememberAtCap(b *testing.B, group int) {
+	const principals, capacity = 4, 2000
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	caps := map[memgate.Kind]int{memgate.KindMessage: capacity}
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	n := 0
+	next := func(p int) *memgate.Memory {
+		n++
+		at = at.Add(time.Millisecond)
+		c := fmt.Sprintf("turn %d of principal %d: the weather report for a place, with a few more words (note %x)", n, p, rng.Uint64())
+		m := testMemory(memgate.NewID(at), c)
+		m.Principal, m.Kind, m.Conversation = fmt.Sprintf("p%d", p), memgate.KindMessage, "live"
+		m.CreatedAt, m.UpdatedAt = at, at
+		exp := at.Add(30 * 24 * time.Hour)
+		m.ExpiresAt = &exp
+		m.DedupKey = fmt.Sprintf("%016x%016x:standard", rng.Uint64(), rng.Uint64())
+		v := make([]float32, 484)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		m.Embedding = &memgate.Embedding{Provider: "builtin", Model: "bench", Dim: len(v), Vector: v}
+		return m
+	}
+	for p := range principals {
+		for range capacity / 100 {
+			ms := make([]*memgate.Memory, 100)
+			for i := range ms {
+				ms[i] = next(p)
+			}
+			if _, err := db.Remember(b.Context(), ms, caps); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	audit := func(res *store.WriteResult) []store.AuditEvent {
+		var evs []store.AuditEvent
+		for _, m := range res.Memories {
+			evs = append(evs, store.AuditEvent{Tenant: m.Tenant, Principal: m.Principal, Action: "remember", MemoryIDs: []string{m.ID},
+				Actor: "key:bench", At: at, Counts: map[string]int64{"stored": 1, "evicted": 1}})
+		}
+		for _, r := range res.Evicted {
+			evs = append(evs, store.AuditEvent{Tenant: r.Tenant, Principal: r.Principal, Action: "evict", MemoryIDs: []string{r.ID},
+				Actor: "key:bench", At: at, Reason: "retention_cap"})
+		}
+		return evs
+	}
+	wrote, cpu := db.c.ckpt.wrote.Load(), processCPU()
+	written := 0
+	b.ResetTimer()
+	for b.Loop() {
+		ms := make([]*memgate.Memory, group)
+		for i := range ms {
+			ms[i] = next(rng.IntN(principals))
+		}
+		res, err := db.RememberAudited(b.Context(), ms, caps, audit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Evicted) != group {
+			b.Fatalf("evicted %d of a group of %d", len(res.Evicted), group)
+		}
+		written += group
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(written), "µs/memory")
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(written), "cpu-µs/memory")
+	b.ReportMetric(float64(db.c.ckpt.wrote.Load()-wrote)/float64(written), "pages/memory")
+}

@@ -101,7 +101,8 @@ type checkpointer struct {
 	// mu is held by each checkpoint and by truncateWAL.
 	mu sync.Mutex
 
-	runs atomic.Int64 // checkpoints run, for tests
+	runs  atomic.Int64 // checkpoints run, for tests
+	wrote atomic.Int64 // pages the writer wrote to the logs, for tests and benchmarks
 }
 
 func newCheckpointer(pages int64) *checkpointer {
@@ -133,6 +134,9 @@ func (k *checkpointer) attach(ctx context.Context, conn driver.Conn) error {
 	}
 	h.RegisterCommitHook(func() int32 {
 		n, _, err := h.Status(sqlite.DBStatusCacheWrite, true)
+		if err == nil {
+			k.wrote.Add(int64(n))
+		}
 		if err == nil && k.written.Add(int64(n)) >= k.pages {
 			k.kick()
 		}

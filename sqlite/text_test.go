@@ -79,3 +79,36 @@ func FuzzListText(f *testing.F) {
 		}
 	})
 }
+
+// TestRememberAnswersFlagsAsStored: SQLite keeps flags as JSON text, which
+// turns bytes that are not UTF-8 into U+FFFD, so Remember's answer for a
+// memory with such a flag must be what a read returns, not the flag it
+// was given (sqlstore answers a fresh insert from what it bound). The
+// control, flags that are valid UTF-8, comes back as given.
+func TestRememberAnswersFlagsAsStored(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	bad := testMemory("m-bad", "a flag that is not UTF-8")
+	bad.Flags = []string{"ok", "bad \xff\xfe"}
+	good := testMemory("m-good", "flags that are UTF-8")
+	good.Flags = []string{"ok", "ünïcödé"}
+	res, err := db.Remember(t.Context(), []*memgate.Memory{bad, good}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []*memgate.Memory{bad, good} {
+		got, err := db.Get(t.Context(), alice, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Memories[i].Flags, got.Flags) {
+			t.Errorf("%s: Remember answered flags %q, a read returns %q", m.ID, res.Memories[i].Flags, got.Flags)
+		}
+	}
+	if !slices.Equal(res.Memories[1].Flags, good.Flags) {
+		t.Errorf("valid flags answered as %q, want %q", res.Memories[1].Flags, good.Flags)
+	}
+	if slices.Equal(res.Memories[0].Flags, bad.Flags) {
+		t.Errorf("flags that are not UTF-8 answered as given, %q: SQLite stores them as JSON", bad.Flags)
+	}
+}

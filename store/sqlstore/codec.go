@@ -2,7 +2,10 @@ package sqlstore
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
@@ -69,6 +72,41 @@ func memoryArgs(m *memgate.Memory) ([]any, error) {
 		string(m.ImportedStatus), m.ImportedCreatedBy, m.ImportedUpdatedBy,
 		terms, termsVersion,
 	}, nil
+}
+
+// asStored returns m as a read of its row after memoryArgs(m) was
+// inserted returns it (scanMemory): a copy (Clone: metadata through JSON
+// with exact numbers, as stored), times in UTC, a seen count of at least
+// 1, no flags as nil, and nothing of what is not stored (Expired,
+// KeyHidesRestricted). It returns nil when a read could return something
+// else, which each backend decides for itself: a time that is not a whole
+// number of microseconds (SQLite truncates, PostgreSQL rounds), a
+// feedback sum of negative zero (SQLite may read it back as zero), a flag
+// that is not valid UTF-8 (stored as JSON).
+func asStored(m *memgate.Memory) *memgate.Memory {
+	for _, t := range []*time.Time{&m.CreatedAt, &m.UpdatedAt, m.ExpiresAt, m.ValidFrom, m.ValidUntil} {
+		if t != nil && t.Nanosecond()%1000 != 0 {
+			return nil
+		}
+	}
+	if m.Feedback.Sum == 0 && math.Signbit(m.Feedback.Sum) {
+		return nil
+	}
+	for _, f := range m.Flags {
+		if !utf8.ValidString(f) {
+			return nil
+		}
+	}
+	c := m.Clone()
+	c.Expired, c.KeyHidesRestricted = false, false
+	c.SeenCount = max(c.SeenCount, 1)
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	c.ExpiresAt, c.ValidFrom, c.ValidUntil = utc(c.ExpiresAt), utc(c.ValidFrom), utc(c.ValidUntil)
+	c.Flags = nil
+	if len(m.Flags) > 0 {
+		c.Flags = slices.Clone(m.Flags)
+	}
+	return c
 }
 
 // scanMemory reads one row of memoryColumns, preceded by a sequence

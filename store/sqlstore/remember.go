@@ -134,11 +134,12 @@ type population struct {
 //
 // Inside the transaction, each input is looked up for dedup (seeing the
 // inputs inserted before it), then inserted or folded; every memory that
-// stands for an input is read back; then every population written is
-// brought down to its cap. Memories[i] is read back (a copy; the inputs
-// are not modified), so it carries the stored seen_count and defaults; a
-// memory evicted by the same call is reported as it stood before the
-// eviction.
+// stands for an input is read back, unless the call inserted it and nothing
+// in the call changed it since (asStored); then every population written
+// is brought down to its cap. Memories[i] is the memory as stored (a copy;
+// the inputs are not modified), so it carries the stored seen_count and
+// defaults; a memory evicted by the same call is reported as it stood
+// before the eviction.
 func (s *Store) Remember(ctx context.Context, ms []*memgate.Memory, caps map[memgate.Kind]int, keys ...store.IdempotencyKey) (*store.WriteResult, error) {
 	return s.RememberAudited(ctx, ms, caps, nil, keys...)
 }
@@ -192,7 +193,8 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 		if err := s.d.Lock(ctx, q, locks...); err != nil {
 			return nil, err
 		}
-		standing := make([]string, len(ms)) // id of the memory that stands for each input
+		standing := make([]string, len(ms))          // id of the memory that stands for each input
+		inserted := make([]*memgate.Memory, len(ms)) // the memory input i inserted, as bound
 		var err error
 		for i, m := range ms {
 			key := store.IdempotencyKeyAt(keys, i)
@@ -212,7 +214,7 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 				var id string
 				switch err := q.QueryRow(ctx, insertUnlessDuplicateSQL, append(slices.Clip(rows[i]), dedupArgs(m)...)...).Scan(&id); {
 				case err == nil:
-					standing[i] = m.ID
+					standing[i], inserted[i] = m.ID, m
 				case !errors.Is(err, ErrNoRows):
 					return nil, err
 				}
@@ -230,18 +232,18 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 				}
 			}
 			if standing[i] == "" {
-				args := rows[i]
+				args, as := rows[i], m
 				if m.Key != "" && (m.Status == memgate.StatusActive || m.Status == memgate.StatusPending) {
 					// A revoked or superseded memory (an import's history)
 					// takes no key from the memory that has it.
-					if args, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
+					if args, as, res.Superseded[i], err = s.takeKey(ctx, q, m, args); err != nil {
 						return nil, store.ItemError(i, len(ms), err)
 					}
 				}
 				if _, err := q.Exec(ctx, insertMemory, args...); err != nil {
 					return nil, err
 				}
-				standing[i] = m.ID
+				standing[i], inserted[i] = m.ID, as
 			}
 			if key.Key != "" {
 				if err := record(ctx, q, m, key, standing[i], i, len(ms)); err != nil {
@@ -250,9 +252,9 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 			}
 		}
 
-		// Read back before evicting: eviction only deletes, so what is read
+		// Answer before evicting: eviction only deletes, so what is read
 		// now is the final state of every memory that survives it.
-		if err := readBack(ctx, q, ms, standing, res.Memories); err != nil {
+		if err := answer(ctx, q, ms, standing, inserted, res); err != nil {
 			return nil, err
 		}
 		for _, p := range pops {
@@ -279,36 +281,83 @@ func (s *Store) RememberAudited(ctx context.Context, ms []*memgate.Memory, caps 
 // args: the active memory that has its key in its key space, if any, is
 // superseded by m when m is active (first, so that the unique index never
 // sees two), or named as the memory m supersedes on approval when m is
-// held. It returns the arguments to insert m with (Supersedes set) and
+// held. It returns the arguments to insert m with (Supersedes set), the
+// memory they are the arguments of (m, or a copy with Supersedes set) and
 // the id of the memory m superseded ("" for none, or held). A restricted
 // holder and a writer that may not read it (m.KeyHidesRestricted) is
 // store.ErrKeyHeld, which names nothing.
-func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args []any) ([]any, string, error) {
+func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args []any) ([]any, *memgate.Memory, string, error) {
 	holder, sens, err := keyHolder(ctx, q, m)
 	if err != nil || holder == "" {
-		return args, "", err
+		return args, m, "", err
 	}
 	if m.KeyHidesRestricted && sens == memgate.SensitivityRestricted {
-		return nil, "", store.ErrKeyHeld()
+		return nil, nil, "", store.ErrKeyHeld()
 	}
 	if m.Supersedes != "" && m.Supersedes != holder {
 		// A held new version of another memory (Supersede, pending),
 		// taking that memory's key in a key space where a third memory
 		// has it: not the one the caller named, so neither replaced nor
 		// named, as Supersede refuses it when the version is active.
-		return nil, "", store.ErrKeyHeld()
+		return nil, nil, "", store.ErrKeyHeld()
 	}
 	superseded := ""
 	if m.Status == memgate.StatusActive {
 		if _, err := q.Exec(ctx, supersedeSQL, m.ID, m.CreatedAt.UTC(), m.CreatedBy, m.Tenant, m.Principal, holder); err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		superseded = holder
 	}
 	n := m.Clone()
 	n.Supersedes = holder
 	args, err = memoryArgs(n)
-	return args, superseded, err
+	return args, n, superseded, err
+}
+
+// answer sets res.Memories[i] to the memory standing[i] of ms[i] as
+// stored. A memory input i inserted (inserted[i]) is answered from what
+// was bound (asStored), without reading it back, when no other input of
+// the call stands for it (a later duplicate folded into it: its seen count
+// and update time moved) or superseded it (a later input with its key),
+// and when the store keeps its times exactly; every other memory is read
+// back (readBack). The read-back was about a sixth of the writer's
+// statement time in bench/load's remember phase: a memory's whole row,
+// its vector included, decoded again.
+func answer(ctx context.Context, q Querier, ms []*memgate.Memory, standing []string, inserted []*memgate.Memory, res *store.WriteResult) error {
+	var read []int // inputs to read back
+	for i := range ms {
+		m := inserted[i]
+		if m != nil && !slices.Contains(res.Superseded, m.ID) {
+			others := 0
+			for _, id := range standing {
+				if id == m.ID {
+					others++
+				}
+			}
+			if others == 1 {
+				if res.Memories[i] = asStored(m); res.Memories[i] != nil {
+					continue
+				}
+			}
+		}
+		read = append(read, i)
+	}
+	if len(read) == 0 {
+		return nil
+	}
+	sub := make([]*memgate.Memory, len(read))
+	ids := make([]string, len(read))
+	for j, i := range read {
+		sub[j], ids[j] = ms[i], standing[i]
+	}
+	out := make([]*memgate.Memory, len(read))
+	if err := readBack(ctx, q, sub, ids, out); err != nil {
+		return err
+	}
+	for j, i := range read {
+		res.Memories[i] = out[j]
+	}
+	return nil
 }
 
 // readBack sets out[i] to the memory standing[i] of ms[i]'s tenant, as

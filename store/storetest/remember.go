@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ var rememberTests = []test{
 	{"StoresLikeInsert", testRememberStores},
 	{"DedupFoldsOnlyTheSamePopulation", testRememberDedup},
 	{"DedupWithinOneCall", testRememberDedupWithinCall},
+	{"AnswersWhatIsStored", testRememberAnswersStored},
 	{"AllOrNone", testRememberAtomic},
 	{"FindDuplicatesScopeAndInput", testFindDuplicatesInput},
 	{"ConcurrentCallsFoldAndCap", testRememberConcurrent},
@@ -249,6 +251,48 @@ func testRememberDedupWithinCall(t *testing.T, newStore func(*testing.T) store.S
 	}
 	requireUnchanged(t, s, alice, otherKind)
 	requireIDs(t, "List", listIDs(t, s, alice, store.Filter{}), newestFirst(id(1), id(3)))
+}
+
+// testRememberAnswersStored: each memory Remember answers with is the
+// memory as a read of it after the call returns it, whether the store
+// answers from what it bound or reads it back: one the same call then
+// superseded (a later input with its key), times finer than a microsecond
+// and a feedback sum of negative zero (each backend stores those its own
+// way), beside an ordinary memory and one with every field set (the
+// controls). The answer is a copy: changing the input afterwards changes
+// nothing of it.
+func testRememberAnswersStored(t *testing.T, newStore func(*testing.T) store.Store) {
+	s := newStore(t)
+	full := fullMemory(t, alice, id(1))
+	full.Version, full.SeenCount, full.Feedback = 1, 1, memgate.Feedback{}
+	plain := newMemory(alice, id(2), "an ordinary memory")
+	fine := newMemory(alice, id(3), "times finer than a microsecond")
+	fine.CreatedAt, fine.UpdatedAt = t0.Add(1500*time.Nanosecond), t0.Add(2999*time.Nanosecond)
+	fine.ExpiresAt = ptr(t1.Add(999 * time.Nanosecond))
+	negZero := newMemory(alice, id(4), "a feedback sum of negative zero")
+	negZero.Feedback = memgate.Feedback{Sum: math.Copysign(0, -1)}
+	old := newMemory(alice, id(6), "the key's first holder")
+	old.Key = "pref:seat"
+	next := newMemory(alice, id(7), "the key's next holder")
+	next.Key = "pref:seat"
+	ms := []*memgate.Memory{full, plain, fine, negZero, old, next}
+	res := remember(t, s, nil, ms...)
+	if res.Superseded[5] != id(6) {
+		t.Fatalf("Superseded = %q, want %s superseded by the last input", res.Superseded, id(6))
+	}
+	for i, m := range ms {
+		requireEqualMemory(t, fmt.Sprintf("Memories[%d] (%s)", i, m.Content), mustGet(t, s, alice, m.ID), res.Memories[i])
+	}
+	if got := res.Memories[4]; got.Status != memgate.StatusSuperseded || got.SupersededBy != id(7) {
+		t.Fatalf("the first holder is answered as %s superseded by %q, want superseded by %s", got.Status, got.SupersededBy, id(7))
+	}
+
+	want := mustGet(t, s, alice, full.ID)
+	full.Metadata["text"] = "changed"
+	full.Flags[0] = "changed"
+	full.Embedding.Vector[0] = 42
+	*full.ExpiresAt = t2
+	requireEqualMemory(t, "Memories[0] after its input changed", want, res.Memories[0])
 }
 
 // testRememberAtomic makes the last item of a call fail after earlier items
