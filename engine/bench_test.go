@@ -10,6 +10,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
+	"github.com/memgate/memgate/internal/cputime"
 	"github.com/memgate/memgate/postgres"
 	"github.com/memgate/memgate/postgres/pgtest"
 	"github.com/memgate/memgate/sqlite"
@@ -58,7 +59,7 @@ func benchRecall(b *testing.B, write bool) {
 		b.Fatal(err)
 	}
 	i := 0
-	cpu := engine.ProcessCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		if write {
 			i++
@@ -71,7 +72,7 @@ func benchRecall(b *testing.B, write bool) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((engine.ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkColdRecall times the first recall of a 10,000-memory partition
@@ -157,11 +158,11 @@ func benchColdRecall(b *testing.B, db store.Store, warm bool) {
 			b.StartTimer()
 			defer b.StopTimer()
 		}
-		start, cpu0 := time.Now(), engine.ProcessCPU()
+		start, cpu0 := time.Now(), cputime.Process()
 		if _, err := e.Recall(ctx, q); err != nil {
 			b.Fatal(err)
 		}
-		return time.Since(start), engine.ProcessCPU() - cpu0
+		return time.Since(start), cputime.Process() - cpu0
 	}
 	// The process's first cold load is slower than any after it (its heap
 	// grows to hold a partition; the collector is still at the setup's

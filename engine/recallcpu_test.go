@@ -12,6 +12,7 @@ import (
 	"github.com/memgate/memgate/analysis"
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/internal/cputime"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
@@ -112,7 +113,7 @@ func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k i
 		b.Fatal(err)
 	}
 	i := 0
-	cpu := ProcessCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		req := RecallRequest{Scope: s, Query: qs[i%len(qs)], K: k}
 		i++
@@ -150,7 +151,7 @@ func benchRecallCPU(b *testing.B, rs []memgate.RememberRequest, qs []string, k i
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((ProcessCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 var (

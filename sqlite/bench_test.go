@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/internal/cputime"
 	"github.com/memgate/memgate/store"
 )
 
@@ -299,7 +300,7 @@ func benchRememberAtCap(b *testing.B, group int) {
 		}
 		return evs
 	}
-	wrote, cpu := db.c.ckpt.wrote.Load(), processCPU()
+	wrote, cpu := db.c.ckpt.wrote.Load(), cputime.Process()
 	written := 0
 	b.ResetTimer()
 	for b.Loop() {
@@ -318,6 +319,6 @@ func benchRememberAtCap(b *testing.B, group int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(written), "µs/memory")
-	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(written), "cpu-µs/memory")
+	b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/float64(written), "cpu-µs/memory")
 	b.ReportMetric(float64(db.c.ckpt.wrote.Load()-wrote)/float64(written), "pages/memory")
 }
