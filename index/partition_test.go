@@ -966,3 +966,53 @@ func TestGrowthMakesNoGarbage(t *testing.T) {
 		t.Fatalf("building %d entries allocated %d bytes, the partition counts %d: %d of garbage, want at most %d", n, alloc, kept, garbage, allowed)
 	}
 }
+
+// TestTextTies: memories the text channel scores alike are ranked by id,
+// and the top k is the first k of that order, whatever order they were
+// stored in (so replicas that stored them differently agree). Thirty
+// memories score alike for the query, three above them; each k from 1 to
+// 33 must give the prefix of the full order. The heap that selects the
+// top k breaks ties at its root by id too: choosing the larger ids there
+// keeps each result sorted but not a prefix, and fails this test.
+func TestTextTies(t *testing.T) {
+	t.Parallel()
+	r := newRand(5)
+	var entries []Entry
+	for i := range 33 {
+		terms := []string{"tie", fmt.Sprintf("pad%d", i)} // one length: one score
+		if i%11 == 4 {
+			terms = []string{"tie", "tie"} // three above the rest
+		}
+		entries = append(entries, Entry{ID: fmt.Sprintf("m%03d", i), Terms: terms, Kind: memgate.KindFact,
+			Source: memgate.SourceUser, Status: memgate.StatusActive, CreatedAt: micros(now)})
+	}
+	var want []string
+	for _, i := range []int{4, 15, 26} {
+		want = append(want, entries[i].ID)
+	}
+	for _, e := range entries {
+		if !slices.Contains(want, e.ID) {
+			want = append(want, e.ID)
+		}
+	}
+	for order := range 3 {
+		shuffled := slices.Clone(entries)
+		if order > 0 {
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		}
+		p := buildPartition(t, Config{}, shuffled)
+		for k := 1; k <= len(entries); k++ {
+			res, err := p.Search(Query{Terms: []string{"tie"}, K: k, Filter: Filter{Now: now}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range channel(res, false) {
+				got = append(got, c.ID)
+			}
+			if !slices.Equal(got, want[:k]) {
+				t.Fatalf("stored in order %d, k %d: %v, want %v", order, k, got, want[:k])
+			}
+		}
+	}
+}
