@@ -998,12 +998,25 @@ func (p *Partition) textTopK(f *compiled, k int, sc *scratch) []hit {
 // heap whose root is the k-th best.
 func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
 	h := sc.heap[:0]
+	// The root's id, read once while the root stays: an entry that ties
+	// with the root (common where short memories score alike) is then
+	// compared by its own id alone, which the filter reads anyway.
+	var root *slot
 	for _, sl := range sc.touched {
 		c := hit{sl, sc.acc[sl]}
-		if len(h) == k && !p.better(c, h[0]) {
+		full := len(h) == k
+		if full && !(c.score >= h[0].score) { // as !better: a NaN never enters
 			continue
 		}
 		s := p.sl(sl)
+		if full && c.score == h[0].score {
+			if root == nil {
+				root = p.sl(h[0].slot)
+			}
+			if s.id >= root.id {
+				continue
+			}
+		}
 		if !f.pass(&s.m, s.id) {
 			continue
 		}
@@ -1014,6 +1027,7 @@ func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
 			h[0] = c
 			p.siftDown(h, 0)
 		}
+		root = nil
 	}
 	sc.heap = h
 	return h
