@@ -22,10 +22,12 @@ import (
 // Recall runs them (query vectors, related words, index search, ranking
 // of the candidates), without the store's read of the results and the
 // audit write: the server CPU that the index, rank and relate packages
-// spend per recall, apart from SQLite's. Two partitions:
+// spend per recall, apart from SQLite's. Three partitions:
 //
 //   - load-1k-k5: the corpus of bench/load (templated conversation turns,
 //     1,000 memories in sessions of 50) and its questions, k 5;
+//   - load-10k-k5: the same at 10,000 memories, the size of bench/load's
+//     PostgreSQL partitions;
 //   - e2e-10k-k10: the corpus of bench/speed's end-to-end phase (10,000
 //     texts of Zipf-distributed words in one conversation) and its
 //     queries (the first six words of a stored text), k 10.
@@ -35,20 +37,22 @@ import (
 //
 //	go test ./engine -run '^$' -bench RecallCPU
 func BenchmarkRecallCPU(b *testing.B) {
-	b.Run("load-1k-k5", func(b *testing.B) {
-		rs := make([]memgate.RememberRequest, 1000)
-		for i := range rs {
-			rng := rand.New(rand.NewPCG(1, uint64(i)))
-			rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser,
-				Conversation: "session-" + fmt.Sprint(i/50), Content: loadSentence(rng) + " (turn " + letters(i) + ")"}}
-		}
-		rng := rand.New(rand.NewPCG(5, 5))
-		qs := make([]string, 200)
-		for i := range qs {
-			qs[i] = loadQuestion(rng)
-		}
-		benchRecallCPU(b, rs, qs, 5, false)
-	})
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("load-%dk-k5", n/1000), func(b *testing.B) {
+			rs := make([]memgate.RememberRequest, n)
+			for i := range rs {
+				rng := rand.New(rand.NewPCG(1, uint64(i)))
+				rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser,
+					Conversation: "session-" + fmt.Sprint(i/50), Content: loadSentence(rng) + " (turn " + letters(i) + ")"}}
+			}
+			rng := rand.New(rand.NewPCG(5, 5))
+			qs := make([]string, 200)
+			for i := range qs {
+				qs[i] = loadQuestion(rng)
+			}
+			benchRecallCPU(b, rs, qs, 5, false)
+		})
+	}
 	b.Run("e2e-10k-k10", func(b *testing.B) {
 		rs, qs := e2eCorpus(10000)
 		benchRecallCPU(b, rs, qs, 10, false)
