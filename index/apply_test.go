@@ -18,7 +18,7 @@ func TestVersionAndApply(t *testing.T) {
 	fill(s, "t", "p", 5, 8)
 	x, _ := New(Config{}, s.load)
 
-	if v, ok := x.Version("t", "p"); ok || v != 0 {
+	if v, _, ok := x.Resident("t", "p"); ok || v != 0 {
 		t.Fatalf("Version before a load: %d, %v", v, ok)
 	}
 	if ok, err := x.Apply("t", "p", 0, 9, []Entry{entryN(7, 8)}, nil); ok || err != nil {
@@ -28,7 +28,7 @@ func TestVersionAndApply(t *testing.T) {
 	if res.Version != 5 || len(res.Candidates) != 5 {
 		t.Fatalf("first search: version %d, %d candidates; want 5 and 5", res.Version, len(res.Candidates))
 	}
-	if v, ok := x.Version("t", "p"); !ok || v != 5 {
+	if v, _, ok := x.Resident("t", "p"); !ok || v != 5 {
 		t.Fatalf("Version after the load: %d, %v", v, ok)
 	}
 
@@ -67,7 +67,7 @@ func TestVersionAndApply(t *testing.T) {
 
 	// Dropped: not resident, and the next load starts at the store's version.
 	x.Drop("t", "p")
-	if _, ok := x.Version("t", "p"); ok {
+	if _, _, ok := x.Resident("t", "p"); ok {
 		t.Fatal("Version after Drop: resident")
 	}
 	s.put("t", "p", entryN(5, 8))
@@ -90,7 +90,7 @@ func TestApplyRefusals(t *testing.T) {
 	if ok, err := x.Apply("t", "p", 3, 4, []Entry{entryN(8, 8), bad}, []string{"e0000"}); ok || memgate.ErrorCode(err) != memgate.EINVALID {
 		t.Fatalf("Apply with an invalid entry: %v, %v", ok, err)
 	}
-	if v, _ := x.Version("t", "p"); v != 3 {
+	if v, _, _ := x.Resident("t", "p"); v != 3 {
 		t.Fatalf("version after a refused Apply: %d", v)
 	}
 	if got := ids(search(t, x, "t", "p")); !slices.Equal(got, []string{"e0000", "e0001", "e0002"}) {
@@ -101,7 +101,7 @@ func TestApplyRefusals(t *testing.T) {
 	if ok, err := x.Apply("t", "p", 3, 4, []Entry{entryN(8, 4)}, nil); !ok || memgate.ErrorCode(err) != memgate.EINVALID {
 		t.Fatalf("Apply with a vector of another dimension: %v, %v", ok, err)
 	}
-	if _, ok := x.Version("t", "p"); ok {
+	if _, _, ok := x.Resident("t", "p"); ok {
 		t.Fatal("partition still resident after a refused upsert")
 	}
 	search(t, x, "t", "p")
@@ -144,7 +144,7 @@ func TestApplyConcurrent(t *testing.T) {
 		}
 	})
 	for round := range 20 {
-		from, _ := x.Version("t", "p")
+		from, _, _ := x.Resident("t", "p")
 		var inner sync.WaitGroup
 		for w := range 4 {
 			inner.Go(func() {
@@ -165,7 +165,7 @@ func TestApplyConcurrent(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	if v, _ := x.Version("t", "p"); v != 24 {
+	if v, _, _ := x.Resident("t", "p"); v != 24 {
 		t.Fatalf("version %d after 20 rounds from 4", v)
 	}
 	checkAccounting(t, x)

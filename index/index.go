@@ -668,17 +668,12 @@ func (x *Index) Remove(tenant, principal, id string) {
 	_ = x.write(pkey{tenant, principal}, pendingWrite{id: id, remove: true})
 }
 
-// Version returns the version of the partition of (tenant, principal) (see
-// Loader and Apply) and true, if the partition is resident; 0 and false if
-// it is not (or still loading): then the next search loads it anew.
-func (x *Index) Version(tenant, principal string) (int64, bool) {
-	v, _, ok := x.Resident(tenant, principal)
-	return v, ok
-}
-
-// Resident is Version with the number of entries the partition holds: what
-// a caller weighs against the changes it would apply to decide whether to
-// Drop the partition and have it loaded anew instead.
+// Resident returns the version of the partition of (tenant, principal)
+// (see Loader and Apply), the entries it holds and true, if the partition
+// is resident; 0, 0 and false if it is not (or still loading): then the
+// next search loads it anew. The entries are what a caller weighs against
+// the changes it would apply, to decide whether to Drop the partition and
+// have it loaded anew instead.
 func (x *Index) Resident(tenant, principal string) (version int64, entries int, ok bool) {
 	x.mu.Lock()
 	h := x.parts[pkey{tenant, principal}]
@@ -699,7 +694,7 @@ func (x *Index) Resident(tenant, principal string) (version int64, entries int, 
 // under the partition's write lock, so a search sees the partition before
 // or after the whole batch and concurrent Apply calls take turns. It
 // changes nothing and reports false when the partition is not resident or
-// is not at version from (another caller moved it first: read Version
+// is not at version from (another caller moved it first: read Resident
 // again). The caller must hand it changes read from the store after
 // version from, so that applying them in any interleaving with other
 // Apply calls leaves each entry as the store had it at the version
