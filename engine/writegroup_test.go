@@ -253,19 +253,12 @@ func TestWriterGathersAsManyAsLastTime(t *testing.T) {
 	t.Run("control: the wait ends at its bound", func(t *testing.T) {
 		t.Parallel()
 		g, remember := gatherAfterThree(t, 50*time.Millisecond)
-		done := make(chan error, 1)
-		go func() {
+		within30s(t, func() error {
 			_, err := remember("key_alone", "Alice's neighbour plays the cello alone.", "")
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("a single request after a group of three waited 30s with a wait of 50ms (store calls %v)", g.sizes())
-		}
+			return err
+		}, func() string {
+			return fmt.Sprintf("a single request after a group of three waited 30s with a wait of 50ms (store calls %v)", g.sizes())
+		})
 		if got := g.sizes(); !slices.Equal(got, []int{1, 3, 1}) {
 			t.Fatalf("store calls of %v memories, want the single request stored alone after the wait", got)
 		}
@@ -277,22 +270,31 @@ func TestWriterGathersAsManyAsLastTime(t *testing.T) {
 		engine.SetWriteGatherWait(g.eng, time.Hour)
 		close(g.release)
 		for i := range 3 {
-			done := make(chan error, 1)
-			go func() {
+			within30s(t, func() error {
 				_, err := remember("key_lone", fmt.Sprintf("Alice's note number %d.", i), "")
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatalf("remember %d of a lone writer waited for others (store calls %v)", i, g.sizes())
-			}
+				return err
+			}, func() string {
+				return fmt.Sprintf("remember %d of a lone writer waited for others (store calls %v)", i, g.sizes())
+			})
 		}
 		if got := g.sizes(); !slices.Equal(got, []int{1, 1, 1}) {
 			t.Fatalf("store calls of %v memories, want one a request", got)
 		}
 	})
+}
+
+// within30s runs f and fails t with what() if f has not returned
+// within 30 s, or with f's error.
+func within30s(t *testing.T, f func() error, what func() string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal(what())
+	}
 }

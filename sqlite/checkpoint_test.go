@@ -51,6 +51,17 @@ func walBytes(t *testing.T, path string) int64 {
 	return st.Size()
 }
 
+// checkpointerAndControl are the cases of the tests of a bounded log: with
+// the checkpointer, and the control without it, whose log grows.
+var checkpointerAndControl = []struct {
+	name    string
+	pages   int64
+	bounded bool
+}{
+	{"checkpointer", testCheckpointPages, true},
+	{"control: no checkpointer", -1, false},
+}
+
 // TestCheckpointerBoundsWAL: under writes that follow one another without
 // a pause, the log's file stays within a few checkpoints' worth of pages
 // (the file keeps its largest size: a log started again is overwritten
@@ -59,15 +70,7 @@ func walBytes(t *testing.T, path string) int64 {
 func TestCheckpointerBoundsWAL(t *testing.T) {
 	t.Parallel()
 	const written, bound = 3000, 10 * testCheckpointPages * pageBytes
-	cases := []struct {
-		name    string
-		pages   int64
-		bounded bool
-	}{
-		{"checkpointer", testCheckpointPages, true},
-		{"control: no checkpointer", -1, false},
-	}
-	for _, tc := range cases {
+	for _, tc := range checkpointerAndControl {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "memgate.db")
@@ -97,15 +100,7 @@ func TestLongReaderThenWALBounded(t *testing.T) {
 	// after the reader copies the log it left, before the log starts
 	// again.
 	const written, slack = 3000, 1000 * pageBytes
-	cases := []struct {
-		name    string
-		pages   int64
-		bounded bool
-	}{
-		{"checkpointer", testCheckpointPages, true},
-		{"control: no checkpointer", -1, false},
-	}
-	for _, tc := range cases {
+	for _, tc := range checkpointerAndControl {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "memgate.db")
