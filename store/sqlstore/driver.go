@@ -199,7 +199,9 @@ type Dialect struct {
 	// microseconds (an integer).
 	Micros func(expr string) string
 	// ByID returns col written so that the planner does not pick an index
-	// on it for a lookup by id (SQLite's unary +), or col.
+	// on it, nor a partial index whose predicate names it, for a lookup by
+	// id (SQLite's unary +, an empty concatenation in PostgreSQL); the
+	// value compared is col's.
 	ByID func(col string) string
 	// Remote is set when every statement is a round trip to a server:
 	// the store then prefers one larger statement to two small ones

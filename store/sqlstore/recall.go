@@ -201,15 +201,19 @@ func (s *Store) Fetch(ctx context.Context, sc memgate.Scope, ids []string, g sto
 	})
 }
 
-// gateQuery builds the Fetch statement. The principal is written with
-// Dialect.ByID, so the planner looks each id up by (tenant, id) instead of
-// walking the partition; it is still compared on every row.
+// gateQuery builds the Fetch statement. The principal and the status are
+// written with Dialect.ByID, so the planner looks each id up by (tenant,
+// id) instead of walking the partition through an index that leads with
+// the principal, or a partial one whose predicate the status implies; both
+// are still compared on every row. Without them PostgreSQL walks the
+// partition until the table's first ANALYZE (after a bulk import, until
+// autovacuum comes by): 47–109 ms at 10k rows against 0.3–1.4 ms.
 func (s *Store) gateQuery(sc memgate.Scope, ids []string, g store.ReadGate) (*Query, error) {
 	b := new(Query)
 	b.SQL(selectMemory, " WHERE ").scope(sc, "", s.dl.ByID)
 	In(b.SQL(" AND "), "id", ids)
 	now, asOf := g.Now.UTC(), g.AsOf.UTC()
-	b.SQL(" AND status = 'active' AND (expires_at IS NULL OR (expires_at > ", b.Arg(now), " AND expires_at > ", b.Arg(asOf), "))")
+	b.SQL(" AND ", s.dl.ByID("status"), " = 'active' AND (expires_at IS NULL OR (expires_at > ", b.Arg(now), " AND expires_at > ", b.Arg(asOf), "))")
 	b.SQL(" AND (valid_from IS NULL OR valid_from <= ", b.Arg(asOf), ") AND (valid_until IS NULL OR valid_until > ", b.Arg(asOf), ")")
 	if !g.IncludeRestricted {
 		b.SQL(" AND sensitivity = 'standard'")
