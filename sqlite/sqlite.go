@@ -168,9 +168,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db.c = &conn{cfg: cfg, pools: db.pools, ckpt: newCheckpointer(cfg.checkpointPages)}
 	db.Store = sqlstore.New(db.c)
 	// The writer does not checkpoint: the checkpointer does (checkpoint.go).
+	// Its page cache of the audit log is the readers' size: the drain
+	// inserts a reference per memory a recall named into audit_refs, one
+	// random leaf each, and with SQLite's default 2 MB a log of 50,000
+	// recalls already read most leaves back from the file (a quarter of
+	// the drain's CPU; BENCHMARKS.md). A size set in the DSN would be the
+	// main schema's only.
 	db.w, err = openPool(uri+"?"+busy+
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate",
-		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON"}, cfg.MaxBytes, db.c.ckpt)
+		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON", "PRAGMA audit.cache_size = -16384"}, cfg.MaxBytes, db.c.ckpt)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

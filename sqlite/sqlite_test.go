@@ -156,6 +156,9 @@ func TestWALAndPragmas(t *testing.T) {
 		// (sqlite.go): under writes it faulted in every page it read.
 		{"reader reads without a memory map", db.r, "mmap_size", "0"},
 		{"reader page cache", db.r, "cache_size", "-16384"},
+		// The drain's random leaves of audit_refs (sqlite.go).
+		{"writer page cache of the audit log", db.w, "audit.cache_size", "-16384"},
+		{"control: the writer's page cache of the database is SQLite's default", db.w, "main.cache_size", "-2000"},
 		{"writer not query only", db.w, "query_only", "0"},
 		// The checkpointer checkpoints (checkpoint.go), not the writer's
 		// commits; the setting is the connection's, so both files'.
