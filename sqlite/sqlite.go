@@ -170,9 +170,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// The writer does not checkpoint: the checkpointer does (checkpoint.go).
 	// Its page cache of the audit log is the readers' size: the drain
 	// inserts a reference per memory a recall named into audit_refs, one
-	// random leaf each, and with SQLite's default 2 MB a log of 50,000
-	// recalls already read most leaves back from the file (a quarter of
-	// the drain's CPU; BENCHMARKS.md). A size set in the DSN would be the
+	// random leaf each, and with SQLite's default 2 MB, once the log held
+	// 50,000 recalls, reading leaves back from the file was a quarter of
+	// the drain's CPU (BENCHMARKS.md). A size set in the DSN would be the
 	// main schema's only.
 	db.w, err = openPool(uri+"?"+busy+
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate",
