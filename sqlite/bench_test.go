@@ -109,6 +109,32 @@ func BenchmarkPartitionHead(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyByHash is the API key lookup every request makes (one of
+// 100 keys).
+//
+//	go test ./sqlite -run '^$' -bench 'KeyByHash|PartitionHead'
+func BenchmarkKeyByHash(b *testing.B) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 100 {
+		k := &memgate.Key{ID: fmt.Sprintf("key_%04d", i), Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice",
+			Hash: fmt.Sprintf("%064x", i), CreatedAt: at}
+		if err := db.CreateKey(b.Context(), k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hash := fmt.Sprintf("%064x", 42)
+	for b.Loop() {
+		if k, err := db.KeyByHash(b.Context(), hash); err != nil || k.ID != "key_0042" {
+			b.Fatal(k, err)
+		}
+	}
+}
+
 // The audit append of a recall (five memory ids and scores, counts) in
 // batches of n: the group commit's cost per event falls with the batch
 // (engine/audit.go). Reported per event.

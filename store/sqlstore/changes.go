@@ -34,20 +34,26 @@ const (
 )
 
 func head(ctx context.Context, q Querier, tenant, principal string) (head, pruned int64, err error) {
-	err = q.QueryRow(ctx, partitionHeadSQL, tenant, principal, tenant, tenant, principal, tenant).Scan(&head, &pruned)
+	return headOf(q.QueryRow(ctx, partitionHeadSQL, tenant, principal, tenant, tenant, principal, tenant))
+}
+
+// headOf scans the row of partitionHeadSQL.
+func headOf(row Row) (head, pruned int64, err error) {
+	err = row.Scan(&head, &pruned)
 	if errors.Is(err, ErrNoRows) {
 		return 0, 0, nil
 	}
 	return head, pruned, err
 }
 
-// PartitionHead implements store.Store: one primary-key lookup.
+// PartitionHead implements store.Store: one primary-key lookup, before
+// every recall.
 func (s *Store) PartitionHead(ctx context.Context, tenant, principal string) (int64, error) {
 	if err := (memgate.Scope{Tenant: tenant, Principal: principal}).Validate(); err != nil {
 		return 0, err
 	}
 	return read(ctx, s, "partition head", func(q Querier) (int64, error) {
-		h, _, err := head(ctx, q, tenant, principal)
+		h, _, err := headOf(s.lookupRow(ctx, q, partitionHeadSQL, tenant, principal, tenant, tenant, principal, tenant))
 		return h, err
 	})
 }

@@ -78,7 +78,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (*memgate.Key, error
 		return nil, store.ErrKeyNotFound()
 	}
 	return read(ctx, s, "key by hash", func(q Querier) (*memgate.Key, error) {
-		return scanKey(q.QueryRow(ctx, selectKey+` WHERE hash = ?`, hash))
+		return scanKey(s.lookupRow(ctx, q, selectKey+` WHERE hash = ?`, hash))
 	})
 }
 

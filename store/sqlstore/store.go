@@ -107,6 +107,39 @@ func read[T any](ctx context.Context, s *Store, op string, fn func(Querier) (T, 
 	return v, nil
 }
 
+// lookupRow runs a query of one row looked up by key where the driver
+// can (Looker), else on q. An API key and a partition's head are read on
+// every request; through database/sql each spent more boxing its columns
+// than SQLite did finding them (BenchmarkKeyByHash).
+func (s *Store) lookupRow(ctx context.Context, q Querier, query string, args ...any) Row {
+	l, ok := s.d.(Looker)
+	if !ok {
+		return q.QueryRow(ctx, query, args...)
+	}
+	rows, err := l.Lookup(ctx, query, args...)
+	return lookedUp{rows, err}
+}
+
+// lookedUp is the first row of a Lookup, as a Row.
+type lookedUp struct {
+	rows Rows
+	err  error
+}
+
+func (r lookedUp) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return ErrNoRows
+	}
+	return r.rows.Scan(dest...)
+}
+
 // snapshotOrRead runs fn as read does, or, with inOne, in one read
 // transaction (Driver.Snapshot), for a read of several statements that
 // must agree (the log and its inboxes, as of one moment).
