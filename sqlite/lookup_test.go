@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,35 @@ func TestLookupsSeeOtherWriters(t *testing.T) {
 	}
 	if head, err := b.PartitionHead(ctx, "acme", "nobody"); err != nil || head != 0 {
 		t.Fatalf("the head of a partition never written: %d, %v; want 0", head, err)
+	}
+}
+
+// TestLookupsHonourADoneContext: a request whose deadline has passed fails
+// its reads by key, as database/sql fails a query, although a lookup
+// connection is free (the pool's get could take either); with a live
+// context, the control, they answer.
+func TestLookupsHonourADoneContext(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+	k := &memgate.Key{ID: "key_1", Tenant: "acme", Role: memgate.RoleAgent, Principal: "alice", Hash: fmt.Sprintf("%064x", 1),
+		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if err := db.CreateKey(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.KeyByHash(t.Context(), k.Hash); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if _, err := db.PartitionHead(t.Context(), "acme", "alice"); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	for i := range 20 { // the pool's select chose at random
+		if _, err := db.KeyByHash(done, k.Hash); err == nil {
+			t.Fatalf("try %d: KeyByHash with a done context succeeded", i)
+		}
+		if _, err := db.PartitionHead(done, "acme", "alice"); err == nil {
+			t.Fatalf("try %d: PartitionHead with a done context succeeded", i)
+		}
 	}
 }

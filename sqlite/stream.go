@@ -337,10 +337,15 @@ func (c *conn) Lookup(ctx context.Context, query string, args ...any) (sqlstore.
 	return c.streamRead(ctx, c.lookup, query, args)
 }
 
-// streamRead runs query on a connection of pool.
+// streamRead runs query on a connection of pool. A context already done
+// fails it, as database/sql fails a query: the pool's get may find a free
+// connection as well, and a short read checks the context no later.
 func (c *conn) streamRead(ctx context.Context, pool *streamPool, query string, args []any) (sqlstore.Rows, error) {
 	if c.isClosed() || pool == nil {
 		return nil, sqlstore.ErrClosed()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	sc, err := pool.get(ctx)
 	if err != nil {
