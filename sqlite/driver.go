@@ -298,36 +298,13 @@ func (q *querier) Query(ctx context.Context, query string, args ...any) (sqlstor
 }
 
 func (q *querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	rs, err := q.Query(ctx, query, args...)
-	return row{rs, err}
+	return sqlstore.FirstRow(q.Query(ctx, query, args...))
 }
 
 type rows struct{ *sql.Rows }
 
 func (r rows) Scan(dest ...any) error { return r.Rows.Scan(scanDest(dest)...) }
 func (r rows) Close()                 { r.Rows.Close() }
-
-type row struct {
-	rs  sqlstore.Rows
-	err error
-}
-
-func (r row) Scan(dest ...any) error {
-	if r.err != nil {
-		return r.err
-	}
-	defer r.rs.Close()
-	if !r.rs.Next() {
-		if err := r.rs.Err(); err != nil {
-			return err
-		}
-		return sqlstore.ErrNoRows
-	}
-	if err := r.rs.Scan(dest...); err != nil {
-		return err
-	}
-	return r.rs.Err()
-}
 
 // bind maps the values sqlstore gives to SQLite's column types: a time to
 // unix microseconds (INTEGER), a list to its JSON text; nil stays NULL.

@@ -116,17 +116,21 @@ func (s *Store) lookupRow(ctx context.Context, q Querier, query string, args ...
 	if !ok {
 		return q.QueryRow(ctx, query, args...)
 	}
-	rows, err := l.Lookup(ctx, query, args...)
-	return lookedUp{rows, err}
+	return FirstRow(l.Lookup(ctx, query, args...))
 }
 
-// lookedUp is the first row of a Lookup, as a Row.
-type lookedUp struct {
+// FirstRow is the first row of rows (the result of a query and its
+// error) as a Row: its Scan reads that row, or reports the query's error
+// or ErrNoRows, and closes rows. A driver whose QueryRow is a Query may
+// return it.
+func FirstRow(rows Rows, err error) Row { return firstRow{rows, err} }
+
+type firstRow struct {
 	rows Rows
 	err  error
 }
 
-func (r lookedUp) Scan(dest ...any) error {
+func (r firstRow) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -137,7 +141,10 @@ func (r lookedUp) Scan(dest ...any) error {
 		}
 		return ErrNoRows
 	}
-	return r.rows.Scan(dest...)
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	return r.rows.Err()
 }
 
 // snapshotOrRead runs fn as read does, or, with inOne, in one read
