@@ -324,20 +324,23 @@ func (s *Store) takeKey(ctx context.Context, q Querier, m *memgate.Memory, args 
 // statement time in bench/load's remember phase: a memory's whole row,
 // its vector included, decoded again.
 func answer(ctx context.Context, q Querier, ms []*memgate.Memory, standing []string, inserted []*memgate.Memory, res *store.WriteResult) error {
+	// How many inputs each memory stands for, and the memories superseded,
+	// counted once: a batch (RememberBatch, an import) holds hundreds of
+	// inputs, and this runs in the writer's transaction.
+	stands := make(map[string]int, len(ms))
+	for _, id := range standing {
+		stands[id]++
+	}
+	for _, id := range res.Superseded {
+		if id != "" {
+			stands[id] = -1 // never answered from what was bound
+		}
+	}
 	var read []int // inputs to read back
 	for i := range ms {
-		m := inserted[i]
-		if m != nil && !slices.Contains(res.Superseded, m.ID) {
-			others := 0
-			for _, id := range standing {
-				if id == m.ID {
-					others++
-				}
-			}
-			if others == 1 {
-				if res.Memories[i] = asStored(m); res.Memories[i] != nil {
-					continue
-				}
+		if m := inserted[i]; m != nil && stands[m.ID] == 1 {
+			if res.Memories[i] = asStored(m); res.Memories[i] != nil {
+				continue
 			}
 		}
 		read = append(read, i)
