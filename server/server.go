@@ -72,7 +72,7 @@ type Config struct {
 	Addr string // host:port; port 0 picks a free one (the address is printed)
 	DB   string // path of the SQLite database (created if missing)
 	// MaxDBBytes caps the size of each of the SQLite database's files, the
-	// memories' and the audit log's (sqlite.WithMaxBytes; 0: no cap). A write that would pass it answers 503 unavailable and
+	// memories', the audit log's and its inbox's (sqlite.WithMaxBytes; 0: no cap). A write that would pass it answers 503 unavailable and
 	// stores nothing, while reads go on; deleting memories or restarting
 	// with a larger cap makes room. It does not apply to PostgreSQL.
 	MaxDBBytes int64

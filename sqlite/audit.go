@@ -205,11 +205,12 @@ func inTx(ctx context.Context, w *sql.DB, fn func(*sql.Tx) error) error {
 }
 
 // Files returns the paths of the files of the database at path, whether
-// they exist or not: the database, its audit log, and the write-ahead log
-// and shared-memory index beside each.
+// they exist or not: the database, its audit log, the log's inbox
+// (inbox.go), and the write-ahead log and shared-memory index beside
+// each.
 func Files(path string) []string {
 	var fs []string
-	for _, p := range []string{path, AuditPath(path)} {
+	for _, p := range []string{path, AuditPath(path), InboxPath(path)} {
 		fs = append(fs, p, p+"-wal", p+"-shm")
 	}
 	return fs

@@ -367,4 +367,34 @@ func TestAuditLogFollowsCommits(t *testing.T) {
 			}
 		})
 	}
+	// More rows than a drain transaction moves (drainRows), writes
+	// and appends interleaved: each transaction takes the oldest of both.
+	t.Run("past a drain transaction", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		db := openTest(t, filepath.Join(t.TempDir(), "memgate.db"))
+		var want []string
+		for i := range 400 {
+			name := fmt.Sprintf("%03d", i)
+			ev := []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall", At: time.Now(), MemoryIDs: []string{name}}}
+			if i%5 < 2 {
+				if _, err := db.RememberAudited(ctx, []*memgate.Memory{bigMemory(name)}, nil, func(*store.WriteResult) []store.AuditEvent { return ev }); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := db.AppendAudit(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "["+name+"]")
+		}
+		if err := db.DrainAudit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range auditLog(t, db) {
+			got = append(got, e[strings.Index(e, ":")+1:])
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("the log, oldest first: %v, want %v", got, want)
+		}
+	})
 }

@@ -90,7 +90,7 @@ const (
 type checkpointer struct {
 	pages int64   // pages between checkpoints; 0 or less: never (tests' control)
 	db    *sql.DB // its own connection (one)
-	w     *sql.DB // the writer, which finishes long checkpoints
+	w, a  *sql.DB // the writer and the appender, which finish long checkpoints
 
 	written atomic.Int64  // pages written since the last wake-up
 	wake    chan struct{} // buffered (1)
@@ -157,9 +157,10 @@ func (k *checkpointer) kick() {
 	}
 }
 
-// start runs the checkpointer on db (its own connection) until close.
-func (k *checkpointer) start(db, w *sql.DB) {
-	k.db, k.w = db, w
+// start runs the checkpointer on db (its own connection) until close; w
+// and a are the writer and the appender.
+func (k *checkpointer) start(db, w, a *sql.DB) {
+	k.db, k.w, k.a = db, w, a
 	go k.run()
 }
 
@@ -177,23 +178,26 @@ func (k *checkpointer) run() {
 }
 
 // checkpoint runs a PASSIVE checkpoint of each file on the checkpointer's
-// connection, then, when a log is longer than checkpointEscalate times
-// the pages between checkpoints, one of both on the writer's.
+// connection, then, for each log longer than checkpointEscalate times the
+// pages between checkpoints, one on the connection that writes it (the
+// writer's, or the appender's for the inbox).
 func (k *checkpointer) checkpoint() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.runs.Add(1)
 	ctx := context.Background()
-	longest := 0
-	for _, schema := range []string{"main", "audit"} {
-		frames, err := passive(ctx, k.db, schema+".")
+	for _, f := range []struct {
+		schema string
+		writer *sql.DB
+		as     string // the schema on writer
+	}{{"main", k.w, "main."}, {"audit", k.w, "audit."}, {"inbox", k.a, "main."}} {
+		frames, err := passive(ctx, k.db, f.schema+".")
 		if err != nil {
 			return // retried at the next wake-up
 		}
-		longest = max(longest, frames)
-	}
-	if int64(longest) > checkpointEscalate*k.pages {
-		passive(ctx, k.w, "") // unqualified: both files
+		if int64(frames) > checkpointEscalate*k.pages {
+			passive(ctx, f.writer, f.as)
+		}
 	}
 }
 

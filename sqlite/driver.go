@@ -110,14 +110,21 @@ func (c *conn) Dialect() *sqlstore.Dialect { return dialect }
 // connection) and commits it if fn returns nil. Statements first seen in
 // it are prepared on the writer after the commit, for the next ones.
 func (c *conn) Write(ctx context.Context, op string, fn func(sqlstore.Querier) error) error {
+	return c.write(ctx, c.w, op, fn)
+}
+
+// write runs fn in a write transaction on pool, the writer or the
+// appender (one connection each, BEGIN IMMEDIATE), and commits it if fn
+// returns nil.
+func (c *conn) write(ctx context.Context, pool *sql.DB, op string, fn func(sqlstore.Querier) error) error {
 	if c.isClosed() {
 		return sqlstore.ErrClosed()
 	}
-	tx, err := c.w.BeginTx(ctx, nil)
+	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return interpretError(ctx, op, err)
 	}
-	q := &querier{c: c, pool: c.w, tx: tx}
+	q := &querier{c: c, pool: pool, tx: tx}
 	if err := fn(q); err != nil {
 		tx.Rollback()
 		return interpretError(ctx, op, err)
@@ -125,7 +132,7 @@ func (c *conn) Write(ctx context.Context, op string, fn func(sqlstore.Querier) e
 	if err := tx.Commit(); err != nil {
 		return interpretError(ctx, op, err)
 	}
-	c.prepareFresh(ctx, c.w, q.fresh)
+	c.prepareFresh(ctx, pool, q.fresh)
 	return nil
 }
 
@@ -182,22 +189,28 @@ func (c *conn) Lock(context.Context, sqlstore.Querier, ...[]string) error { retu
 // still holds the pages as they were, is checkpointed and truncated.
 func (c *conn) Erase(ctx context.Context, op string) error { return c.truncateWAL(ctx, op) }
 
-// truncateWAL checkpoints the write-ahead log into the database file and
-// truncates it to nothing, so the page images it held (deleted content as
-// it was) are gone from it. It waits for readers as any write does (the
-// busy timeout); a reader that keeps it from finishing is an unavailable
-// error saying what is done and what is not.
+// truncateWAL checkpoints the write-ahead logs into their files and
+// truncates them to nothing, so the page images they held (deleted content
+// as it was) are gone from them: the database's and the audit log's on
+// the writer, the inbox's on the appender. It waits for readers as any
+// write does (the busy timeout); a reader that keeps it from finishing is
+// an unavailable error saying what is done and what is not.
 func (c *conn) truncateWAL(ctx context.Context, op string) error {
 	// Not while the checkpointer checkpoints: SQLite would answer busy.
 	c.ckpt.mu.Lock()
 	defer c.ckpt.mu.Unlock()
-	var busy, logFrames, done int
-	if err := c.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
-		return interpretError(ctx, op+": checkpoint", err)
-	}
-	if busy != 0 {
-		return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: op + " is done, but the write-ahead log still holds the erased pages " +
-			"(a long read kept it from being truncated); retry " + op + " to truncate it"}
+	for _, f := range []struct {
+		pool   *sql.DB
+		schema string
+	}{{c.w, "main"}, {c.w, "audit"}, {c.a, "main"}} {
+		var busy, logFrames, done int
+		if err := f.pool.QueryRowContext(ctx, "PRAGMA "+f.schema+".wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+			return interpretError(ctx, op+": checkpoint", err)
+		}
+		if busy != 0 {
+			return &memgate.Error{Code: memgate.EUNAVAILABLE, Message: op + " is done, but the write-ahead log still holds the erased pages " +
+				"(a long read kept it from being truncated); retry " + op + " to truncate it"}
+		}
 	}
 	return nil
 }

@@ -210,10 +210,10 @@ func TestMaxBytes(t *testing.T) {
 	if err := db.Insert(ctx, batch("inserted", 3)); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
 		t.Fatalf("Insert while full: %v, want unavailable", err)
 	}
-	// The audit log is a file of its own, capped apart: an append still
-	// fits while the memories' file is full (control), and once its own
-	// file is full an append fails whole, as unavailable naming the
-	// condition.
+	// Audit appends go to a file of their own (the inbox), capped apart:
+	// an append still fits while the memories' file is full (control),
+	// and once its own file is full an append fails whole, as
+	// unavailable naming the condition.
 	big := make([]store.AuditEvent, 200)
 	for i := range big {
 		big[i] = store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "test", Action: "remember",
@@ -233,17 +233,20 @@ func TestMaxBytes(t *testing.T) {
 		t.Fatalf("AppendAudit past the audit log's cap: %v, want unavailable %q", auditFull, errFull().Message)
 	}
 	var events int
-	if err := db.r.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM audit_events) + (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_inbox)").Scan(&events); err != nil {
+	if err := db.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM audit_events) + (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_inbox)
+		+ (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_appends)`).Scan(&events); err != nil {
 		t.Fatal(err)
 	}
 	if events == 0 || events%len(big) != 0 {
 		t.Fatalf("%d events in the log: a refused append left part of its batch", events)
 	}
-	var auditPages, auditPageSize int64
-	db.r.QueryRowContext(ctx, "PRAGMA audit.page_count").Scan(&auditPages)
-	db.r.QueryRowContext(ctx, "PRAGMA audit.page_size").Scan(&auditPageSize)
-	if auditPages*auditPageSize > capBytes {
-		t.Fatalf("the audit log is %d bytes, past its cap of %d", auditPages*auditPageSize, capBytes)
+	for _, schema := range []string{"audit", "inbox"} {
+		var pages, pageSize int64
+		db.r.QueryRowContext(ctx, "PRAGMA "+schema+".page_count").Scan(&pages)
+		db.r.QueryRowContext(ctx, "PRAGMA "+schema+".page_size").Scan(&pageSize)
+		if pages*pageSize > capBytes {
+			t.Fatalf("the %s file is %d bytes, past its cap of %d", schema, pages*pageSize, capBytes)
+		}
 	}
 	if after := snap(); after != before {
 		t.Fatalf("a refused write changed the database: before %+v, after %+v", before, after)

@@ -68,8 +68,8 @@ const (
 type Config struct {
 	BusyTimeout time.Duration // default DefaultBusyTimeout
 	MaxReaders  int           // each read pool's connections; default DefaultMaxReaders
-	// MaxBytes caps the size of each of the database's two files, the
-	// database and its audit log: every connection runs PRAGMA
+	// MaxBytes caps the size of each of the database's three files, the
+	// database, its audit log and the log's inbox: every connection runs PRAGMA
 	// max_page_count on each with MaxBytes divided by the page size, so a
 	// write that would grow one past it fails as unavailable ("the
 	// database is full") and stores nothing; deleting memories frees pages
@@ -121,10 +121,11 @@ type DB struct {
 	path string
 }
 
-// pools are the writer and the readers.
+// pools are the writer, the readers and the appender.
 type pools struct {
 	w *sql.DB // exactly one connection: every write goes through it
 	r *sql.DB // read-only connections (PRAGMA query_only)
+	a *sql.DB // exactly one connection, to the inbox file: audit appends (inbox.go)
 }
 
 // Open opens (creating if needed) the database file at path, with its
@@ -160,6 +161,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// A file: URI keeps a path with '?' or '#' from being read as parameters.
 	uri := "file:" + (&url.URL{Path: abs}).EscapedPath()
 	auditURI := "file:" + (&url.URL{Path: AuditPath(abs)}).EscapedPath()
+	inboxURI := "file:" + (&url.URL{Path: InboxPath(abs)}).EscapedPath()
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
 	_, statErr := os.Stat(AuditPath(abs))
 	auditExisted := statErr == nil
@@ -167,17 +169,37 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db := &DB{path: path, pools: new(pools)}
 	db.c = &conn{cfg: cfg, pools: db.pools, ckpt: newCheckpointer(cfg.checkpointPages)}
 	db.Store = sqlstore.New(db.c)
+	// The appender first: it creates the inbox file, which every other
+	// connection attaches (inbox.go).
+	db.a, err = openPool(inboxURI+"?"+busy+
+		"&_pragma=synchronous(NORMAL)&_pragma=secure_delete(ON)&_txlock=immediate", nil, nil, cfg.MaxBytes, db.c.ckpt)
+	if err == nil {
+		db.a.SetMaxOpenConns(1)
+		db.a.SetMaxIdleConns(1)
+		db.a.SetConnMaxLifetime(0)
+		db.a.SetConnMaxIdleTime(0)
+		err = setUpInbox(ctx, db.a, cfg.BusyTimeout)
+		if err != nil {
+			db.a.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: the audit inbox: %w", path, err)
+	}
 	// The writer does not checkpoint: the checkpointer does (checkpoint.go).
 	// Its page cache of the audit log is the readers' size: the drain
 	// inserts a reference per memory a recall named into audit_refs, one
 	// random leaf each, and with SQLite's default 2 MB, once the log held
 	// 50,000 recalls, reading leaves back from the file was a quarter of
 	// the drain's CPU (BENCHMARKS.md). A size set in the DSN would be the
-	// main schema's only.
+	// main schema's only. It does not open the inbox file: a drain reads
+	// the appends on a reader, so no write holds the file.
 	db.w, err = openPool(uri+"?"+busy+
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=secure_delete(ON)&_pragma=temp_store(MEMORY)&_txlock=immediate",
-		auditURI, []string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON", "PRAGMA audit.cache_size = -16384"}, cfg.MaxBytes, db.c.ckpt)
+		[]attachment{{"audit", auditURI}},
+		[]string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA audit.secure_delete = ON", "PRAGMA audit.cache_size = -16384"}, cfg.MaxBytes, db.c.ckpt)
 	if err != nil {
+		db.a.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	// One writer: the connection lives forever so its pragmas do too.
@@ -188,13 +210,19 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	if err := db.setUp(ctx); err != nil {
 		db.w.Close()
+		db.a.Close()
 		if !auditExisted && errors.Is(err, errNoAuditLog) {
-			// Attaching created the file; this Open created nothing else.
-			for _, p := range []string{AuditPath(abs), AuditPath(abs) + "-wal", AuditPath(abs) + "-shm"} {
+			// Attaching created the files; this Open created nothing else.
+			for _, p := range Files(abs)[3:] {
 				os.Remove(p)
 			}
 		}
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := floorInbox(ctx, db.w, db.a); err != nil {
+		db.w.Close()
+		db.a.Close()
+		return nil, fmt.Errorf("sqlite: open %s: the audit inbox: %w", path, err)
 	}
 	// Readers open after the writer has switched the files to WAL.
 	// They keep a larger page cache (recall reads a few rows at random on
@@ -207,9 +235,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// a memory map"). Streams (stream.go) still map: a cold load is one
 	// long read; Fetch's lookups, on the same connections, do not.
 	db.r, err = openPool(uri+"?"+busy+"&_pragma=foreign_keys(ON)&_pragma=query_only(ON)"+
-		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)", auditURI, nil, cfg.MaxBytes, nil)
+		"&_pragma=mmap_size(0)&_pragma=cache_size(-16384)&_pragma=temp_store(MEMORY)",
+		[]attachment{{"audit", auditURI}, {"inbox", inboxURI + "?mode=ro"}}, nil, cfg.MaxBytes, nil)
 	if err != nil {
 		db.w.Close()
+		db.a.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.r.SetMaxOpenConns(cfg.MaxReaders)
@@ -219,13 +249,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err := db.r.PingContext(ctx); err != nil {
 		db.w.Close()
 		db.r.Close()
+		db.a.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	// The checkpointer's connection syncs as the writer's does: a
 	// checkpoint fsyncs the log before it copies it, and the database
 	// file after. It needs no size cap: a checkpoint copies pages the
 	// writer has written within it.
-	ckpt, err := openPool(uri+"?"+busy+"&_pragma=synchronous(NORMAL)", auditURI, []string{"PRAGMA audit.synchronous = NORMAL"}, 0, nil)
+	ckpt, err := openPool(uri+"?"+busy+"&_pragma=synchronous(NORMAL)", []attachment{{"audit", auditURI}, {"inbox", inboxURI}},
+		[]string{"PRAGMA audit.synchronous = NORMAL", "PRAGMA inbox.synchronous = NORMAL"}, 0, nil)
 	if err == nil {
 		ckpt.SetMaxOpenConns(1)
 		ckpt.SetMaxIdleConns(1)
@@ -239,37 +271,44 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if err != nil {
 		db.w.Close()
 		db.r.Close()
+		db.a.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	// What opening wrote (migrations) is counted: the hook ran.
-	db.c.ckpt.start(ckpt, db.w)
+	db.c.ckpt.start(ckpt, db.w, db.a)
 	return db, nil
 }
 
 // openPool returns a connection pool for dsn whose every connection has
-// the audit log file at auditURI attached as schema audit, then runs
-// pragmas (the audit schema's own settings), and, when maxBytes > 0, has
-// the size cap set on both files (dbConnector); with a checkpointer (the
-// writer's pool), the connection leaves its checkpoints to it.
-func openPool(dsn, auditURI string, pragmas []string, maxBytes int64, ckpt *checkpointer) (*sql.DB, error) {
+// the files of attach attached (the audit log's as schema audit, the
+// inbox's as schema inbox), then runs pragmas (the attached schemas' own
+// settings), and, when maxBytes > 0, has the size cap set on every file
+// it writes (dbConnector); with a checkpointer (the writer's and the
+// appender's pools), the connection leaves its checkpoints to it.
+func openPool(dsn string, attach []attachment, pragmas []string, maxBytes int64, ckpt *checkpointer) (*sql.DB, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(dbConnector{Connector: c, auditURI: auditURI, pragmas: pragmas, maxBytes: maxBytes, ckpt: ckpt}), nil
+	return sql.OpenDB(dbConnector{Connector: c, attach: attach, pragmas: pragmas, maxBytes: maxBytes, ckpt: ckpt}), nil
 }
 
+// attachment is a file a connection attaches: its schema name and URI
+// (with mode=ro where the connection only reads it).
+type attachment struct{ schema, uri string }
+
 // dbConnector sets up each connection database/sql opens (a replaced one
-// included): ATTACH of the audit log file, its pragmas, PRAGMA
-// max_page_count on each file, and the writer's checkpoint settings
-// (checkpointer.attach). Attachments and these pragmas last as long as
-// their connection, so they are set here rather than once.
+// included): ATTACH of the other files, their pragmas, PRAGMA
+// max_page_count on each file it writes, and the writer's and the
+// appender's checkpoint settings (checkpointer.attach). Attachments and
+// these pragmas last as long as their connection, so they are set here
+// rather than once.
 type dbConnector struct {
 	driver.Connector
-	auditURI string
+	attach   []attachment
 	pragmas  []string
 	maxBytes int64
-	ckpt     *checkpointer // the writer's pool only
+	ckpt     *checkpointer // the writer's and the appender's pools only
 }
 
 func (c dbConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -289,8 +328,10 @@ func (c dbConnector) setUp(ctx context.Context, conn driver.Conn) error {
 	if !ok {
 		return errors.New("the driver's connection cannot execute statements")
 	}
-	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS audit", []driver.NamedValue{{Ordinal: 1, Value: c.auditURI}}); err != nil {
-		return fmt.Errorf("attach the audit log: %w", err)
+	for _, a := range c.attach {
+		if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS "+a.schema, []driver.NamedValue{{Ordinal: 1, Value: a.uri}}); err != nil {
+			return fmt.Errorf("attach the %s file: %w", a.schema, err)
+		}
 	}
 	for _, p := range c.pragmas {
 		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
@@ -298,7 +339,13 @@ func (c dbConnector) setUp(ctx context.Context, conn driver.Conn) error {
 		}
 	}
 	if c.maxBytes > 0 {
-		for _, schema := range []string{"main", "audit"} {
+		schemas := []string{"main"}
+		for _, a := range c.attach {
+			if !strings.HasSuffix(a.uri, "mode=ro") {
+				schemas = append(schemas, a.schema)
+			}
+		}
+		for _, schema := range schemas {
 			if err := setMaxPageCount(ctx, conn, schema, c.maxBytes); err != nil {
 				return fmt.Errorf("set the size cap: %w", err)
 			}
@@ -344,7 +391,8 @@ func setMaxPageCount(ctx context.Context, conn driver.Conn, schema string, maxBy
 
 // setUp switches the file to WAL and applies pending migrations.
 func (db *DB) setUp(ctx context.Context) error {
-	if err := db.setWAL(ctx); err != nil {
+	// The database and its audit log (the appender switched the inbox).
+	if err := setWAL(ctx, db.w, db.c.cfg.BusyTimeout, "main", "audit"); err != nil {
 		return err
 	}
 	ms, err := sqlstore.LoadMigrations(migrationFiles)
@@ -354,10 +402,27 @@ func (db *DB) setUp(ctx context.Context) error {
 	if err := migrate(ctx, db.w, ms); err != nil {
 		return err
 	}
+	// A log in the database file is an older memgate's or a backup's:
+	// an inbox file beside it holds appends of another log (a backup
+	// restored over a database), which must not join this one. Cleared
+	// before the move, so that a crash in between clears it again.
+	var inMain int
+	if err := db.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM main.sqlite_schema WHERE type = 'table' AND name = 'audit_events'").Scan(&inMain); err != nil {
+		return err
+	}
+	if inMain > 0 {
+		if err := inTx(ctx, db.a, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "DELETE FROM audit_appends")
+			return err
+		}); err != nil {
+			return fmt.Errorf("clear the audit inbox of another log: %w", err)
+		}
+	}
 	return relocateAudit(ctx, db.w)
 }
 
-// setWAL switches the files to WAL mode (a no-op when they are already).
+// setWAL switches the files of schemas on db's connection to WAL mode (a
+// no-op for a file that is already).
 //
 // Switching takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
 // without its busy handler, when another connection holds the file then:
@@ -365,36 +430,34 @@ func (db *DB) setUp(ctx context.Context) error {
 // So the switch is retried here, for as long as the busy timeout, as any
 // other statement would wait for its lock. It is not a DSN pragma for this
 // reason: that one runs when the connection opens, where nothing retries it.
-func (db *DB) setWAL(ctx context.Context) error {
-	deadline := time.Now().Add(db.c.cfg.BusyTimeout)
+func setWAL(ctx context.Context, db *sql.DB, busyTimeout time.Duration, schemas ...string) error {
+	deadline := time.Now().Add(busyTimeout)
 	pause := time.Millisecond
-	for {
-		var mode string
-		// Unqualified, the pragma switches every attached file: the
-		// database and its audit log.
-		err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
-		if err == nil && strings.EqualFold(mode, "wal") {
-			err = db.w.QueryRowContext(ctx, "PRAGMA audit.journal_mode").Scan(&mode)
-		}
-		if err == nil {
-			if !strings.EqualFold(mode, "wal") {
-				return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+	for _, schema := range schemas {
+		for {
+			var mode string
+			err := db.QueryRowContext(ctx, "PRAGMA "+schema+".journal_mode=WAL").Scan(&mode)
+			if err == nil {
+				if !strings.EqualFold(mode, "wal") {
+					return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+				}
+				break
 			}
-			return nil
+			var se *sqlite.Error
+			if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(pause).After(deadline) {
+				return err
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			pause = min(2*pause, 50*time.Millisecond)
 		}
-		var se *sqlite.Error
-		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(pause).After(deadline) {
-			return err
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		pause = min(2*pause, 50*time.Millisecond)
 	}
+	return nil
 }
 
 // Path returns the path the database was opened with.
@@ -414,7 +477,10 @@ func (c *conn) Close() error {
 			c.stream.close()
 			c.lookup.close()
 		}
-		c.closeErr = errors.Join(ckptErr, c.r.Close(), c.w.Close())
+		// The appender after the writer and the readers, which read its
+		// file: the last connection to a file checkpoints its log and
+		// removes it, and only the appender can write the inbox's.
+		c.closeErr = errors.Join(ckptErr, c.r.Close(), c.w.Close(), c.a.Close())
 	})
 	return c.closeErr
 }

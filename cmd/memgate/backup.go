@@ -71,11 +71,20 @@ func cmdBackup(e env, args []string) error {
 }
 
 // dbFigures is what verification compares between a database and its copy.
-// audit counts the events of the log and of its inbox (those not yet
+// audit counts the events of the log and of its inboxes (those not yet
 // drained into it); lastAudit and lastInbox are the seqs of the last event
-// and inbox row (0: none): the copy holds the log up to them.
+// and inbox row (0: none), and appendsMark and lastAppend bound the rows
+// of the inbox file not yet drained (sqlite/inbox.go): the copy holds the
+// log up to them.
 type dbFigures struct {
 	schema, memories, audit, keys, lastAudit, lastInbox int64
+	appendsMark, lastAppend                             int64
+}
+
+// sameLog reports whether g holds what f does: the copy's inbox takes the
+// appends, so its inbox's seqs go past the source's.
+func (f dbFigures) sameLog(g dbFigures) bool {
+	return f.schema == g.schema && f.memories == g.memories && f.audit == g.audit && f.keys == g.keys && f.lastAudit == g.lastAudit
 }
 
 func (f dbFigures) String() string {
@@ -103,13 +112,24 @@ func readFigures(ctx context.Context, q queryer) (dbFigures, error) {
 			+ (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_write_inbox)`
 		lastInbox = `(SELECT COALESCE(MAX(seq), 0) FROM audit_inbox)`
 	}
+	// The inbox file's rows past the mark, where it is attached.
+	var appends int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_list WHERE name IN ('audit_appends', 'audit_drained')`).Scan(&appends); err != nil {
+		return f, err
+	}
+	mark, lastAppend := "0", "0"
+	if appends == 2 {
+		mark = `(SELECT COALESCE(MAX(appends), 0) FROM audit_drained)`
+		pending += ` + (SELECT COALESCE(SUM(json_array_length(events)), 0) FROM audit_appends WHERE seq > ` + mark + `)`
+		lastAppend = `(SELECT COALESCE(MAX(seq), 0) FROM audit_appends)`
+	}
 	err := q.QueryRowContext(ctx, `SELECT
 		(SELECT COALESCE(MAX(version), 0) FROM schema_migrations),
 		(SELECT COUNT(*) FROM memories),
 		(SELECT COUNT(*) FROM audit_events) + `+pending+`,
 		(SELECT COUNT(*) FROM keys),
 		(SELECT COALESCE(MAX(seq), 0) FROM audit_events),
-		`+lastInbox).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit, &f.lastInbox)
+		`+lastInbox+`, `+mark+`, `+lastAppend).Scan(&f.schema, &f.memories, &f.audit, &f.keys, &f.lastAudit, &f.lastInbox, &f.appendsMark, &f.lastAppend)
 	return f, err
 }
 
@@ -182,13 +202,20 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 	}
 	// The audit log's file, where this memgate keeps the log (an older
 	// database, or a backup, has it in its one file).
-	auditURI := ""
+	auditURI, inboxURI := "", ""
 	if _, err := os.Stat(sqlite.AuditPath(src)); err == nil {
 		if auditURI, err = sqliteURI(sqlite.AuditPath(src), "mode=ro"); err != nil {
 			return nil, err
 		}
+		// And the audit appends' file, where this memgate keeps the
+		// events not yet drained into the log.
+		if _, err := os.Stat(sqlite.InboxPath(src)); err == nil {
+			if inboxURI, err = sqliteURI(sqlite.InboxPath(src), "mode=ro"); err != nil {
+				return nil, err
+			}
+		}
 	}
-	snap, err := copyDatabase(ctx, src, srcURI, auditURI, dst, dstURI, o)
+	snap, err := copyDatabase(ctx, src, srcURI, auditURI, inboxURI, dst, dstURI, o)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +226,7 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 	if integrity != "ok" {
 		return nil, fmt.Errorf("backup %s: integrity check failed: %s", dst, integrity)
 	}
-	if got != snap {
+	if !snap.sameLog(got) {
 		return nil, fmt.Errorf("backup %s: the copy holds %s, the source held %s as of the copy", dst, got, snap)
 	}
 	if err := syncFile(dst); err != nil {
@@ -215,7 +242,7 @@ func backupSQLite(ctx context.Context, src, dst string, o backupOptions) (res *B
 
 // copyDatabase copies srcURI into dstURI in one read transaction on the
 // source and returns the source's figures in that transaction.
-func copyDatabase(ctx context.Context, src, srcURI, auditURI, dst, dstURI string, o backupOptions) (dbFigures, error) {
+func copyDatabase(ctx context.Context, src, srcURI, auditURI, inboxURI, dst, dstURI string, o backupOptions) (dbFigures, error) {
 	db, err := sql.Open("sqlite", srcURI)
 	if err != nil {
 		return dbFigures{}, err
@@ -232,12 +259,26 @@ func copyDatabase(ctx context.Context, src, srcURI, auditURI, dst, dstURI string
 			return dbFigures{}, fmt.Errorf("open the audit log of %s: %w", src, err)
 		}
 	}
+	if inboxURI != "" {
+		if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS inbox", inboxURI); err != nil {
+			return dbFigures{}, fmt.Errorf("open the audit inbox of %s: %w", src, err)
+		}
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
 	}
 	// Ends the read transaction; a query_only connection has nothing to
 	// roll back.
 	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	if inboxURI != "" {
+		// The inbox file's snapshot first, the log's after: a drain that
+		// commits between the two has its rows in the log's, and the
+		// rows it deletes from the inbox after are in the inbox's. The
+		// other way round, they could be in neither.
+		if _, err := conn.ExecContext(ctx, "SELECT COUNT(*) FROM inbox.sqlite_schema"); err != nil {
+			return dbFigures{}, fmt.Errorf("backup %s: %w", src, err)
+		}
+	}
 	// The first read starts the transaction's snapshot.
 	snap, err := readFigures(ctx, conn)
 	if err != nil {
@@ -345,6 +386,29 @@ func copyAuditLog(ctx context.Context, src *sql.Conn, dst, dstURI string, snap d
 	}{{"audit_events", snap.lastAudit}, {"audit_refs", snap.lastAudit}, {"audit_inbox", snap.lastInbox}, {"sqlite_sequence", -1}} {
 		if err := copyRows(ctx, src, tx, c.table, c.last); err != nil {
 			return fail(fmt.Errorf("%s: %w", c.table, err))
+		}
+	}
+	// The appends not yet drained join the copy's inbox, with their
+	// stamps: the copy has no inbox file, and drains them in stamp order
+	// with the rest when it is opened.
+	if snap.lastAppend > snap.appendsMark {
+		rows, err := src.QueryContext(ctx, "SELECT at, events FROM inbox.audit_appends WHERE seq > ? AND seq <= ? ORDER BY seq", snap.appendsMark, snap.lastAppend)
+		if err != nil {
+			return fail(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var at int64
+			var events string
+			if err := rows.Scan(&at, &events); err != nil {
+				return fail(err)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO main.audit_inbox (events, at) VALUES (?, ?)", events, at); err != nil {
+				return fail(err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fail(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/client"
 	"github.com/memgate/memgate/sqlite"
+	"github.com/memgate/memgate/store"
 )
 
 // sourceFigures reads db's figures through a connection of its own.
@@ -43,6 +45,13 @@ func sourceFigures(t *testing.T, db string) dbFigures {
 			t.Fatal(err)
 		}
 		if _, err := conn.ExecContext(t.Context(), "ATTACH DATABASE ? AS audit", auditURI); err != nil {
+			t.Fatal(err)
+		}
+		inboxURI, err := sqliteURI(sqlite.InboxPath(db), "mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(t.Context(), "ATTACH DATABASE ? AS inbox", inboxURI); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,6 +234,93 @@ func TestBackupCommand(t *testing.T) {
 				t.Fatalf("backup of %s failed (%s) and left %s", src, errs, p)
 			}
 		}
+	}
+}
+
+// TestBackupHoldsUndrainedAppends: audit events still in the inbox file
+// (appended, not yet drained into the log) are in the copy, after those
+// drained, in order; the source holds the same log (control). Restoring
+// the copy over the database, whose inbox file still holds those appends,
+// does not add them twice: the inbox of another log is cleared.
+func TestBackupHoldsUndrainedAppends(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	db, err := sqlite.Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN := func(prefix string, n int) {
+		for i := range n {
+			ev := store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall", At: time.Now(),
+				RecallID: fmt.Sprintf("%s-%02d", prefix, i), MemoryIDs: []string{fmt.Sprintf("m-%02d", i)}}
+			if err := db.AppendAudit(ctx, []store.AuditEvent{ev}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	appendN("drained", 4)
+	if err := db.DrainAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendN("pending", 3)
+	db.Close() // the three stay in the inbox file: only a drain moves them
+	recalls := func(path string) []string {
+		t.Helper()
+		db, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		page, err := db.ListAudit(ctx, "acme", store.AuditFilter{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range page.Events {
+			ids = append(ids, e.RecallID)
+		}
+		return ids
+	}
+	if f := sourceFigures(t, src); f.audit != 7 || f.lastAppend <= f.appendsMark {
+		t.Fatalf("the source's figures: %+v, want 7 events, 3 of them past the mark", f)
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	if code, out, errs := runMemgate("backup", "--db", src, "--to", copyPath, "--json"); code != 0 {
+		t.Fatalf("backup: exit %d, %q, %q", code, out, errs)
+	}
+	b, err := os.ReadFile(copyPath) // as written: opening it moves its log out
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pending-02", "pending-01", "pending-00", "drained-03", "drained-02", "drained-01", "drained-00"}
+	if got := recalls(copyPath); !slices.Equal(got, want) {
+		t.Fatalf("the copy's log: %v, want %v", got, want)
+	}
+	// Control: the source (whose next drain moves them) holds the same.
+	if got := recalls(src); !slices.Equal(got, want) {
+		t.Fatalf("the source's log: %v, want %v", got, want)
+	}
+
+	// Restored over a database whose inbox file holds appends.
+	again := filepath.Join(dir, "again.db")
+	if db, err = sqlite.Open(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	appendN("pending", 3)
+	db.Close()
+	if f := sourceFigures(t, again); f.lastAppend != 3 {
+		t.Fatalf("the database restored over holds %+v, want 3 appends in its inbox", f)
+	}
+	for _, p := range sqlite.Files(again)[:6] {
+		os.Remove(p)
+	}
+	if err := os.WriteFile(again, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := recalls(again); !slices.Equal(got, want) {
+		t.Fatalf("the copy restored over a database: %v, want %v", got, want)
 	}
 }
 

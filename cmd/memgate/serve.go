@@ -20,7 +20,7 @@ func cmdServe(e env, args []string) error {
 	fs.StringVar(&cfg.Addr, "addr", server.DefaultAddr, "address to listen on (port 0 picks a free port)")
 	fs.StringVar(&cfg.DB, "db", envDefault("MEMGATE_DB", server.DefaultDB), "path of the embedded database")
 	fs.Int64Var(&cfg.MaxDBBytes, "max-db-bytes", 0,
-		"largest size of each of the embedded database's files (memories, audit log) in bytes: a write past it answers 503 and stores nothing, reads go on (0: no cap)")
+		"largest size of each of the embedded database's files (memories, audit log, audit inbox) in bytes: a write past it answers 503 and stores nothing, reads go on (0: no cap)")
 	fs.Int64Var(&cfg.IndexMaxBytes, "index-max-bytes", 0,
 		"memory budget of the in-memory recall index in bytes: a partition larger than it is refused with 503, never reloaded per search (0: 1 GiB)")
 	fs.IntVar(&cfg.IndexApproxMinRows, "index-approx-min-rows", 0,

@@ -572,14 +572,17 @@ func runChecker(ctx context.Context, prog, path string) error {
 // write-ahead log (the next server must do that itself, as after a real
 // crash), and runs PRAGMA integrity_check (which must answer the one row
 // "ok") and PRAGMA foreign_key_check (which must answer no row), on the
-// database file and on its audit log's (sqlite.AuditPath), when it has one.
+// database file and on its audit log's (sqlite.AuditPath) and the log's
+// inbox's (sqlite.InboxPath), when it has them.
 func CheckSQLite(ctx context.Context, path string) error {
 	if err := checkSQLiteFile(ctx, path); err != nil {
 		return err
 	}
-	if _, err := os.Stat(sqlite.AuditPath(path)); err == nil {
-		if err := checkSQLiteFile(ctx, sqlite.AuditPath(path)); err != nil {
-			return fmt.Errorf("the audit log: %w", err)
+	for _, f := range []struct{ name, path string }{{"the audit log", sqlite.AuditPath(path)}, {"the audit inbox", sqlite.InboxPath(path)}} {
+		if _, err := os.Stat(f.path); err == nil {
+			if err := checkSQLiteFile(ctx, f.path); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
 		}
 	}
 	return nil

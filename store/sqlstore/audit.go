@@ -49,9 +49,23 @@ const insertAudit = `INSERT INTO audit_events (tenant, principal, agent, actor, 
 // batch of four recalls); into the inbox it writes one row. The drain
 // writes those pages once for many batches, in the background (the
 // engine's drainer) or before a read (issue 27, BENCHMARKS.md).
+//
+// Where the driver is an Appender (SQLite), AppendAudit's rows go to
+// audit_appends instead, through the appender, so that an append never
+// waits for a drain, which holds the writer (package sqlite, inbox.go).
+// A drain moves them with the inbox's rows, in stamp order: audit_drained
+// holds the last seq of audit_appends moved (the mark), written in the
+// drain's transaction, and the appender deletes the rows up to the mark
+// after it. The stamps order appends among the writer's commits as above:
+// an append stamped before T and committed after the drain read the file
+// is moved by a later drain; its recall was answered after that, so the
+// log keeps the order of what was acknowledged before what began.
 const (
 	insertInbox      = `INSERT INTO audit_inbox (events, at) VALUES (?, ?)`
 	insertWriteInbox = `INSERT INTO audit_write_inbox (events, at) VALUES (?, ?)`
+	insertAppend     = `INSERT INTO audit_appends (at, events) VALUES (?, ?)`
+	// appendsMark is the mark: the last seq of audit_appends drained.
+	appendsMark = `SELECT COALESCE(MAX(appends), 0) FROM audit_drained`
 	// drainRows bounds the inbox rows one drain transaction moves, so
 	// that a drain holds the writer no longer than a large write does.
 	drainRows = 64
@@ -68,6 +82,12 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 	row, err := inboxRow(events)
 	if err != nil {
 		return err
+	}
+	if a, ok := s.d.(Appender); ok {
+		return a.Append(ctx, "append audit", func(q Querier) error {
+			_, err := q.Exec(ctx, insertAppend, inboxStamp(), row)
+			return err
+		})
 	}
 	return s.d.Write(ctx, "append audit", func(q Querier) error {
 		_, err := q.Exec(ctx, insertInbox, row, inboxStamp())
@@ -152,20 +172,52 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 			return err
 		}
 	}
+	a, appends := s.d.(Appender)
+	mark := int64(-1) // the mark as the last drain transaction left it
 	for {
+		// The appends are read before the writer's transaction, on a
+		// reader: the writer never reads their file, so no write holds
+		// it, and a checkpoint that truncates its log (Driver.Erase)
+		// waits for no write.
+		var apps []inboxEntry
+		if appends {
+			var err error
+			apps, err = read(ctx, s, "drain audit", func(q Querier) ([]inboxEntry, error) {
+				return collect(scanInboxRow)(q.Query(ctx, "SELECT seq, at, events FROM audit_appends WHERE seq > ("+appendsMark+") ORDER BY seq LIMIT ?", drainRows))
+			})
+			if err != nil {
+				return err
+			}
+		}
 		var moved int
 		err := s.d.Write(ctx, "drain audit", func(q Querier) error {
 			if err := s.d.Lock(ctx, q, []string{"audit", "drain"}); err != nil {
 				return err
 			}
 			var err error
-			moved, err = s.drainAudit(ctx, q, before, drainRows)
+			moved, mark, err = s.drainAudit(ctx, q, before, drainRows, appends, apps)
 			return err
 		})
-		if err != nil || moved < drainRows {
+		if err != nil {
 			return err
 		}
+		if moved < drainRows {
+			break
+		}
 	}
+	if !appends || mark <= s.appendsDeleted.Load() {
+		return nil
+	}
+	// The rows moved, out of the appends' file (a crash before this
+	// leaves rows at or below the mark, which no drain reads again).
+	err := a.Append(ctx, "drain audit", func(q Querier) error {
+		_, err := q.Exec(ctx, "DELETE FROM audit_appends WHERE seq <= ?", mark)
+		return err
+	})
+	if err == nil {
+		s.appendsDeleted.Store(mark)
+	}
+	return err
 }
 
 // drainBeforeRead drains the inboxes when they hold anything (one cheap
@@ -179,6 +231,9 @@ func (s *Store) drainBeforeRead(ctx context.Context) (pending bool, err error) {
 		query := `SELECT COUNT(*) FROM (SELECT 1 FROM audit_inbox LIMIT 1) AS i`
 		if s.dl.WriteInbox {
 			query = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM audit_inbox LIMIT 1) AS i) + (SELECT COUNT(*) FROM (SELECT 1 FROM audit_write_inbox LIMIT 1) AS w)`
+		}
+		if _, ok := s.d.(Appender); ok {
+			query += ` + (SELECT COUNT(*) FROM (SELECT 1 FROM audit_appends WHERE seq > (` + appendsMark + `) LIMIT 1) AS a)`
 		}
 		var n int
 		err := q.QueryRow(ctx, query).Scan(&n)
@@ -208,9 +263,13 @@ func (s *Store) pendingAudit(ctx context.Context, q Querier) ([]store.AuditEvent
 	}
 	query := "SELECT events FROM audit_inbox ORDER BY seq"
 	if s.dl.WriteInbox {
+		appends := ""
+		if _, ok := s.d.(Appender); ok {
+			appends = "UNION ALL SELECT events, at, seq, 2 FROM audit_appends WHERE seq > (" + appendsMark + ")"
+		}
 		query = `SELECT events FROM (
 			SELECT a.events, a.at, a.seq, 0 AS w FROM audit_inbox a WHERE NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin)
-			UNION ALL SELECT events, at, seq, 1 FROM audit_write_inbox) AS i ORDER BY at, w, seq`
+			UNION ALL SELECT events, at, seq, 1 FROM audit_write_inbox ` + appends + `) AS i ORDER BY at, w, seq`
 	}
 	var out []store.AuditEvent
 	{
@@ -250,60 +309,116 @@ func auditMatches(e *store.AuditEvent, tenant string, f store.AuditFilter) bool 
 }
 
 // drainAudit moves up to limit rows of audit_inbox stamped before before,
-// in stamp order, into audit_events and audit_refs in q's transaction, and
-// returns how many rows it moved. A row copied from the write inbox waits
-// there until its origin is deleted (DrainAudit).
-func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int) (int, error) {
-	query := "SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ? ORDER BY a.seq LIMIT ?"
+// and, with appends, of apps (audit_appends in seq order, read before q's
+// transaction) past the mark, in stamp order, into audit_events and
+// audit_refs in q's transaction, raises the mark past the appends it
+// moved, and returns how many rows it moved and the mark. A row copied
+// from the write inbox waits there until its origin is deleted
+// (DrainAudit).
+func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int, appends bool, apps []inboxEntry) (int, int64, error) {
+	query := "SELECT a.seq, a.at, a.events FROM audit_inbox a WHERE a.at < ? ORDER BY a.seq LIMIT ?"
 	if s.dl.WriteInbox {
-		query = `SELECT a.seq, a.events FROM audit_inbox a WHERE a.at < ?
+		query = `SELECT a.seq, a.at, a.events FROM audit_inbox a WHERE a.at < ?
 			AND NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin) ORDER BY a.at, a.seq LIMIT ?`
 	}
 	entries, err := collect(scanInboxRow)(q.Query(ctx, query, before, limit))
-	if err != nil || len(entries) == 0 {
-		return 0, err
+	if err != nil {
+		return 0, 0, err
+	}
+	var mark int64
+	var taken []inboxEntry // the appends moved, a prefix of those read
+	if appends {
+		if err := q.QueryRow(ctx, appendsMark).Scan(&mark); err != nil {
+			return 0, 0, err
+		}
+		// Past the mark as it is now (another process's drain may have
+		// moved some since they were read): every row below the first
+		// was committed before it, and is at or below the mark.
+		for len(apps) > 0 && apps[0].seq <= mark {
+			apps = apps[1:]
+		}
+		for k := range apps {
+			apps[k].appended = true
+		}
+		// In seq order, up to the first stamped at or after before: the
+		// mark moves over a prefix only.
+		n := 0
+		for n < len(apps) && apps[n].at < before {
+			n++
+		}
+		// Merged with the inbox's rows by stamp, the first limit.
+		var merged []inboxEntry
+		i, j := 0, 0
+		for len(merged) < limit && (i < len(entries) || j < n) {
+			if j == n || (i < len(entries) && entries[i].at <= apps[j].at) {
+				merged = append(merged, entries[i])
+				i++
+			} else {
+				merged = append(merged, apps[j])
+				j++
+			}
+		}
+		entries, taken = merged, apps[:j]
+	}
+	if len(entries) == 0 {
+		return 0, mark, nil
 	}
 	var events []store.AuditEvent
 	for _, e := range entries {
 		var evs []store.AuditEvent
 		if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
-			return 0, fmt.Errorf("audit inbox row %d: %w", e.seq, err)
+			return 0, 0, fmt.Errorf("audit inbox row %d: %w", e.seq, err)
 		}
 		events = append(events, evs...)
 	}
 	rows, err := auditRows(events)
 	if err != nil {
-		return 0, fmt.Errorf("audit inbox: %w", err)
+		return 0, 0, fmt.Errorf("audit inbox: %w", err)
 	}
 	for i := 0; i < len(events); i += auditBatchEvents {
 		j := min(i+auditBatchEvents, len(events))
 		if err := appendAudit(ctx, q, events[i:j], rows[i:j]); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	b := new(Query)
-	b.SQL("DELETE FROM audit_inbox WHERE seq IN (")
-	for i, e := range entries {
-		if i > 0 {
-			b.SQL(", ")
+	if inbox := len(entries) - len(taken); inbox > 0 {
+		b := new(Query)
+		b.SQL("DELETE FROM audit_inbox WHERE seq IN (")
+		k := 0
+		for _, e := range entries {
+			if e.appended {
+				continue
+			}
+			if k++; k > 1 {
+				b.SQL(", ")
+			}
+			b.SQL(b.Arg(e.seq))
 		}
-		b.SQL(b.Arg(e.seq))
+		if _, err := q.Exec(ctx, b.SQL(")").String(), b.Args()...); err != nil {
+			return 0, 0, err
+		}
 	}
-	if _, err := q.Exec(ctx, b.SQL(")").String(), b.Args()...); err != nil {
-		return 0, err
+	if len(taken) > 0 {
+		mark = taken[len(taken)-1].seq
+		if _, err := q.Exec(ctx, `INSERT INTO audit_drained (id, appends) VALUES (1, ?)
+			ON CONFLICT (id) DO UPDATE SET appends = excluded.appends`, mark); err != nil {
+			return 0, 0, err
+		}
 	}
-	return len(entries), nil
+	return len(entries), mark, nil
 }
 
-// inboxEntry is a row of an inbox: its seq and its events as JSON.
+// inboxEntry is a row of an inbox: its seq, its stamp, its events as
+// JSON, and whether it is a row of audit_appends.
 type inboxEntry struct {
-	seq    int64
-	events string
+	seq, at  int64
+	events   string
+	appended bool
 }
 
 func scanInboxRow(r Rows) (inboxEntry, error) {
 	var e inboxEntry
-	err := r.Scan(&e.seq, &e.events)
+	err := r.Scan(&e.seq, &e.at, &e.events)
 	return e, err
 }
 
@@ -311,52 +426,74 @@ func scanInboxRow(r Rows) (inboxEntry, error) {
 // pseudonym, and each of their agents its store.AgentPseudonym, as
 // forgetAudit does to the log's tables, rewriting the rows in place (a
 // move to the tables here would span two files where the write inbox is
-// apart, which commit separately).
+// apart, which commit separately). audit_appends is rewritten through
+// the appender, in a transaction of its own that commits before q's:
+// drains, which hold the writer, cannot run in between, and one that ran
+// before moved its rows into the tables that q's transaction rewrites. A
+// forget that fails after it leaves those rows under the pseudonym, as a
+// retry would.
 func (s *Store) forgetInboxes(ctx context.Context, q Querier, tenant, principal, pseudonym string, key func() ([]byte, error)) error {
 	tables := []string{"audit_inbox"}
 	if s.dl.WriteInbox {
 		tables = append(tables, "audit_write_inbox")
 	}
 	for _, table := range tables {
-		// A superset, cheaply: the rows whose text holds the principal.
-		// (An event already under the pseudonym, forgotten before its
-		// agent was, takes its agent's now.)
-		b := new(Query)
-		b.SQL("SELECT seq, events FROM ", table, " WHERE ", s.dl.Contains(b, "events", principal), " OR ", s.dl.Contains(b, "events", pseudonym))
-		entries, err := collect(scanInboxRow)(q.Query(ctx, b.String(), b.Args()...))
+		if err := forgetInbox(ctx, q, s.dl, table, tenant, principal, pseudonym, key); err != nil {
+			return err
+		}
+	}
+	a, ok := s.d.(Appender)
+	if !ok {
+		return nil
+	}
+	// key reads the database's key in q's transaction, which this one
+	// runs inside of.
+	return a.Append(ctx, "forget", func(aq Querier) error {
+		return forgetInbox(ctx, aq, s.dl, "audit_appends", tenant, principal, pseudonym, key)
+	})
+}
+
+// forgetInbox rewrites the principal's events in the inbox table in q's
+// transaction (forgetInboxes).
+func forgetInbox(ctx context.Context, q Querier, dl *Dialect, table, tenant, principal, pseudonym string, key func() ([]byte, error)) error {
+	// A superset, cheaply: the rows whose text holds the principal. (An
+	// event already under the pseudonym, forgotten before its agent was,
+	// takes its agent's now.)
+	b := new(Query)
+	b.SQL("SELECT seq, at, events FROM ", table, " WHERE ", dl.Contains(b, "events", principal), " OR ", dl.Contains(b, "events", pseudonym))
+	entries, err := collect(scanInboxRow)(q.Query(ctx, b.String(), b.Args()...))
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		var evs []store.AuditEvent
+		if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
+			return fmt.Errorf("audit inbox row %d: %w", e.seq, err)
+		}
+		changed := false
+		for i := range evs {
+			ev := &evs[i]
+			if ev.Tenant != tenant || (ev.Principal != principal && ev.Principal != pseudonym) {
+				continue
+			}
+			ev.Principal, changed = pseudonym, true
+			if ev.Agent != "" && !strings.HasPrefix(ev.Agent, "forgotten:") {
+				k, err := key()
+				if err != nil {
+					return err
+				}
+				ev.Agent = store.AgentPseudonym(k, pseudonym, ev.Agent)
+			}
+		}
+		if !changed {
+			continue
+		}
+		row, err := json.Marshal(evs)
 		if err != nil {
 			return err
 		}
-		for _, e := range entries {
-			var evs []store.AuditEvent
-			if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
-				return fmt.Errorf("audit inbox row %d: %w", e.seq, err)
-			}
-			changed := false
-			for i := range evs {
-				ev := &evs[i]
-				if ev.Tenant != tenant || (ev.Principal != principal && ev.Principal != pseudonym) {
-					continue
-				}
-				ev.Principal, changed = pseudonym, true
-				if ev.Agent != "" && !strings.HasPrefix(ev.Agent, "forgotten:") {
-					k, err := key()
-					if err != nil {
-						return err
-					}
-					ev.Agent = store.AgentPseudonym(k, pseudonym, ev.Agent)
-				}
-			}
-			if !changed {
-				continue
-			}
-			row, err := json.Marshal(evs)
-			if err != nil {
-				return err
-			}
-			if _, err := q.Exec(ctx, "UPDATE "+table+" SET events = ? WHERE seq = ?", string(row), e.seq); err != nil {
-				return err
-			}
+		if _, err := q.Exec(ctx, "UPDATE "+table+" SET events = ? WHERE seq = ?", string(row), e.seq); err != nil {
+			return err
 		}
 	}
 	return nil

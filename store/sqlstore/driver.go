@@ -123,6 +123,16 @@ type Looker interface {
 	Lookup(ctx context.Context, query string, args ...any) (Rows, error)
 }
 
+// Appender is a capability a Driver may have: Append runs fn in a write
+// transaction of a file that holds the audit log's appends (table
+// audit_appends: seq, at, events) and nothing else, on a connection of
+// its own, so that an append never waits for Write's writer, which a
+// drain holds while it moves appends into the log (audit.go). Write's
+// transactions read audit_appends, and never write it.
+type Appender interface {
+	Append(ctx context.Context, op string, fn func(Querier) error) error
+}
+
 // Rows is the result of Querier.Query.
 type Rows interface {
 	Next() bool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/memgate/memgate"
 	"github.com/memgate/memgate/store"
@@ -16,6 +17,9 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	d  Driver
 	dl *Dialect
+	// appendsDeleted is the mark up to which this store has deleted
+	// audit_appends (Appender; audit.go).
+	appendsDeleted atomic.Int64
 }
 
 // New returns the store over d. Closing the store closes d.
