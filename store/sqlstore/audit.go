@@ -67,8 +67,13 @@ const (
 	// appendsMark is the mark: the last seq of audit_appends drained.
 	appendsMark = `SELECT COALESCE(MAX(appends), 0) FROM audit_drained`
 	// drainRows bounds the inbox rows one drain transaction moves, so
-	// that a drain holds the writer no longer than a large write does.
-	drainRows = 64
+	// that a drain holds the writer (and the writes that wait for it)
+	// for tens of milliseconds, not for a whole backlog. Appends wait for
+	// no drain (Appender), and a larger transaction writes each page of
+	// audit_refs once for more events: against 64, bench/load's recalls
+	// a second went up and both p99s down (BENCHMARKS.md, "The audit
+	// inbox's own file"); 1,024 did no better than 256.
+	drainRows = 256
 )
 
 // AppendAudit implements store.Store. The batch is one transaction: every
