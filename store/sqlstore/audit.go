@@ -68,12 +68,16 @@ const (
 	appendsMark = `SELECT COALESCE(MAX(appends), 0) FROM audit_drained`
 	// drainRows bounds the inbox rows one drain transaction moves, so
 	// that a drain holds the writer (and the writes that wait for it)
-	// for tens of milliseconds, not for a whole backlog. Appends wait for
-	// no drain (Appender), and a larger transaction writes each page of
-	// audit_refs once for more events: against 64, bench/load's recalls
-	// a second went up and both p99s down (BENCHMARKS.md, "The audit
-	// inbox's own file"); 1,024 did no better than 256.
-	drainRows = 256
+	// for tens of milliseconds, not for a whole backlog.
+	drainRows = 64
+	// drainRowsApart is drainRows where appends wait for no drain
+	// (Appender): a larger transaction writes each page of audit_refs
+	// once for more events. On SQLite, against 64, both p99s of
+	// bench/load went down (BENCHMARKS.md, "The audit inbox's own
+	// file"); 1,024 did no better than 256. PostgreSQL, where appends
+	// never waited for a drain, keeps drainRows: its figures gave no
+	// reason to change.
+	drainRowsApart = 256
 )
 
 // AppendAudit implements store.Store. The batch is one transaction: every
@@ -151,9 +155,10 @@ func inboxRow(events []store.AuditEvent) (string, error) {
 
 // DrainAudit implements store.AuditDrainer: it moves every row of the
 // inboxes committed before it began into the audit log's tables, in the
-// order they committed (above), drainRows rows a transaction, and returns
-// once they are moved (or ctx ends). Drains in several processes
-// (replicas, the CLI beside a server) take turns on a lock.
+// order they committed (above), drainRows (drainRowsApart) rows a
+// transaction, and returns once they are moved (or ctx ends). Drains in
+// several processes (replicas, the CLI beside a server) take turns on a
+// lock.
 func (s *Store) DrainAudit(ctx context.Context) error {
 	// With one inbox (PostgreSQL: replicas on other machines stamp with
 	// their own clocks) every row is moved, in the inbox's order.
@@ -178,6 +183,10 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 		}
 	}
 	a, appends := s.d.(Appender)
+	limit := drainRows
+	if appends {
+		limit = drainRowsApart
+	}
 	mark := int64(-1) // the mark as the last drain transaction left it
 	for {
 		// The appends are read before the writer's transaction, on a
@@ -188,7 +197,7 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 		if appends {
 			var err error
 			apps, err = read(ctx, s, "drain audit", func(q Querier) ([]inboxEntry, error) {
-				return collect(scanInboxRow)(q.Query(ctx, "SELECT seq, at, events FROM audit_appends WHERE seq > ("+appendsMark+") ORDER BY seq LIMIT ?", drainRows))
+				return collect(scanInboxRow)(q.Query(ctx, "SELECT seq, at, events FROM audit_appends WHERE seq > ("+appendsMark+") ORDER BY seq LIMIT ?", limit))
 			})
 			if err != nil {
 				return err
@@ -200,13 +209,13 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 				return err
 			}
 			var err error
-			moved, mark, err = s.drainAudit(ctx, q, before, drainRows, appends, apps)
+			moved, mark, err = s.drainAudit(ctx, q, before, limit, appends, apps)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		if moved < drainRows {
+		if moved < limit {
 			break
 		}
 	}
