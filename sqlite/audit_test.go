@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -265,6 +266,21 @@ func TestAuditLogFileMissing(t *testing.T) {
 		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("the refused Open left %s (%v)", f, err)
 		}
+	}
+	// An inbox file that was there (with the two events, not yet
+	// drained) stays: it is no file the refused Open made.
+	inbox, err := os.ReadFile(InboxPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(InboxPath(copyPath), inbox, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Open(t.Context(), copyPath); !errors.Is(err, errNoAuditLog) {
+		t.Fatalf("Open of a database without its audit log file, with an inbox file: %v, want %v", err, errNoAuditLog)
+	}
+	if b, err := os.ReadFile(InboxPath(copyPath)); err != nil || !bytes.Equal(b, inbox) {
+		t.Fatalf("the refused Open changed the inbox file that was there (%v)", err)
 	}
 	// Control.
 	db = openTest(t, path)

@@ -165,6 +165,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
 	_, statErr := os.Stat(AuditPath(abs))
 	auditExisted := statErr == nil
+	_, statErr = os.Stat(InboxPath(abs))
+	inboxExisted := statErr == nil
 
 	db := &DB{path: path, pools: new(pools)}
 	db.c = &conn{cfg: cfg, pools: db.pools, ckpt: newCheckpointer(cfg.checkpointPages)}
@@ -212,8 +214,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.w.Close()
 		db.a.Close()
 		if !auditExisted && errors.Is(err, errNoAuditLog) {
-			// Attaching created the files; this Open created nothing else.
-			for _, p := range Files(abs)[3:] {
+			// Attaching created the audit file, and opening the appender
+			// the inbox file if there was none (one left by a process that
+			// had the log holds its events); this Open created nothing
+			// else.
+			created := Files(abs)[3:6]
+			if !inboxExisted {
+				created = Files(abs)[3:]
+			}
+			for _, p := range created {
 				os.Remove(p)
 			}
 		}
