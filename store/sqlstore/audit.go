@@ -92,8 +92,8 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 	if err != nil {
 		return err
 	}
-	if a, ok := s.d.(Appender); ok {
-		return a.Append(ctx, "append audit", func(q Querier) error {
+	if s.ap != nil {
+		return s.ap.Append(ctx, "append audit", func(q Querier) error {
 			_, err := q.Exec(ctx, insertAppend, inboxStamp(), row)
 			return err
 		})
@@ -182,9 +182,8 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 			return err
 		}
 	}
-	a, appends := s.d.(Appender)
 	limit := drainRows
-	if appends {
+	if s.ap != nil {
 		limit = drainRowsApart
 	}
 	mark := int64(-1) // the mark as the last drain transaction left it
@@ -194,7 +193,7 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 		// it, and a checkpoint that truncates its log (Driver.Erase)
 		// waits for no write.
 		var apps []inboxEntry
-		if appends {
+		if s.ap != nil {
 			var err error
 			apps, err = read(ctx, s, "drain audit", func(q Querier) ([]inboxEntry, error) {
 				return collect(scanInboxRow)(q.Query(ctx, "SELECT seq, at, events FROM audit_appends WHERE seq > ("+appendsMark+") ORDER BY seq LIMIT ?", limit))
@@ -209,7 +208,7 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 				return err
 			}
 			var err error
-			moved, mark, err = s.drainAudit(ctx, q, before, limit, appends, apps)
+			moved, mark, err = s.drainAudit(ctx, q, before, limit, apps)
 			return err
 		})
 		if err != nil {
@@ -219,12 +218,12 @@ func (s *Store) DrainAudit(ctx context.Context) error {
 			break
 		}
 	}
-	if !appends || mark <= s.appendsDeleted.Load() {
+	if s.ap == nil || mark <= s.appendsDeleted.Load() {
 		return nil
 	}
 	// The rows moved, out of the appends' file (a crash before this
 	// leaves rows at or below the mark, which no drain reads again).
-	err := a.Append(ctx, "drain audit", func(q Querier) error {
+	err := s.ap.Append(ctx, "drain audit", func(q Querier) error {
 		_, err := q.Exec(ctx, "DELETE FROM audit_appends WHERE seq <= ?", mark)
 		return err
 	})
@@ -246,7 +245,7 @@ func (s *Store) drainBeforeRead(ctx context.Context) (pending bool, err error) {
 		if s.dl.WriteInbox {
 			query = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM audit_inbox LIMIT 1) AS i) + (SELECT COUNT(*) FROM (SELECT 1 FROM audit_write_inbox LIMIT 1) AS w)`
 		}
-		if _, ok := s.d.(Appender); ok {
+		if s.ap != nil {
 			query += ` + (SELECT COUNT(*) FROM (SELECT 1 FROM audit_appends WHERE seq > (` + appendsMark + `) LIMIT 1) AS a)`
 		}
 		var n int
@@ -278,7 +277,7 @@ func (s *Store) pendingAudit(ctx context.Context, q Querier) ([]store.AuditEvent
 	query := "SELECT events FROM audit_inbox ORDER BY seq"
 	if s.dl.WriteInbox {
 		appends := ""
-		if _, ok := s.d.(Appender); ok {
+		if s.ap != nil {
 			appends = "UNION ALL SELECT events, at, seq, 2 FROM audit_appends WHERE seq > (" + appendsMark + ")"
 		}
 		query = `SELECT events FROM (
@@ -323,25 +322,26 @@ func auditMatches(e *store.AuditEvent, tenant string, f store.AuditFilter) bool 
 }
 
 // drainAudit moves up to limit rows of audit_inbox stamped before before,
-// and, with appends, of apps (audit_appends in seq order, read before q's
-// transaction) past the mark, in stamp order, into audit_events and
-// audit_refs in q's transaction, raises the mark past the appends it
-// moved, and returns how many rows it moved and the mark. A row copied
-// from the write inbox waits there until its origin is deleted
-// (DrainAudit).
-func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int, appends bool, apps []inboxEntry) (int, int64, error) {
+// and, where the driver is an Appender, of apps (audit_appends in seq
+// order, read before q's transaction) past the mark, in stamp order, into
+// audit_events and audit_refs in q's transaction, raises the mark past
+// the appends it moved, and returns how many rows it moved and the mark.
+// A row copied from the write inbox waits there until its origin is
+// deleted (DrainAudit).
+func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit int, apps []inboxEntry) (int, int64, error) {
 	query := "SELECT a.seq, a.at, a.events FROM audit_inbox a WHERE a.at < ? ORDER BY a.seq LIMIT ?"
 	if s.dl.WriteInbox {
 		query = `SELECT a.seq, a.at, a.events FROM audit_inbox a WHERE a.at < ?
 			AND NOT EXISTS (SELECT 1 FROM audit_write_inbox w WHERE w.seq = a.origin) ORDER BY a.at, a.seq LIMIT ?`
 	}
-	entries, err := collect(scanInboxRow)(q.Query(ctx, query, before, limit))
+	inbox, err := collect(scanInboxRow)(q.Query(ctx, query, before, limit))
 	if err != nil {
 		return 0, 0, err
 	}
+	// The rows moved, in stamp order: a prefix of inbox and one of apps.
+	moving, copies, appended := inbox, inbox, apps[:0]
 	var mark int64
-	var taken []inboxEntry // the appends moved, a prefix of those read
-	if appends {
+	if s.ap != nil {
 		if err := q.QueryRow(ctx, appendsMark).Scan(&mark); err != nil {
 			return 0, 0, err
 		}
@@ -351,9 +351,6 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit i
 		for len(apps) > 0 && apps[0].seq <= mark {
 			apps = apps[1:]
 		}
-		for k := range apps {
-			apps[k].appended = true
-		}
 		// In seq order, up to the first stamped at or after before: the
 		// mark moves over a prefix only.
 		n := 0
@@ -361,24 +358,24 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit i
 			n++
 		}
 		// Merged with the inbox's rows by stamp, the first limit.
-		var merged []inboxEntry
+		moving = nil
 		i, j := 0, 0
-		for len(merged) < limit && (i < len(entries) || j < n) {
-			if j == n || (i < len(entries) && entries[i].at <= apps[j].at) {
-				merged = append(merged, entries[i])
+		for len(moving) < limit && (i < len(inbox) || j < n) {
+			if j == n || (i < len(inbox) && inbox[i].at <= apps[j].at) {
+				moving = append(moving, inbox[i])
 				i++
 			} else {
-				merged = append(merged, apps[j])
+				moving = append(moving, apps[j])
 				j++
 			}
 		}
-		entries, taken = merged, apps[:j]
+		copies, appended = inbox[:i], apps[:j]
 	}
-	if len(entries) == 0 {
+	if len(moving) == 0 {
 		return 0, mark, nil
 	}
 	var events []store.AuditEvent
-	for _, e := range entries {
+	for _, e := range moving {
 		var evs []store.AuditEvent
 		if err := json.Unmarshal([]byte(e.events), &evs); err != nil {
 			return 0, 0, fmt.Errorf("audit inbox row %d: %w", e.seq, err)
@@ -395,15 +392,11 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit i
 			return 0, 0, err
 		}
 	}
-	if inbox := len(entries) - len(taken); inbox > 0 {
+	if len(copies) > 0 {
 		b := new(Query)
 		b.SQL("DELETE FROM audit_inbox WHERE seq IN (")
-		k := 0
-		for _, e := range entries {
-			if e.appended {
-				continue
-			}
-			if k++; k > 1 {
+		for i, e := range copies {
+			if i > 0 {
 				b.SQL(", ")
 			}
 			b.SQL(b.Arg(e.seq))
@@ -412,22 +405,21 @@ func (s *Store) drainAudit(ctx context.Context, q Querier, before int64, limit i
 			return 0, 0, err
 		}
 	}
-	if len(taken) > 0 {
-		mark = taken[len(taken)-1].seq
+	if len(appended) > 0 {
+		mark = appended[len(appended)-1].seq
 		if _, err := q.Exec(ctx, `INSERT INTO audit_drained (id, appends) VALUES (1, ?)
 			ON CONFLICT (id) DO UPDATE SET appends = excluded.appends`, mark); err != nil {
 			return 0, 0, err
 		}
 	}
-	return len(entries), mark, nil
+	return len(moving), mark, nil
 }
 
-// inboxEntry is a row of an inbox: its seq, its stamp, its events as
-// JSON, and whether it is a row of audit_appends.
+// inboxEntry is a row of an inbox: its seq, its stamp and its events as
+// JSON.
 type inboxEntry struct {
-	seq, at  int64
-	events   string
-	appended bool
+	seq, at int64
+	events  string
 }
 
 func scanInboxRow(r Rows) (inboxEntry, error) {
@@ -456,13 +448,12 @@ func (s *Store) forgetInboxes(ctx context.Context, q Querier, tenant, principal,
 			return err
 		}
 	}
-	a, ok := s.d.(Appender)
-	if !ok {
+	if s.ap == nil {
 		return nil
 	}
 	// key reads the database's key in q's transaction, which this one
 	// runs inside of.
-	return a.Append(ctx, "forget", func(aq Querier) error {
+	return s.ap.Append(ctx, "forget", func(aq Querier) error {
 		return forgetInbox(ctx, aq, s.dl, "audit_appends", tenant, principal, pseudonym, key)
 	})
 }

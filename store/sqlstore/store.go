@@ -17,13 +17,18 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	d  Driver
 	dl *Dialect
+	// ap is d as an Appender, nil when it is not one (audit.go).
+	ap Appender
 	// appendsDeleted is the mark up to which this store has deleted
 	// audit_appends (Appender; audit.go).
 	appendsDeleted atomic.Int64
 }
 
 // New returns the store over d. Closing the store closes d.
-func New(d Driver) *Store { return &Store{d: d, dl: d.Dialect()} }
+func New(d Driver) *Store {
+	ap, _ := d.(Appender)
+	return &Store{d: d, dl: d.Dialect(), ap: ap}
+}
 
 // Close implements store.Store.
 func (s *Store) Close() error { return s.d.Close() }
