@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/store"
 )
 
 // Tests of the checkpointer (checkpoint.go). They run it every
@@ -226,5 +227,46 @@ func TestEraseBesideCheckpointer(t *testing.T) {
 	}
 	if runs := db.c.ckpt.runs.Load(); runs < 20 {
 		t.Fatalf("control: the checkpointer ran %d times beside %d erases", runs, erased)
+	}
+}
+
+// TestCheckpointerBoundsInboxWAL: audit appends, which the appender
+// commits to the inbox file, keep that file's log within a bound too.
+// Control: without the checkpointer the same appends grow it past the
+// bound. The bound is looser than the database's (TestCheckpointerBoundsWAL):
+// appends commit eight pages or so back to back, and the log, checked
+// over runs, peaked at 11 to 20 checkpoints' worth of pages (4.4–8.2 MiB
+// here), where twice the appends peaked no higher (4.5 MiB), against
+// 22 MiB and 45 MiB without the checkpointer.
+func TestCheckpointerBoundsInboxWAL(t *testing.T) {
+	t.Parallel()
+	const written, bound = 3000, 25 * testCheckpointPages * pageBytes
+	for _, tc := range checkpointerAndControl {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "memgate.db")
+			db := openTest(t, path, withCheckpointPages(tc.pages))
+			// Each batch is about 16 KB of JSON: four pages or so.
+			ids := make([]string, 3)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("m-%d-%s", i, strings.Repeat("x", 100))
+			}
+			batch := make([]store.AuditEvent, 40)
+			for i := range batch {
+				batch[i] = store.AuditEvent{Tenant: "acme", Principal: "alice", Actor: "test", Action: "recall", At: time.Now(), MemoryIDs: ids}
+			}
+			for range written / 4 {
+				if err := db.AppendAudit(t.Context(), batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := walBytes(t, InboxPath(path))
+			if tc.bounded && got > bound {
+				t.Fatalf("the inbox's log grew to %d KiB under appends, want at most %d KiB", got/1024, bound/1024)
+			}
+			if !tc.bounded && got <= bound {
+				t.Fatalf("control: the inbox's log is %d KiB after about %d pages appended without checkpoints, want over %d KiB", got/1024, written, bound/1024)
+			}
+		})
 	}
 }
