@@ -36,6 +36,9 @@ type rowChunk struct {
 	scales  []float32
 	resid   []float32
 	rowSlot []int32
+	// mem owns the block the arrays are in, for a full chunk (slab.go);
+	// nil when they are on the heap.
+	mem *slabRef
 }
 
 // rowBytesOf is the memory of one row of capacity: exact, these are flat
@@ -68,11 +71,22 @@ func (c *rowChunk) grow(index, dim, stride int, bulk bool, expect int) int {
 	if want := expect - index*chunkRows; want > old {
 		n = min(chunkRows, want)
 	}
+	// A full chunk, and any chunk after the first, is a block of the slab
+	// where one can be had (slab.go): the last chunk of a load may hold
+	// fewer rows than a block, but only the first chunk of a small
+	// partition is kept small.
+	if n == chunkRows || index > 0 {
+		if ref := slabs.alloc(chunkBytes(chunkRows, dim, stride)); ref != nil {
+			c.carve(ref, chunkRows, dim, stride)
+			return chunkRows - old
+		}
+	}
 	c.resize(n, dim, stride)
 	return n - old
 }
 
-// resize reallocates c's arrays with capacity n rows (n ≥ c.rows()).
+// resize reallocates c's arrays on the heap with capacity n rows
+// (n ≥ c.rows()).
 func (c *rowChunk) resize(n, dim, stride int) {
 	c.vecs = append(make([]float32, 0, n*dim), c.vecs...)
 	c.norms = append(make([]float64, 0, n), c.norms...)
@@ -80,6 +94,7 @@ func (c *rowChunk) resize(n, dim, stride int) {
 	c.scales = append(make([]float32, 0, n), c.scales...)
 	c.resid = append(make([]float32, 0, n), c.resid...)
 	c.rowSlot = append(make([]int32, 0, n), c.rowSlot...)
+	c.mem = nil // after the copies: the block may be reused once its handle dies
 }
 
 // row returns the chunk and the offset of row r.
@@ -186,7 +201,8 @@ func (p *Partition) trim() {
 	p.loading, p.refSlab, p.idSlab, p.expect = false, nil, nil, 0
 	if n := len(p.chunks); n > 0 {
 		c := &p.chunks[n-1]
-		if spare := cap(c.rowSlot) - c.rows(); spare > 0 {
+		// A block is not trimmed: its memory is the slab's.
+		if spare := cap(c.rowSlot) - c.rows(); spare > 0 && c.mem == nil {
 			c.resize(c.rows(), p.dim, p.stride)
 			p.bytes -= int64(spare) * rowBytesOf(p.dim, p.stride)
 		}
