@@ -126,3 +126,25 @@ func explainPlan(t *testing.T, db *DB, query string, args []any) string {
 	}
 	return strings.Join(plan, "\n")
 }
+
+// TestAuditRefsUnchecked: audit_refs has no foreign key to audit_events
+// (0016): its check locked each reference's event, and doubled the cost of
+// the drain's references (BenchmarkDrainAudit). The control is the table's
+// primary key, which the same query finds.
+func TestAuditRefsUnchecked(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	count := func(kind string) int {
+		var n int
+		if err := db.pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_constraint WHERE conrelid = 'audit_refs'::regclass AND contype = $1`, kind).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("p"); n != 1 {
+		t.Fatalf("control: audit_refs has %d primary keys, want 1", n)
+	}
+	if n := count("f"); n != 0 {
+		t.Fatalf("audit_refs has %d foreign keys, want none", n)
+	}
+}
