@@ -38,6 +38,16 @@ var (
 	// An agent key granted source user, on a memory of the user's it may
 	// update.
 	aimGrantedUpdate = &aim{caller: aimGranted.caller, needs: userUpdatable, stock: stockUserMemory}
+	// A key that may not claim the user's source, superseding a memory in
+	// its reach from a source it may not claim (a user's, stocked when
+	// none is left): the supersession must be refused.
+	aimSupersedeUnclaimed = &aim{
+		caller: func(c *caller) bool { return !claims(c.key, memgate.SourceUser) },
+		needs: func(c *caller, s memgate.Scope, e *entry) bool {
+			return e.in(s) && !claims(c.key, e.mem.Source) && e.mem.Status == memgate.StatusActive
+		},
+		stock: stockUserMemory,
+	}
 	// A user key, on a memory of its person's it may update.
 	aimUserUpdate = &aim{caller: func(c *caller) bool { return c.key.Role == memgate.RoleUser }, needs: userUpdatable, stock: stockUserMemory}
 	// An agent key reading where an active restricted memory lies: the

@@ -308,7 +308,7 @@ func (r *run) missing(op opKind) []control {
 		need(r.has("remember.cross.scope", "remember.cross.tenant"), "remember superseding a memory outside the binding")
 		need(r.has("source.refused"), "a remember naming a source its key may not claim was refused")
 		need(r.has("source.granted"), "an agent key granted source user remembered as the user", aimGranted)
-		need(r.has("supersedes.source.refused"), "a supersession of a memory whose source the key may not claim was refused")
+		need(r.has("supersedes.source.refused"), "a supersession of a memory whose source the key may not claim was refused", aimSupersedeUnclaimed)
 		need(r.has("user.remember.ok"), "a user key remembered")
 		need(r.has("written.checked"), "a memory written was checked against its writer's sources")
 	case opBatch:
