@@ -84,11 +84,12 @@ func userUpdatable(c *caller, s memgate.Scope, e *entry) bool {
 }
 
 // stockUserMemory stores an active memory from the user, of the first
-// agent (in the reach of every key of its principal but those bound to
-// the second agent), when none is left.
+// agent, not restricted (in the reach of every key of its principal but
+// those bound to the second agent), when none is left. A restricted one
+// does not count: no agent key reaches it.
 func stockUserMemory(r *run) {
 	r.restock("a user's memory of the first agent", func(e *entry) bool {
-		return e.mem.Source == memgate.SourceUser && e.mem.Status == memgate.StatusActive && e.owner.agent == agents[0]
+		return e.mem.Source == memgate.SourceUser && e.mem.Status == memgate.StatusActive && e.owner.agent == agents[0] && !restricted(e.mem)
 	}, memgate.Memory{Agent: agents[0], Kind: memgate.KindMessage, Source: memgate.SourceUser})
 }
 
