@@ -93,7 +93,7 @@ func (s *slab) alloc(size int) *slabRef {
 		r := s.cur[size]
 		if r == nil || r.next+size > len(r.mem) {
 			n := max(1, slabRegionBytes/size) // blocks in the region
-			raw, mem, err := mapHuge(n*size, n*size)
+			raw, mem, err := mapHuge(n * size)
 			if err != nil {
 				return nil
 			}

@@ -5,7 +5,7 @@ package index
 import "errors"
 
 // mapHuge maps nothing outside Linux: full chunks stay on the heap.
-func mapHuge(size, used int) (raw, mem []byte, err error) {
+func mapHuge(int) (raw, mem []byte, err error) {
 	return nil, nil, errors.ErrUnsupported
 }
 

@@ -83,7 +83,7 @@ func TestFullChunksLiveInTheSlab(t *testing.T) {
 	for _, r := range []int{0, chunkRows - 1, chunkRows, 2 * chunkRows, p.rows - 1} {
 		sl := p.slotOfRow(r)
 		want := vecs[int(sl)]
-		if got := p.vec(r); !slicesEqual(got, want) {
+		if got := p.vec(r); !slices.Equal(got, want) {
 			t.Fatalf("row %d: the block holds another vector", r)
 		}
 	}
@@ -203,18 +203,6 @@ func (s *slab) nonZero(bs []slabBlock) int {
 		}
 	}
 	return n
-}
-
-func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func readFile(t *testing.T, path string) string {
