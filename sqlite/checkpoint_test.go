@@ -52,6 +52,19 @@ func walBytes(t *testing.T, path string) int64 {
 	return st.Size()
 }
 
+// judgeBound fails a case of checkpointerAndControl whose log (its
+// file's size, got, after what happened) is on the wrong side of bound:
+// over it with the checkpointer, within it for the control.
+func judgeBound(t *testing.T, bounded bool, log string, got, bound int64, after string) {
+	t.Helper()
+	if bounded && got > bound {
+		t.Fatalf("%s grew to %d KiB %s, want at most %d KiB", log, got/1024, after, bound/1024)
+	}
+	if !bounded && got <= bound {
+		t.Fatalf("control: %s is %d KiB %s without checkpoints, want over %d KiB", log, got/1024, after, bound/1024)
+	}
+}
+
 // checkpointerAndControl are the cases of the tests of a bounded log: with
 // the checkpointer, and the control without it, whose log grows.
 var checkpointerAndControl = []struct {
@@ -81,12 +94,7 @@ func TestCheckpointerBoundsWAL(t *testing.T) {
 			if runs := db.c.ckpt.runs.Load(); tc.bounded && runs < written/testCheckpointPages/2 {
 				t.Errorf("the checkpointer ran %d times for %d pages written, want about %d", runs, written, written/testCheckpointPages)
 			}
-			if tc.bounded && got > bound {
-				t.Fatalf("the log grew to %d KiB under writes, want at most %d KiB", got/1024, bound/1024)
-			}
-			if !tc.bounded && got <= bound {
-				t.Fatalf("control: the log is %d KiB after %d pages written without checkpoints, want over %d KiB", got/1024, written, bound/1024)
-			}
+			judgeBound(t, tc.bounded, "the log", got, bound, fmt.Sprintf("after %d pages written", written))
 		})
 	}
 }
@@ -127,12 +135,7 @@ func TestLongReaderThenWALBounded(t *testing.T) {
 
 			writePages(t, db, "after", written)
 			got := walBytes(t, path)
-			if tc.bounded && got > held+slack {
-				t.Fatalf("the log grew from %d KiB to %d KiB after the reader ended, want at most %d KiB", held/1024, got/1024, (held+slack)/1024)
-			}
-			if !tc.bounded && got <= held+slack {
-				t.Fatalf("control: the log grew from %d KiB only to %d KiB without checkpoints, want over %d KiB", held/1024, got/1024, (held+slack)/1024)
-			}
+			judgeBound(t, tc.bounded, "the log", got, held+slack, fmt.Sprintf("after the reader ended (%d KiB while it read)", held/1024))
 		})
 	}
 }
@@ -261,12 +264,7 @@ func TestCheckpointerBoundsInboxWAL(t *testing.T) {
 				}
 			}
 			got := walBytes(t, InboxPath(path))
-			if tc.bounded && got > bound {
-				t.Fatalf("the inbox's log grew to %d KiB under appends, want at most %d KiB", got/1024, bound/1024)
-			}
-			if !tc.bounded && got <= bound {
-				t.Fatalf("control: the inbox's log is %d KiB after about %d pages appended without checkpoints, want over %d KiB", got/1024, written, bound/1024)
-			}
+			judgeBound(t, tc.bounded, "the inbox's log", got, bound, fmt.Sprintf("after about %d pages appended", written))
 		})
 	}
 }
