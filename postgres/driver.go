@@ -31,6 +31,8 @@ type conn struct {
 
 	rebound  sync.Map // statement text with ? → with $n
 	nRebound atomic.Int64
+
+	writes atomic.Int64 // Write's calls, for tests
 }
 
 var _ sqlstore.Driver = (*conn)(nil)
@@ -120,8 +122,36 @@ func (c *conn) Write(ctx context.Context, op string, fn func(sqlstore.Querier) e
 	if c.closed.Load() {
 		return sqlstore.ErrClosed()
 	}
+	c.writes.Add(1)
+	return c.retry(ctx, op, func() error {
+		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return fn(querier{c, tx}) })
+	})
+}
+
+// Autocommit implements sqlstore.Autocommitter: the statement is sent
+// alone, and PostgreSQL runs a statement outside a transaction block as a
+// transaction of its own, committed before it answers.
+func (c *conn) Autocommit(ctx context.Context, op, query string, args ...any) (int64, error) {
+	if c.closed.Load() {
+		return 0, sqlstore.ErrClosed()
+	}
+	var n int64
+	err := c.retry(ctx, op, func() error {
+		var err error
+		n, err = querier{c, c.pool}.Exec(ctx, query, args...)
+		return err
+	})
+	return n, err
+}
+
+var _ sqlstore.Autocommitter = (*conn)(nil)
+
+// retry runs run until it succeeds, fails with an error that is not
+// retryable, or has been retried the configured times, with a short random
+// backoff between attempts; the error goes through interpretError.
+func (c *conn) retry(ctx context.Context, op string, run func() error) error {
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return fn(querier{c, tx}) })
+		err := run()
 		if err == nil {
 			return nil
 		}

@@ -309,6 +309,60 @@ func TestAuditIsAppendOnly(t *testing.T) {
 	}
 }
 
+// TestAuditAppendAlone checks that a recall's audit append is one
+// statement sent alone (sqlstore.Autocommitter), not Write's BEGIN,
+// statement, COMMIT: three round trips of a recall's six. The events land
+// whole, in order, and drain into the log. The control is a remember,
+// which is a transaction.
+func TestAuditAppendAlone(t *testing.T) {
+	t.Parallel()
+	db := openTest(t, freshSchema(t))
+	ctx := t.Context()
+	at := time.Now()
+	before := db.c.writes.Load() // opening migrates
+	for i := range 3 {
+		evs := []store.AuditEvent{
+			{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: at, MemoryIDs: []string{fmt.Sprintf("m-%d", i)}},
+			{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: at, MemoryIDs: []string{fmt.Sprintf("m-%d", i), "m-x"}},
+		}
+		if err := db.AppendAudit(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := db.c.writes.Load() - before; n != 0 {
+		t.Fatalf("three audit appends began %d transactions", n)
+	}
+	var rows int
+	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM audit_inbox").Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("the inbox holds %d rows (%v), want 3", rows, err)
+	}
+	if err := db.DrainAudit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.ListAudit(ctx, "acme", store.AuditFilter{MemoryID: "m-x"})
+	if err != nil || len(p.Events) != 3 {
+		t.Fatalf("the log after the drain: %v, %+v", err, p)
+	}
+	// A batch the store refuses writes nothing.
+	if err := db.AppendAudit(ctx, []store.AuditEvent{{Tenant: "acme", Principal: "alice", Action: "recall", At: at}}); err == nil {
+		t.Fatal("an event without an actor was appended")
+	}
+	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM audit_inbox").Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("the inbox holds %d rows (%v) after the drain and a refused batch", rows, err)
+	}
+	// Control: a remember is a transaction, counted.
+	if _, err := db.Remember(ctx, []*memgate.Memory{testMemory("m-1", "a remembered fact")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if db.c.writes.Load() == before {
+		t.Fatal("a remember began no transaction: the count counts nothing")
+	}
+	db.Close()
+	if err := db.AppendAudit(ctx, []store.AuditEvent{{Tenant: "acme", Principal: "alice", Actor: "cli", Action: "recall", At: at}}); memgate.ErrorCode(err) != memgate.EUNAVAILABLE {
+		t.Fatalf("an append to a closed DB: %v, want unavailable", err)
+	}
+}
+
 func TestCloseIdempotentThenUnavailable(t *testing.T) {
 	t.Parallel()
 	db := openTest(t, freshSchema(t))

@@ -81,7 +81,8 @@ const (
 )
 
 // AppendAudit implements store.Store. The batch is one transaction: every
-// event is appended, or none, as one row of the inbox (above). Seq is
+// event is appended, or none, as one row of the inbox (above), written by
+// one statement (alone, where the driver is an Autocommitter). Seq is
 // assigned by the database when the event is drained (an input Seq is
 // ignored) and the inputs are not modified.
 func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) error {
@@ -97,6 +98,10 @@ func (s *Store) AppendAudit(ctx context.Context, events []store.AuditEvent) erro
 			_, err := q.Exec(ctx, insertAppend, inboxStamp(), row)
 			return err
 		})
+	}
+	if s.ac != nil {
+		_, err := s.ac.Autocommit(ctx, "append audit", insertInbox, row, inboxStamp())
+		return err
 	}
 	return s.d.Write(ctx, "append audit", func(q Querier) error {
 		_, err := q.Exec(ctx, insertInbox, row, inboxStamp())

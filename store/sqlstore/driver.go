@@ -133,6 +133,17 @@ type Appender interface {
 	Append(ctx context.Context, op string, fn func(Querier) error) error
 }
 
+// Autocommitter is a capability a Driver may have: Autocommit runs one
+// statement as a transaction of its own, as Write would run it alone
+// (retried as Write retries, its error through Interpret with op), in one
+// exchange with the database where Write makes three: BEGIN, the
+// statement, COMMIT. AppendAudit writes through it where it can: every
+// recall appends, and on PostgreSQL the two extra round trips were two of
+// a recall's six.
+type Autocommitter interface {
+	Autocommit(ctx context.Context, op, query string, args ...any) (int64, error)
+}
+
 // Rows is the result of Querier.Query.
 type Rows interface {
 	Next() bool

@@ -19,6 +19,8 @@ type Store struct {
 	dl *Dialect
 	// ap is d as an Appender, nil when it is not one (audit.go).
 	ap Appender
+	// ac is d as an Autocommitter, nil when it is not one (audit.go).
+	ac Autocommitter
 	// appendsDeleted is the mark up to which this store has deleted
 	// audit_appends (Appender; audit.go).
 	appendsDeleted atomic.Int64
@@ -27,7 +29,8 @@ type Store struct {
 // New returns the store over d. Closing the store closes d.
 func New(d Driver) *Store {
 	ap, _ := d.(Appender)
-	return &Store{d: d, dl: d.Dialect(), ap: ap}
+	ac, _ := d.(Autocommitter)
+	return &Store{d: d, dl: d.Dialect(), ap: ap, ac: ac}
 }
 
 // Close implements store.Store.
