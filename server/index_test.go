@@ -1,11 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/memgate/memgate/internal/gcfloor"
 	"github.com/memgate/memgate/server"
 )
 
@@ -52,5 +56,47 @@ func TestIndexBudgetMustNotBeNegative(t *testing.T) {
 	}
 	if err := (server.Config{IndexMaxBytes: 1 << 20, IndexApproxMinRows: -1}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("Validate of a valid budget: %v", err)
+	}
+}
+
+// Run keeps the heap floor (Config.HeapFloor, default DefaultHeapFloor)
+// while it serves, and gives the percent back when it returns; a negative
+// floor (the control) leaves GOGC alone. Not parallel: the percent is the
+// process's, and parallel tests start only after this one ends.
+func TestRunKeepsTheHeapFloor(t *testing.T) {
+	base := gcfloor.GOGC()
+	for _, tc := range []struct {
+		name  string
+		floor int64
+		above bool // GOGC above base while serving
+	}{
+		{"default floor", 0, true},
+		{"floor off", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			ready := make(chan string, 1)
+			done := make(chan error, 1)
+			cfg := server.Config{DB: filepath.Join(t.TempDir(), "m.db"), HeapFloor: tc.floor, Ready: func(a string) { ready <- a }}
+			go func() { done <- server.Run(ctx, cfg, io.Discard, io.Discard) }()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("Run: %v", err)
+			}
+			runtime.GC() // the floor adjusts after a collection
+			runtime.GC()
+			serving := gcfloor.GOGC()
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if (serving > base) != tc.above {
+				t.Fatalf("GOGC %d while serving, %d before", serving, base)
+			}
+			if p := gcfloor.GOGC(); p != base {
+				t.Fatalf("GOGC %d after Run returned, want %d", p, base)
+			}
+		})
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/inspector"
 	"github.com/memgate/memgate/internal/buildinfo"
+	"github.com/memgate/memgate/internal/gcfloor"
 	"github.com/memgate/memgate/internal/logfmt"
 	"github.com/memgate/memgate/internal/serveout"
 	"github.com/memgate/memgate/mcpserver"
@@ -65,6 +66,8 @@ const (
 	// DefaultShutdownTimeout is how long in-flight requests get to finish
 	// after a shutdown signal before their connections are closed.
 	DefaultShutdownTimeout = 15 * time.Second
+	// DefaultHeapFloor is the default Config.HeapFloor, 64 MiB.
+	DefaultHeapFloor = 64 << 20
 )
 
 // Config configures Run. The zero value serves DefaultDB on DefaultAddr.
@@ -85,6 +88,14 @@ type Config struct {
 	// always exact).
 	IndexMaxBytes      int64
 	IndexApproxMinRows int
+	// HeapFloor is how many bytes the Go heap may grow between two
+	// collections at least (package internal/gcfloor; 0: DefaultHeapFloor;
+	// negative: GOGC alone decides). The index lives outside the heap, so
+	// the live heap is small and GOGC alone collected every few dozen
+	// recalls. It costs up to that much memory; it is the process's
+	// setting, so of one Run at a time (cmd/memgate leaves it off when
+	// $GOGC is set).
+	HeapFloor int64
 	// Postgres is a PostgreSQL URL: when set, the store is that database
 	// (package postgres) instead of the SQLite file, and DB must be empty.
 	// Several servers may share it. It may hold a password, which no log
@@ -190,6 +201,9 @@ func (c Config) WithDefaults() Config {
 	if c.BootstrapTenant == "" {
 		c.BootstrapTenant = DefaultBootstrapTenant
 	}
+	if c.HeapFloor == 0 {
+		c.HeapFloor = DefaultHeapFloor
+	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -265,6 +279,13 @@ func (c Config) Validate() error {
 	return memgate.CheckIdent("bootstrap tenant", c.BootstrapTenant)
 }
 
+// StartHeapFloor keeps the Go heap from being collected before it has
+// grown by floor bytes (Config.HeapFloor; nothing when floor is not
+// positive or a floor is kept already) until stop is called. Run starts
+// it; a harness that runs the engine in process (bench/speed) starts it
+// to measure what a server does.
+func StartHeapFloor(floor int64) (stop func()) { return gcfloor.Start(floor) }
+
 // Run serves the API until ctx is done (cmd/memgate cancels it on SIGINT
 // and SIGTERM), then shuts down gracefully: the listener closes, in-flight
 // requests get ShutdownTimeout to finish, the sweeper stops, the engine
@@ -280,6 +301,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return fmt.Errorf("serve: %w", err)
 	}
 	log := logfmt.New(stderr, cfg.LogLevel)
+	defer StartHeapFloor(cfg.HeapFloor)()
 
 	// Bind first (and read the certificate): a busy port or a bad
 	// certificate fails the start before a database is created or an
@@ -454,7 +476,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "public_url", publicURL, "metrics", cfg.Metrics, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "index_max_bytes", cfg.IndexMaxBytes, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
+	log.Info("serving", "version", buildinfo.Get().String(), "addr", addr, "public_url", publicURL, "metrics", cfg.Metrics, "tls", tlsConfig != nil, "db", where, "max_db_bytes", cfg.MaxDBBytes, "index_max_bytes", cfg.IndexMaxBytes, "heap_floor", cfg.HeapFloor, "sweep_every", cfg.SweepEvery.String(), "chat", chat != nil, "extract", chat != nil && cfg.Extract)
 	serveout.PrintServingURL(stdout, scheme+"://"+addr)
 	if cfg.Ready != nil {
 		cfg.Ready(addr)

@@ -25,6 +25,8 @@ func cmdServe(e env, args []string) error {
 		"memory budget of the in-memory recall index in bytes: a partition larger than it is refused with 503, never reloaded per search (0: 1 GiB)")
 	fs.IntVar(&cfg.IndexApproxMinRows, "index-approx-min-rows", 0,
 		"vectors from which a partition's vector search may probe its nearest clusters instead of every row, where that is shown to keep recall (0: 50000; negative: always exact)")
+	fs.Int64Var(&cfg.HeapFloor, "heap-floor", 0,
+		"bytes the Go heap may grow between two collections at least, so that a small heap is not collected every few dozen recalls; costs up to that much memory (0: 64 MiB, or off when $GOGC is set; negative: off)")
 	fs.StringVar(&cfg.Postgres, "postgres", os.Getenv(postgresURLEnv),
 		"PostgreSQL URL to use instead of --db (default $MEMGATE_POSTGRES_URL; prefer the variable: a password in a flag shows in the process list)")
 	fs.StringVar(&cfg.PolicyFile, "policy", os.Getenv("MEMGATE_POLICY"), "write-gate policy file (JSON; default: the built-in policy)")
@@ -64,6 +66,7 @@ func cmdServe(e env, args []string) error {
 			}
 			cfg.DB = ""
 		}
+		cfg.HeapFloor = heapFloor(cfg.HeapFloor, explicitFlag(fs, "heap-floor"), os.Getenv("GOGC"))
 		if cfg.SweepEvery <= 0 {
 			cfg.SweepEvery = -1
 		}
@@ -90,4 +93,14 @@ func cmdServe(e env, args []string) error {
 	}
 	return runCommand(args, e, command[any, struct{}]{fs: fs, check: check,
 		call: func(any) (struct{}, error) { return struct{}{}, server.Run(e.ctx, cfg, e.stdout, e.stderr) }})
+}
+
+// heapFloor is the heap floor serve runs with: the flag's, or none where
+// $GOGC is set and the flag is not given, since the operator's GOGC then
+// decides.
+func heapFloor(flag int64, explicit bool, gogc string) int64 {
+	if gogc != "" && !explicit {
+		return -1
+	}
+	return flag
 }

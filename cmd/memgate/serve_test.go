@@ -231,3 +231,27 @@ func TestServeMaxDBBytes(t *testing.T) {
 		}
 	}
 }
+
+// The heap floor is off where the operator set GOGC, unless the flag is
+// given too; without GOGC the flag (or its default) holds.
+func TestHeapFloorYieldsToGOGC(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		flag     int64
+		explicit bool
+		gogc     string
+		want     int64
+	}{
+		{"default", 0, false, "", 0},
+		{"GOGC set", 0, false, "200", -1},
+		{"GOGC off", 0, false, "off", -1},
+		{"GOGC set and the flag given", 32 << 20, true, "200", 32 << 20},
+		{"the flag alone", 32 << 20, true, "", 32 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := heapFloor(c.flag, c.explicit, c.gogc); got != c.want {
+				t.Fatalf("heapFloor(%d, %v, %q) = %d, want %d", c.flag, c.explicit, c.gogc, got, c.want)
+			}
+		})
+	}
+}
