@@ -25,7 +25,9 @@ type Partition struct {
 	// go on the free list and are reused; postings refer to slots.
 	slotChunks [][]slot
 	nslots     int
-	docLen     []int32 // by slot, dense: the text channel reads one per posting
+	docLen     []int32  // by slot, dense: the text channel reads one per posting
+	idKey      []uint64 // by slot, dense: the ids' order, for ties (idkey.go)
+	idBase     string   // the prefix every id placed in idKey shares (idkey.go)
 	free       []int32
 	ids        idTable // id → slot
 	live       int
@@ -483,6 +485,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 	}
 	p.docLen[sl] = int32(len(e.Terms))
 	p.totalLen += int64(len(e.Terms))
+	p.placeKey(sl, id)
 }
 
 // keep returns a copy of id, cut from the load's id slab while the
@@ -970,7 +973,7 @@ func (p *Partition) better(a, b hit) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
-	return p.sl(a.slot).id < p.sl(b.slot).id
+	return p.cmpIDs(a.slot, b.slot) < 0
 }
 
 func (p *Partition) cmpHits(a, b hit) int {
@@ -980,7 +983,7 @@ func (p *Partition) cmpHits(a, b hit) int {
 	case a.score < b.score:
 		return 1
 	}
-	return strings.Compare(p.sl(a.slot).id, p.sl(b.slot).id)
+	return p.cmpIDs(a.slot, b.slot)
 }
 
 // textTopK selects the top k touched entries by BM25 with a bounded heap,
@@ -998,25 +1001,19 @@ func (p *Partition) textTopK(f *compiled, k int, sc *scratch) []hit {
 // heap whose root is the k-th best.
 func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
 	h := sc.heap[:0]
-	// The root's id, read once while the root stays: an entry that ties
-	// with the root (common where short memories score alike) is then
-	// compared by its own id alone, which the filter reads anyway.
-	var root *slot
+	// An entry that ties with the root (common where short memories score
+	// alike) is compared with it by the ids' keys (idkey.go), read from
+	// one dense array; their ids only where the keys are equal.
 	for _, sl := range sc.touched {
 		c := hit{sl, sc.acc[sl]}
 		full := len(h) == k
 		if full && !(c.score >= h[0].score) { // as !better: a NaN never enters
 			continue
 		}
-		s := p.sl(sl)
-		if full && c.score == h[0].score {
-			if root == nil {
-				root = p.sl(h[0].slot)
-			}
-			if s.id >= root.id {
-				continue
-			}
+		if full && c.score == h[0].score && p.cmpIDs(sl, h[0].slot) >= 0 {
+			continue
 		}
+		s := p.sl(sl)
 		if !f.pass(&s.m, s.id) {
 			continue
 		}
@@ -1027,7 +1024,6 @@ func (p *Partition) textHeap(f *compiled, k int, sc *scratch) []hit {
 			h[0] = c
 			p.siftDown(h, 0)
 		}
-		root = nil
 	}
 	sc.heap = h
 	return h

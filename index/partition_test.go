@@ -758,7 +758,7 @@ func want0(p *Partition) int64 {
 	for _, c := range p.slotChunks {
 		b += int64(cap(c)) * slotSize
 	}
-	return b + int64(len(p.free))*freeBytes + 4*int64(len(p.ids.cells)) + 4*int64(cap(p.docLen))
+	return b + int64(len(p.free))*freeBytes + 4*int64(len(p.ids.cells)) + 4*int64(cap(p.docLen)) + 8*int64(cap(p.idKey))
 }
 
 // recount is the partition's memory counted from scratch, as p.bytes

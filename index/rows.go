@@ -158,6 +158,12 @@ func (p *Partition) newSlot() (int32, int) {
 		p.bytes += 4 * int64(cap(p.docLen)-old)
 	}
 	p.docLen = append(p.docLen, 0)
+	if len(p.idKey) == cap(p.idKey) {
+		old := cap(p.idKey)
+		p.idKey = slices.Grow(p.idKey, max(1, p.expect-len(p.idKey)))
+		p.bytes += 8 * int64(cap(p.idKey)-old)
+	}
+	p.idKey = append(p.idKey, 0)
 	return sl, grown
 }
 
@@ -217,6 +223,10 @@ func (p *Partition) trim() {
 	if spare := cap(p.docLen) - len(p.docLen); spare > 0 {
 		p.docLen = slices.Clip(slices.Clone(p.docLen))
 		p.bytes -= 4 * int64(spare)
+	}
+	if spare := cap(p.idKey) - len(p.idKey); spare > 0 {
+		p.idKey = slices.Clip(slices.Clone(p.idKey))
+		p.bytes -= 8 * int64(spare)
 	}
 	// An id table made for a count far above what came (reserve) is made
 	// again at the size of what did.
