@@ -6,9 +6,9 @@
 // memgate server's live heap is small (its index lives outside the heap:
 // package index, slab.go), about 16 MB with a 10,000-memory partition
 // loaded, and a recall allocates about 300 kB: at GOGC 100 the collector
-// ran every 50 recalls or so. A floor of 64 MB served 6–32 % more recalls
-// a second over HTTP (BENCHMARKS.md, "A floor under the Go heap"), for a
-// bounded cost in memory: the heap grows by at most the floor, or by GOGC
+// ran every 50 recalls or so. A floor of 64 MB served a median 6 % more
+// recalls a second over HTTP (BENCHMARKS.md, "A floor under the Go heap"),
+// for a bounded cost in memory: the heap grows by at most the floor, or by GOGC
 // percent of the live heap where that is more.
 //
 // After each collection (noticed by a finalizer, which the runtime runs
