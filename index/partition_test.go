@@ -1003,19 +1003,25 @@ func TestTextTies(t *testing.T) {
 		if order > 0 {
 			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		}
-		p := buildPartition(t, Config{}, shuffled)
-		for k := 1; k <= len(entries); k++ {
-			res, err := p.Search(Query{Terms: []string{"tie"}, K: k, Filter: Filter{Now: now}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, c := range channel(res, false) {
-				got = append(got, c.ID)
-			}
-			if !slices.Equal(got, want[:k]) {
-				t.Fatalf("stored in order %d, k %d: %v, want %v", order, k, got, want[:k])
-			}
+		requireTextTop(t, buildPartition(t, Config{}, shuffled), "tie", want, fmt.Sprintf("stored in order %d", order))
+	}
+}
+
+// requireTextTop checks that the text channel's top k for the term is
+// want[:k], for every k up to len(want).
+func requireTextTop(t *testing.T, p *Partition, term string, want []string, what string) {
+	t.Helper()
+	for k := 1; k <= len(want); k++ {
+		res, err := p.Search(Query{Terms: []string{term}, K: k, Filter: Filter{Now: now}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range channel(res, false) {
+			got = append(got, c.ID)
+		}
+		if !slices.Equal(got, want[:k]) {
+			t.Fatalf("%s, k %d: %v, want %v", what, k, got, want[:k])
 		}
 	}
 }
