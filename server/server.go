@@ -279,13 +279,6 @@ func (c Config) Validate() error {
 	return memgate.CheckIdent("bootstrap tenant", c.BootstrapTenant)
 }
 
-// StartHeapFloor keeps the Go heap from being collected before it has
-// grown by floor bytes (Config.HeapFloor; nothing when floor is not
-// positive or a floor is kept already) until stop is called. Run starts
-// it; a harness that runs the engine in process (bench/speed) starts it
-// to measure what a server does.
-func StartHeapFloor(floor int64) (stop func()) { return gcfloor.Start(floor) }
-
 // Run serves the API until ctx is done (cmd/memgate cancels it on SIGINT
 // and SIGTERM), then shuts down gracefully: the listener closes, in-flight
 // requests get ShutdownTimeout to finish, the sweeper stops, the engine
@@ -301,7 +294,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return fmt.Errorf("serve: %w", err)
 	}
 	log := logfmt.New(stderr, cfg.LogLevel)
-	defer StartHeapFloor(cfg.HeapFloor)()
+	defer gcfloor.Start(cfg.HeapFloor)() // nothing when the floor is off
 
 	// Bind first (and read the certificate): a busy port or a bad
 	// certificate fails the start before a database is created or an

@@ -124,7 +124,7 @@ func (k *keeper) adjust() bool {
 			n[i] = x.Value.Uint64()
 		}
 	}
-	p := Percent(n[0], n[1]+n[2], k.floor, k.base)
+	p := percent(n[0], n[1]+n[2], k.floor, k.base)
 	if p != k.percent {
 		debug.SetGCPercent(p)
 		k.percent = p
@@ -145,12 +145,12 @@ func GOGC() int {
 	return -1 // off reads as the largest uint64
 }
 
-// Percent is the GOGC that makes the goal of a live heap of live bytes,
+// percent is the GOGC that makes the goal of a live heap of live bytes,
 // with roots bytes of stacks and globals, about live+floor: at least
 // that, never below base, and not more than the runtime's least goal
 // (heapMinimum, scaled by the percent) allows. Before the first
 // collection has measured the heap (live 0) it is base.
-func Percent(live, roots, floor uint64, base int) int {
+func percent(live, roots, floor uint64, base int) int {
 	if live == 0 {
 		return base
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestPercent(t *testing.T) {
+func TestPercentFor(t *testing.T) {
 	const mb = 1 << 20
 	for _, c := range []struct {
 		name               string
@@ -24,8 +24,8 @@ func TestPercent(t *testing.T) {
 		{"nothing measured yet", 0, 0, 64 * mb, 100, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Percent(c.live, c.roots, c.floor, c.base); got != c.want {
-				t.Fatalf("Percent(%d, %d, %d, %d) = %d, want %d", c.live, c.roots, c.floor, c.base, got, c.want)
+			if got := percent(c.live, c.roots, c.floor, c.base); got != c.want {
+				t.Fatalf("percent(%d, %d, %d, %d) = %d, want %d", c.live, c.roots, c.floor, c.base, got, c.want)
 			}
 		})
 	}
