@@ -57,6 +57,16 @@ func gatherDotsGeneric(q []int16, rows []*int8, stride int, out []int32) {
 // that order, as scan's loop does. len(d) is a multiple of 64. nil: none.
 var boundMask func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
 
+// namedBoundMask is a SIMD boundMask and its name, for tests.
+type namedBoundMask struct {
+	name string
+	fn   func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
+}
+
+// boundMasks lists the SIMD bound checks this CPU runs, slowest first; the
+// last is boundMask. Tests hold each to the Go loop.
+var boundMasks []namedBoundMask
+
 // quantizeBody, where the CPU has a SIMD version, does quantize's second
 // pass over v (len(v) a multiple of quantizeBlock): codes[i] =
 // clamp(roundToEven(x·k), ±codeMax) and the sum of (x·inv − s·code)², each

@@ -68,11 +68,28 @@ func gatherDotsVNNI(q []int16, rows []*int8, stride int, out []int32) {
 func boundMaskAsm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
 
 func boundMaskAVX512(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64) {
+	checkMaskArgs("boundMask", d, scales, resid, mask)
+	boundMaskAsm(&d[0], &scales[0], &resid[0], len(d), t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
+// boundMaskAVX2Asm is boundMaskAsm in AVX2, for CPUs without AVX-512.
+//
+//go:noescape
+func boundMaskAVX2Asm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+
+func boundMaskAVX2(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64) {
+	checkMaskArgs("boundMask", d, scales, resid, mask)
+	boundMaskAVX2Asm(&d[0], &scales[0], &resid[0], len(d), t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
+// checkMaskArgs checks once what the bound checks' assembly trusts: a
+// block of a positive multiple of 64 rows, its scales and residuals, and a
+// mask word for every 64 rows.
+func checkMaskArgs(name string, d []int32, scales, resid []float32, mask []uint64) {
 	n := len(d)
 	if n == 0 || n%64 != 0 || len(scales) < n || len(resid) < n || len(mask) < n/64 {
-		panic("index: boundMask: bad arguments")
+		panic("index: " + name + ": bad arguments")
 	}
-	boundMaskAsm(&d[0], &scales[0], &resid[0], n, t, rho, tau, 1, roundingMargin, (*uint8)(unsafe.Pointer(&mask[0])))
 }
 
 // projDotsAsm is the projected pass's kernel in AVX-512 VNNI (see
@@ -102,11 +119,18 @@ func projDotsVNNI(q []int8, codes []uint8, d int, out []int32) {
 func projMaskAsm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
 
 func projMaskAVX512(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64) {
-	n := len(d)
-	if n == 0 || n%64 != 0 || len(scale) < n || len(resid) < n || len(mask) < n/64 {
-		panic("index: projMask: bad arguments")
-	}
-	projMaskAsm(&d[0], &scale[0], &resid[0], n, t, alpha, beta, gamma, tau, (*uint8)(unsafe.Pointer(&mask[0])))
+	checkMaskArgs("projMask", d, scale, resid, mask)
+	projMaskAsm(&d[0], &scale[0], &resid[0], len(d), t, alpha, beta, gamma, tau, (*uint8)(unsafe.Pointer(&mask[0])))
+}
+
+// projMaskAVX2Asm is projMaskAsm in AVX2, for CPUs without AVX-512.
+//
+//go:noescape
+func projMaskAVX2Asm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
+
+func projMaskAVX2(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64) {
+	checkMaskArgs("projMask", d, scale, resid, mask)
+	projMaskAVX2Asm(&d[0], &scale[0], &resid[0], len(d), t, alpha, beta, gamma, tau, (*uint8)(unsafe.Pointer(&mask[0])))
 }
 
 // quantizeAVX2Asm is quantizeBody in AVX2 (kernel_amd64.s): eight values
@@ -130,6 +154,9 @@ func init() {
 		quantizeBody = quantizeAVX2
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
 		dots, kernelName = dotsAVX2, "avx2"
+		boundMasks = append(boundMasks, namedBoundMask{"avx2", boundMaskAVX2})
+		projMasks = append(projMasks, namedProjMask{"avx2", projMaskAVX2})
+		boundMask, projMask = boundMaskAVX2, projMaskAVX2
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		asmDot64Lanes = append(asmDot64Lanes, namedDot64Lanes{"fma", dot64LanesFMA})
@@ -139,8 +166,9 @@ func init() {
 		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
 		dots, kernelName = dotsVNNI, "vnni"
 		gatherDots = gatherDotsVNNI
-		boundMask = boundMaskAVX512
-		projMask = projMaskAVX512
+		boundMasks = append(boundMasks, namedBoundMask{"avx512", boundMaskAVX512})
+		projMasks = append(projMasks, namedProjMask{"avx512", projMaskAVX512})
+		boundMask, projMask = boundMaskAVX512, projMaskAVX512
 		projDots = projDotsVNNI
 	}
 }

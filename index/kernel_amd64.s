@@ -602,3 +602,110 @@ qinner:
 	JNZ       qloop64
 	VZEROUPPER
 	RET
+
+// func boundMaskAVX2Asm(d *int32, scales *float32, resid *float32, n int, t, rho, tau, one, margin float64, mask *uint8)
+//
+// boundMaskAsm in AVX2: the same operations in the same order, four rows
+// to a ymm of float64, two ymm a step; VMOVMSKPD takes each half's four
+// comparison bits. n is a positive multiple of 8.
+TEXT ·boundMaskAVX2Asm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scales+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Y10
+	VBROADCASTSD rho+40(FP), Y11
+	VBROADCASTSD tau+48(FP), Y12
+	VBROADCASTSD one+56(FP), Y13
+	VBROADCASTSD margin+64(FP), Y14
+	MOVQ         mask+72(FP), DX
+
+b2loop:
+	VCVTDQ2PD (SI), Y0
+	VCVTDQ2PD 16(SI), Y4
+	VCVTPS2PD (DI), Y1
+	VCVTPS2PD 16(DI), Y5
+	VCVTPS2PD (R8), Y2
+	VCVTPS2PD 16(R8), Y6
+	VMULPD    Y10, Y1, Y1
+	VMULPD    Y10, Y5, Y5
+	VMULPD    Y0, Y1, Y1
+	VMULPD    Y4, Y5, Y5
+	VADDPD    Y13, Y2, Y3
+	VADDPD    Y13, Y6, Y7
+	VMULPD    Y11, Y3, Y3
+	VMULPD    Y11, Y7, Y7
+	VADDPD    Y3, Y2, Y3
+	VADDPD    Y7, Y6, Y7
+	VADDPD    Y14, Y3, Y3
+	VADDPD    Y14, Y7, Y7
+	VADDPD    Y3, Y1, Y1
+	VADDPD    Y7, Y5, Y5
+	VCMPPD    $0x1d, Y12, Y1, Y1
+	VCMPPD    $0x1d, Y12, Y5, Y5
+	VMOVMSKPD Y1, AX
+	VMOVMSKPD Y5, BX
+	SHLQ      $4, BX
+	ORQ       BX, AX
+	MOVB      AX, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       b2loop
+	VZEROUPPER
+	RET
+
+// func projMaskAVX2Asm(d *int32, scale *float32, resid *float32, n int, t, alpha, beta, gamma, tau float64, mask *uint8)
+//
+// projMaskAsm in AVX2, as boundMaskAVX2Asm is boundMaskAsm: two ymm of
+// four rows a step. n is a positive multiple of 8.
+TEXT ·projMaskAVX2Asm(SB), NOSPLIT, $0-80
+	MOVQ         d+0(FP), SI
+	MOVQ         scale+8(FP), DI
+	MOVQ         resid+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD t+32(FP), Y10
+	VBROADCASTSD alpha+40(FP), Y11
+	VBROADCASTSD beta+48(FP), Y12
+	VBROADCASTSD gamma+56(FP), Y13
+	VBROADCASTSD tau+64(FP), Y14
+	MOVQ         mask+72(FP), DX
+
+p2loop:
+	VCVTDQ2PD (SI), Y0
+	VCVTDQ2PD 16(SI), Y6
+	VCVTPS2PD (DI), Y1
+	VCVTPS2PD 16(DI), Y7
+	VCVTPS2PD (R8), Y2
+	VCVTPS2PD 16(R8), Y8
+	VMULPD    Y10, Y1, Y3
+	VMULPD    Y10, Y7, Y9
+	VMULPD    Y0, Y3, Y3
+	VMULPD    Y6, Y9, Y9
+	VMULPD    Y11, Y1, Y4
+	VMULPD    Y11, Y7, Y15
+	VMULPD    Y12, Y2, Y5
+	VMULPD    Y12, Y8, Y8
+	VADDPD    Y5, Y4, Y4
+	VADDPD    Y8, Y15, Y15
+	VADDPD    Y13, Y4, Y4
+	VADDPD    Y13, Y15, Y15
+	VADDPD    Y4, Y3, Y3
+	VADDPD    Y15, Y9, Y9
+	VCMPPD    $0x1d, Y14, Y3, Y3
+	VCMPPD    $0x1d, Y14, Y9, Y9
+	VMOVMSKPD Y3, AX
+	VMOVMSKPD Y9, BX
+	SHLQ      $4, BX
+	ORQ       BX, AX
+	MOVB      AX, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	INCQ      DX
+	SUBQ      $8, CX
+	JNZ       p2loop
+	VZEROUPPER
+	RET

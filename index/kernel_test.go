@@ -127,15 +127,18 @@ func boundMaskGeneric(d []int32, scales, resid []float32, t, rho, tau float64, m
 	}
 }
 
-// TestBoundMask holds the SIMD bound check to the Go loop, bit for bit:
-// random blocks, τ at −∞, τ equal to a row's upper bound (the tie keeps the
-// row), zero dot products and extreme codes.
+// TestBoundMask holds every SIMD bound check the CPU runs to the Go loop,
+// bit for bit: random blocks, τ at −∞, τ equal to a row's upper bound (the
+// tie keeps the row), zero dot products and extreme codes.
 func TestBoundMask(t *testing.T) {
 	if boundMask == nil {
-		if kernelName == "vnni" {
-			t.Fatal("a VNNI CPU without the SIMD bound check")
+		if kernelName != "generic" {
+			t.Fatalf("a CPU with the %s kernel but no SIMD bound check", kernelName)
 		}
 		return // nothing to compare: scan runs the Go loop only
+	}
+	if got := boundMasks[len(boundMasks)-1].name; got != map[string]string{"avx2": "avx2", "vnni": "avx512"}[kernelName] {
+		t.Fatalf("the %s kernel's scan uses the %s bound check", kernelName, got)
 	}
 	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -170,12 +173,14 @@ func TestBoundMask(t *testing.T) {
 			tau = r.Float64()*0.4 - 0.2
 		}
 		want := make([]uint64, n/64)
-		got := make([]uint64, n/64)
 		boundMaskGeneric(d, scales, resid, tq, rho, tau, want)
-		boundMask(d, scales, resid, tq, rho, tau, got)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("iteration %d word %d: %064b, want %064b", it, i, got[i], want[i])
+		for _, m := range boundMasks {
+			got := make([]uint64, n/64)
+			m.fn(d, scales, resid, tq, rho, tau, got)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s, iteration %d word %d: %064b, want %064b", m.name, it, i, got[i], want[i])
+				}
 			}
 		}
 	}

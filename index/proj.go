@@ -594,8 +594,8 @@ func (pj *proj) prepare(qv *qvec, sc *scratch) projQuery {
 
 // projKernels are the kernels of the projected first pass. Searches use
 // the ones the CPU runs (projInUse); a test hands the generic ones in
-// (projDotsGeneric and a nil mask: what a CPU without AVX-512 VNNI, or
-// another architecture, runs) rather than swap the ones in use.
+// (projDotsGeneric and a nil mask: what a CPU without AVX2, or another
+// architecture, runs) rather than swap the ones in use.
 type projKernels struct {
 	dots func(q []int8, codes []uint8, d int, out []int32)
 	mask func(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64) // nil: projScan's loop
@@ -721,6 +721,16 @@ func (c *projChunk) getCodes(i, d int, codes []int8) {
 // e = (float64(scale[i])·alpha + float64(resid[i])·beta) + gamma, in that
 // order, as projScan's loop computes them. len(d) is a multiple of 64.
 var projMask func(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64)
+
+// namedProjMask is a SIMD projMask and its name, for tests.
+type namedProjMask struct {
+	name string
+	fn   func(d []int32, scale, resid []float32, t, alpha, beta, gamma, tau float64, mask []uint64)
+}
+
+// projMasks lists the SIMD projected bound checks this CPU runs, slowest
+// first; the last is projMask. Tests hold each to projMaskGeneric.
+var projMasks []namedProjMask
 
 // projBound is a row's bound: its cosine with the query is within e of a
 // (see the comment at the top; the conversions keep every operation

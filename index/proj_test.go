@@ -81,8 +81,8 @@ func TestTopEigen(t *testing.T) {
 	}
 }
 
-// TestProjMask holds the SIMD bound check to the Go loop's, on random and
-// extreme blocks.
+// TestProjMask holds every SIMD bound check the CPU runs to the Go loop's,
+// on random and extreme blocks.
 func TestProjMask(t *testing.T) {
 	if projMask == nil {
 		if os.Getenv("CI") != "" {
@@ -118,11 +118,13 @@ func TestProjMask(t *testing.T) {
 			tau = a + (float64(float64(s*alpha)+float64(float64(resid[i])*beta)) + gamma)
 		}
 		want := make([]uint64, n/64)
-		got := make([]uint64, n/64)
 		projMaskGeneric(d, scale, resid, tt, alpha, beta, gamma, tau, want)
-		projMask(d, scale, resid, tt, alpha, beta, gamma, tau, got)
-		if !slices.Equal(got, want) {
-			t.Fatalf("iteration %d: mask %x, want %x", it, got, want)
+		for _, m := range projMasks {
+			got := make([]uint64, n/64)
+			m.fn(d, scale, resid, tt, alpha, beta, gamma, tau, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s, iteration %d: mask %x, want %x", m.name, it, got, want)
+			}
 		}
 	}
 }
