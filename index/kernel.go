@@ -39,6 +39,16 @@ var asmKernels []namedKernel
 // last ones may repeat any valid row: a kernel may prefetch them).
 var gatherDots = gatherDotsGeneric
 
+// namedGather is a gather kernel and its name, for tests and benchmarks.
+type namedGather struct {
+	name string
+	fn   func(q []int16, rows []*int8, stride int, out []int32)
+}
+
+// gatherKernels lists the assembly gather kernels this CPU runs, slowest
+// first; the last is gatherDots.
+var gatherKernels []namedGather
+
 // gatherAhead is how many pointers past the last row gatherDots may read
 // (GATHERAHEAD in kernel_amd64.s).
 const gatherAhead = 16

@@ -62,6 +62,22 @@ func gatherDotsVNNI(q []int16, rows []*int8, stride int, out []int32) {
 	dotsGatherVNNIAsm(&q[0], &rows[0], stride, n, &out[0])
 }
 
+// dotsGatherAVX2Asm is dotsAVX2Asm over scattered rows (see gatherDots).
+//
+//go:noescape
+func dotsGatherAVX2Asm(q *int16, rows **int8, stride int, n int, out *int32)
+
+func gatherDotsAVX2(q []int16, rows []*int8, stride int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	if n%4 != 0 || stride%strideAlign != 0 || len(rows) < n+gatherAhead || len(q) < stride {
+		panic("index: gatherDots: bad arguments")
+	}
+	dotsGatherAVX2Asm(&q[0], &rows[0], stride, n, &out[0])
+}
+
 // boundMaskAsm is scan's bound check in SIMD (see boundMask).
 //
 //go:noescape
@@ -154,6 +170,8 @@ func init() {
 		quantizeBody = quantizeAVX2
 		asmKernels = append(asmKernels, namedKernel{"avx2", dotsAVX2})
 		dots, kernelName = dotsAVX2, "avx2"
+		gatherKernels = append(gatherKernels, namedGather{"avx2", gatherDotsAVX2})
+		gatherDots = gatherDotsAVX2
 		boundMasks = append(boundMasks, namedBoundMask{"avx2", boundMaskAVX2})
 		projMasks = append(projMasks, namedProjMask{"avx2", projMaskAVX2})
 		boundMask, projMask = boundMaskAVX2, projMaskAVX2
@@ -165,6 +183,7 @@ func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
 		asmKernels = append(asmKernels, namedKernel{"vnni", dotsVNNI})
 		dots, kernelName = dotsVNNI, "vnni"
+		gatherKernels = append(gatherKernels, namedGather{"vnni", gatherDotsVNNI})
 		gatherDots = gatherDotsVNNI
 		boundMasks = append(boundMasks, namedBoundMask{"avx512", boundMaskAVX512})
 		projMasks = append(projMasks, namedProjMask{"avx512", projMaskAVX512})

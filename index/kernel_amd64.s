@@ -709,3 +709,84 @@ p2loop:
 	JNZ       p2loop
 	VZEROUPPER
 	RET
+
+// func dotsGatherAVX2Asm(q *int16, rows **int8, stride int, n int, out *int32)
+//
+// dotsAVX2Asm over scattered rows, as dotsGatherVNNIAsm is dotsVNNIAsm:
+// four rows at a time, 32 codes of each a step (two ymm of 16), the four
+// rows GATHERAHEAD ahead prefetched as it goes. n is a multiple of 4,
+// stride of 32, and rows holds n+GATHERAHEAD valid pointers.
+TEXT ·dotsGatherAVX2Asm(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ stride+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+
+g2loop4:
+	TESTQ CX, CX
+	JEQ   g2done
+	MOVQ  0(R8), DI
+	MOVQ  8(R8), R9
+	MOVQ  16(R8), R10
+	MOVQ  24(R8), R11
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	XORQ  AX, AX
+
+g2inner4:
+	MOVQ       (GATHERAHEAD*8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+8)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+16)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ       (GATHERAHEAD*8+24)(R8), R12
+	PREFETCHT0 (R12)(AX*1)
+	VMOVDQU    (SI)(AX*2), Y4
+	VMOVDQU    32(SI)(AX*2), Y9
+	VPMOVSXBW  (DI)(AX*1), Y5
+	VPMOVSXBW  (R9)(AX*1), Y6
+	VPMOVSXBW  (R10)(AX*1), Y7
+	VPMOVSXBW  (R11)(AX*1), Y8
+	VPMOVSXBW  16(DI)(AX*1), Y10
+	VPMOVSXBW  16(R9)(AX*1), Y11
+	VPMOVSXBW  16(R10)(AX*1), Y12
+	VPMOVSXBW  16(R11)(AX*1), Y13
+	VPMADDWD   Y4, Y5, Y5
+	VPMADDWD   Y4, Y6, Y6
+	VPMADDWD   Y4, Y7, Y7
+	VPMADDWD   Y4, Y8, Y8
+	VPMADDWD   Y9, Y10, Y10
+	VPMADDWD   Y9, Y11, Y11
+	VPMADDWD   Y9, Y12, Y12
+	VPMADDWD   Y9, Y13, Y13
+	VPADDD     Y5, Y0, Y0
+	VPADDD     Y6, Y1, Y1
+	VPADDD     Y7, Y2, Y2
+	VPADDD     Y8, Y3, Y3
+	VPADDD     Y10, Y0, Y0
+	VPADDD     Y11, Y1, Y1
+	VPADDD     Y12, Y2, Y2
+	VPADDD     Y13, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, BX
+	JLT        g2inner4
+
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VMOVDQU      X0, (DX)
+
+	ADDQ $16, DX
+	ADDQ $32, R8
+	SUBQ $4, CX
+	JMP  g2loop4
+
+g2done:
+	VZEROUPPER
+	RET
