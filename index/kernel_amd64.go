@@ -119,14 +119,36 @@ func projDotsVNNI(q []int8, codes []uint8, d int, out []int32) {
 	if n == 0 {
 		return
 	}
-	if n%64 != 0 || d <= 0 || d%32 != 0 || len(q) < d || len(codes) < n*d {
-		panic("index: projDots: bad arguments")
-	}
+	checkProjDotsArgs(q, codes, d, n)
 	var sum int32
 	for _, x := range q[:d] {
 		sum += int32(x)
 	}
 	projDotsAsm(&q[0], &codes[0], d, n, 128*sum, &out[0])
+}
+
+// projDotsAVX2Asm is the projected pass's kernel in AVX2 (see projDots).
+//
+//go:noescape
+func projDotsAVX2Asm(q *int8, codes *uint8, d int, n int, out *int32)
+
+func projDotsAVX2(q []int8, codes []uint8, d int, out []int32) {
+	n := len(out)
+	if n == 0 {
+		return
+	}
+	checkProjDotsArgs(q, codes, d, n)
+	projDotsAVX2Asm(&q[0], &codes[0], d, n, &out[0])
+}
+
+// checkProjDotsArgs checks once what the projected kernels' assembly
+// trusts: groups of 64 rows of d codes, d a multiple of 32, and d query
+// codes. Codes, the query's and the rows', are within ±codeMax (prepare
+// and project clamp them), as the AVX2 kernel needs: it negates them.
+func checkProjDotsArgs(q []int8, codes []uint8, d, n int) {
+	if n%64 != 0 || d <= 0 || d%32 != 0 || len(q) < d || len(codes) < n*d {
+		panic("index: projDots: bad arguments")
+	}
 }
 
 // projMaskAsm is projScan's bound check in SIMD (see projMask).
@@ -174,6 +196,8 @@ func init() {
 		gatherDots = gatherDotsAVX2
 		boundMasks = append(boundMasks, namedBoundMask{"avx2", boundMaskAVX2})
 		projMasks = append(projMasks, namedProjMask{"avx2", projMaskAVX2})
+		projDotsKernels = append(projDotsKernels, namedProjDots{"avx2", projDotsAVX2})
+		projDots = projDotsAVX2
 		boundMask, projMask = boundMaskAVX2, projMaskAVX2
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -188,6 +212,7 @@ func init() {
 		boundMasks = append(boundMasks, namedBoundMask{"avx512", boundMaskAVX512})
 		projMasks = append(projMasks, namedProjMask{"avx512", projMaskAVX512})
 		boundMask, projMask = boundMaskAVX512, projMaskAVX512
+		projDotsKernels = append(projDotsKernels, namedProjDots{"vnni", projDotsVNNI})
 		projDots = projDotsVNNI
 	}
 }

@@ -790,3 +790,106 @@ g2inner4:
 g2done:
 	VZEROUPPER
 	RET
+
+// func projDotsAVX2Asm(q *int8, codes *uint8, d int, n int, out *int32)
+//
+// projDotsAsm in AVX2, without VPDPBUSD: a group of 16 rows four
+// dimensions at a time, as two ymm of eight rows. The codes lose their
+// offset (XOR 0x80: the signed code), take the sign of the query's code
+// (VPSIGNB), and VPMADDUBSW multiplies them with the query's absolute
+// values: every |product| ≤ 127·127, so the pairs it adds into int16 never
+// saturate. VPMADDWD with ones adds each row's two pairs into its int32
+// lane. Four groups (64 rows) at a time. d is a positive multiple of 32,
+// n a positive multiple of 64.
+TEXT ·projDotsAVX2Asm(SB), NOSPLIT, $0-40
+	MOVQ         q+0(FP), SI
+	MOVQ         codes+8(FP), DI
+	MOVQ         d+16(FP), BX
+	MOVQ         n+24(FP), CX
+	MOVQ         out+32(FP), DX
+	MOVQ         BX, R8
+	SHLQ         $4, R8 // bytes of a group of 16 rows
+	MOVL         $0x80808080, AX
+	MOVQ         AX, X14
+	VPBROADCASTD X14, Y14 // the offset, in every byte
+	MOVL         $0x00010001, AX
+	MOVQ         AX, X15
+	VPBROADCASTD X15, Y15 // int16 ones
+
+a64loop:
+	LEAQ  (DI)(R8*1), R10
+	LEAQ  (DI)(R8*2), R11
+	LEAQ  (R10)(R8*2), R12
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	MOVQ  SI, R13
+	XORQ  R9, R9
+
+ainner:
+	VPBROADCASTD (R13), Y8
+	VPABSB       Y8, Y9
+	VPXOR        (DI)(R9*1), Y14, Y10
+	VPXOR        32(DI)(R9*1), Y14, Y11
+	VPXOR        (R10)(R9*1), Y14, Y12
+	VPXOR        32(R10)(R9*1), Y14, Y13
+	VPSIGNB      Y8, Y10, Y10
+	VPSIGNB      Y8, Y11, Y11
+	VPSIGNB      Y8, Y12, Y12
+	VPSIGNB      Y8, Y13, Y13
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDUBSW   Y12, Y9, Y12
+	VPMADDUBSW   Y13, Y9, Y13
+	VPMADDWD     Y15, Y10, Y10
+	VPMADDWD     Y15, Y11, Y11
+	VPMADDWD     Y15, Y12, Y12
+	VPMADDWD     Y15, Y13, Y13
+	VPADDD       Y10, Y0, Y0
+	VPADDD       Y11, Y1, Y1
+	VPADDD       Y12, Y2, Y2
+	VPADDD       Y13, Y3, Y3
+	VPXOR        (R11)(R9*1), Y14, Y10
+	VPXOR        32(R11)(R9*1), Y14, Y11
+	VPXOR        (R12)(R9*1), Y14, Y12
+	VPXOR        32(R12)(R9*1), Y14, Y13
+	VPSIGNB      Y8, Y10, Y10
+	VPSIGNB      Y8, Y11, Y11
+	VPSIGNB      Y8, Y12, Y12
+	VPSIGNB      Y8, Y13, Y13
+	VPMADDUBSW   Y10, Y9, Y10
+	VPMADDUBSW   Y11, Y9, Y11
+	VPMADDUBSW   Y12, Y9, Y12
+	VPMADDUBSW   Y13, Y9, Y13
+	VPMADDWD     Y15, Y10, Y10
+	VPMADDWD     Y15, Y11, Y11
+	VPMADDWD     Y15, Y12, Y12
+	VPMADDWD     Y15, Y13, Y13
+	VPADDD       Y10, Y4, Y4
+	VPADDD       Y11, Y5, Y5
+	VPADDD       Y12, Y6, Y6
+	VPADDD       Y13, Y7, Y7
+	ADDQ         $4, R13
+	ADDQ         $64, R9
+	CMPQ         R9, R8
+	JLT          ainner
+
+	VMOVDQU Y0, (DX)
+	VMOVDQU Y1, 32(DX)
+	VMOVDQU Y2, 64(DX)
+	VMOVDQU Y3, 96(DX)
+	VMOVDQU Y4, 128(DX)
+	VMOVDQU Y5, 160(DX)
+	VMOVDQU Y6, 192(DX)
+	VMOVDQU Y7, 224(DX)
+	ADDQ    $256, DX
+	LEAQ    (DI)(R8*4), DI
+	SUBQ    $64, CX
+	JNZ     a64loop
+	VZEROUPPER
+	RET

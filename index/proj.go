@@ -685,6 +685,16 @@ func projOffset(i, j, d int) int {
 // multiple of 64. The kernel the CPU runs, or projDotsGeneric.
 var projDots = projDotsGeneric
 
+// namedProjDots is a projected pass's kernel and its name, for tests.
+type namedProjDots struct {
+	name string
+	fn   func(q []int8, codes []uint8, d int, out []int32)
+}
+
+// projDotsKernels lists the assembly kernels of the projected pass this CPU
+// runs, slowest first; the last is projDots.
+var projDotsKernels []namedProjDots
+
 // projDotsGeneric is projDots in Go, the reference the kernels are held to.
 func projDotsGeneric(q []int8, codes []uint8, d int, out []int32) {
 	for i := range out {
