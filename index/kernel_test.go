@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -184,4 +185,20 @@ func TestBoundMask(t *testing.T) {
 			}
 		}
 	}
+}
+
+// needSIMD answers, for a test that holds a SIMD kernel to its Go loop, a
+// build that has no such kernel: with -tags purego the Go loops are what
+// runs (scripts/test tests that build too), and there is nothing to
+// compare; in CI otherwise it is a failure, since CI must run where both
+// are compared; elsewhere a skip.
+func needSIMD(t *testing.T, what string) {
+	t.Helper()
+	if pureGo {
+		t.Skipf("%s: built with -tags purego, which runs the Go loops only", what)
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("this CPU has no %s: CI must run where it is compared with the Go loop", what)
+	}
+	t.Skipf("no %s on this CPU", what)
 }
