@@ -73,8 +73,9 @@ type namedBoundMask struct {
 	fn   func(d []int32, scales, resid []float32, t, rho, tau float64, mask []uint64)
 }
 
-// boundMasks lists the SIMD bound checks this CPU runs, slowest first; the
-// last is boundMask. Tests hold each to the Go loop.
+// boundMasks lists the SIMD bound checks this CPU runs, slowest first,
+// each named as the kernel (kernelName) it is used with; the last is
+// boundMask. Tests hold each to the Go loop.
 var boundMasks []namedBoundMask
 
 // quantizeBody, where the CPU has a SIMD version, does quantize's second

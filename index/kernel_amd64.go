@@ -209,8 +209,8 @@ func init() {
 		dots, kernelName = dotsVNNI, "vnni"
 		gatherKernels = append(gatherKernels, namedGather{"vnni", gatherDotsVNNI})
 		gatherDots = gatherDotsVNNI
-		boundMasks = append(boundMasks, namedBoundMask{"avx512", boundMaskAVX512})
-		projMasks = append(projMasks, namedProjMask{"avx512", projMaskAVX512})
+		boundMasks = append(boundMasks, namedBoundMask{"vnni", boundMaskAVX512})
+		projMasks = append(projMasks, namedProjMask{"vnni", projMaskAVX512})
 		boundMask, projMask = boundMaskAVX512, projMaskAVX512
 		projDotsKernels = append(projDotsKernels, namedProjDots{"vnni", projDotsVNNI})
 		projDots = projDotsVNNI
