@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,9 +63,10 @@ func main() {
 		quick   = flag.Bool("quick", false, "fewer queries and smaller end-to-end and ingest phases")
 		asJSON  = flag.Bool("json", false, "print JSON instead of a table")
 		embFlag = flag.String("embedder", builtin.Model, "the built-in model of the end-to-end and ingest phases: "+strings.Join(builtin.Models, " or "))
+		profile = flag.String("cpuprofile", "", "with -phase e2e or e2e-warm: write a CPU profile of the timed recalls to this file")
 	)
 	flag.Parse()
-	embedderModel = *embFlag
+	embedderModel, cpuProfile = *embFlag, *profile
 	if *quick {
 		*queries, *e2e, *ingest = 50, 2000, 2000
 	}
@@ -406,6 +408,9 @@ func openEngine() (eng *engine.Engine, done func(), err error) {
 	return eng, func() { eng.Close(); db.Close(); os.RemoveAll(dir) }, nil
 }
 
+// cpuProfile is the -cpuprofile flag's value (read in main).
+var cpuProfile string
+
 // e2eWarmup is how many recalls the e2e-warm phase makes before it times
 // any: enough that the store's read connection has the partition's rows in
 // its page cache. Right after an ingest of 10,000 memories the first few
@@ -445,6 +450,17 @@ func benchE2E(n, q, warmup int) (Result, error) {
 	lat := make([]time.Duration, 0, q)
 	returned := 0
 	for i := 0; i < q+warmup; i++ {
+		if i == warmup && cpuProfile != "" {
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return Result{}, err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return Result{}, err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		t := time.Now()
 		res, err := eng.Recall(ctx, engine.RecallRequest{Scope: memgate.Scope{Tenant: "bench", Principal: "p"}, Query: qs[i%q], K: 10})
 		if err != nil {
