@@ -383,7 +383,7 @@ func (e *Engine) Recall(ctx context.Context, req RecallRequest) (*RecallResult, 
 	if err != nil {
 		return nil, err
 	}
-	var holds func([]string) []bool
+	var holds func(terms []string, hashes []uint64) []bool
 	if !e.relateAll {
 		holds = e.holds(ctx, s)
 	}

@@ -25,15 +25,16 @@ type related struct {
 // given to both. What relates each word (how) is kept only with explain:
 // nothing else reads it, and it was a sixth of a recall's allocations.
 //
-// holds, when not nil, reports which of the given terms the partition
-// searched holds (nil: it cannot tell). A related word whose term the
-// partition lacks can match no memory, so it is left out before its fit
-// to the query's context is computed (a GloVe cosine each: with a few
-// hundred related words per question, the most of related's cost): the
-// words returned are the full list's words that the partition holds, with
-// the same weights, in the same order. Past index.MaxRelated words, where
-// the cap decides which words are kept, nothing is left out.
-func (e *Engine) related(query string, exclude []string, explain bool, holds func(terms []string) []bool) related {
+// holds, when not nil, reports which of the given terms (each with its
+// analysis.TermHash) the partition searched holds (nil: it cannot tell).
+// A related word whose term the partition lacks can match no memory, so it
+// is left out before its fit to the query's context is computed (a GloVe
+// cosine each: with a few hundred related words per question, the most of
+// related's cost): the words returned are the full list's words that the
+// partition holds, with the same weights, in the same order. Past
+// index.MaxRelated words, where the cap decides which words are kept,
+// nothing is left out.
+func (e *Engine) related(query string, exclude []string, explain bool, holds func(terms []string, hashes []uint64) []bool) related {
 	var out related
 	if e.relater == nil {
 		return out
@@ -72,12 +73,14 @@ func (e *Engine) related(query string, exclude []string, explain bool, holds fun
 	var held []bool
 	if holds != nil && n <= index.MaxRelated {
 		terms := make([]string, 0, n)
+		hashes := make([]uint64, 0, n)
 		for _, l := range lists {
-			for _, w := range l.ws {
-				terms = append(terms, w.Term)
+			for i := range l.ws {
+				terms = append(terms, l.ws[i].Term)
+				hashes = append(hashes, l.ws[i].TermHash())
 			}
 		}
-		if held = holds(terms); len(held) != n {
+		if held = holds(terms, hashes); len(held) != n {
 			held = nil
 		}
 	}
@@ -118,19 +121,15 @@ func (e *Engine) related(query string, exclude []string, explain bool, holds fun
 }
 
 // holds returns related's holds for the partition of s: the index's
-// document frequencies, read under one lock (nil when it cannot read
-// them: then no related word is left out).
-func (e *Engine) holds(ctx context.Context, s memgate.Scope) func(terms []string) []bool {
-	return func(terms []string) []bool {
-		_, df, err := e.rec.idx.DFs(ctx, s.Tenant, s.Principal, terms)
+// answer, read under one lock, with the terms' hashes (index.Holds; nil
+// when it cannot read them: then no related word is left out).
+func (e *Engine) holds(ctx context.Context, s memgate.Scope) func(terms []string, hashes []uint64) []bool {
+	return func(terms []string, hashes []uint64) []bool {
+		held, err := e.rec.idx.Holds(ctx, s.Tenant, s.Principal, terms, hashes)
 		if err != nil {
 			return nil
 		}
-		out := make([]bool, len(df))
-		for i, d := range df {
-			out[i] = d > 0
-		}
-		return out
+		return held
 	}
 }
 

@@ -371,6 +371,24 @@ func (x *Index) DFs(ctx context.Context, tenant, principal string, terms []strin
 	return n, df, nil
 }
 
+// Holds is Partition.Holds of the partition of (tenant, principal),
+// loading it if needed. hashes must hold a hash for every term
+// (invalid_argument otherwise).
+func (x *Index) Holds(ctx context.Context, tenant, principal string, terms []string, hashes []uint64) ([]bool, error) {
+	if err := checkKey(tenant, principal); err != nil {
+		return nil, err
+	}
+	if len(hashes) != len(terms) {
+		return nil, memgate.FieldError("hashes", "must hold one hash per term (%d terms, %d hashes)", len(terms), len(hashes))
+	}
+	h, err := x.acquire(ctx, pkey{tenant, principal})
+	if err != nil {
+		return nil, err
+	}
+	defer x.release(h)
+	return h.p.Holds(terms, hashes), nil
+}
+
 // checkKey fails closed on an empty tenant or principal: the index never
 // loads a partition that no scope could name.
 func checkKey(tenant, principal string) error {

@@ -40,6 +40,7 @@ type Partition struct {
 	rows        int
 
 	terms    map[string]*postings
+	tfilter  termFilter // of terms (termfilter.go)
 	totalLen int64
 
 	// Groups: the entries of each non-empty Entry.Group, in insertion
@@ -218,6 +219,26 @@ func (p *Partition) DFs(terms []string) (n int, df []int) {
 		}
 	}
 	return p.live, df
+}
+
+// Holds reports, for each of terms, whether an entry of the partition
+// contains it, in one read of the partition; hashes[i] is
+// analysis.TermHash(terms[i]) (relate.Word.TermHash), which lets most
+// absent terms be answered by the term filter (termfilter.go) without a
+// map lookup. It panics unless there is a hash for every term.
+func (p *Partition) Holds(terms []string, hashes []uint64) []bool {
+	if len(hashes) != len(terms) {
+		panic("index: Holds: a hash for every term")
+	}
+	out := make([]bool, len(terms))
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for i, t := range terms {
+		if p.tfilter.mayHold(hashes[i]) {
+			_, out[i] = p.terms[t]
+		}
+	}
+	return out
 }
 
 // Bytes returns the estimated memory of the partition.
@@ -459,7 +480,7 @@ func (p *Partition) add(e *Entry, norm float64, pl place) {
 				if pl = p.terms[t]; pl == nil {
 					pl = &postings{term: strings.Clone(t)}
 					p.terms[pl.term] = pl
-					p.bytes += termBytes + allocSize(len(t))
+					p.bytes += termBytes + allocSize(len(t)) + p.tfilter.addTerm(pl.term, p.terms)
 				}
 			}
 			if n := len(pl.list); n > 0 && pl.list[n-1].slot == sl {
@@ -566,6 +587,7 @@ func (p *Partition) removeSlot(sl int32) {
 		if last == 0 {
 			delete(p.terms, pl.term)
 			p.bytes -= termBytes + allocSize(len(pl.term)) + int64(cap(pl.list))*postingSize
+			p.bytes += p.tfilter.removed(p.terms)
 		} else if cap(pl.list) > 64 && cap(pl.list) > 4*len(pl.list) {
 			c := cap(pl.list)
 			pl.list = slices.Clone(pl.list)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate"
+	"github.com/memgate/memgate/analysis"
 )
 
 // withKernel runs f with the given kernel installed.
@@ -522,6 +523,15 @@ func checkInvariants(t *testing.T, p *Partition) {
 	if got, want := p.bytes, recount(p); got != want {
 		t.Fatalf("bytes %d, counted from scratch %d", got, want)
 	}
+	// The term filter has no false negatives (termfilter.go).
+	for term := range p.terms {
+		if !p.tfilter.mayHold(analysis.TermHash(term)) {
+			t.Fatalf("term %q is in the term map but not in its filter", term)
+		}
+	}
+	if len(p.terms) > p.tfilter.terms {
+		t.Fatalf("%d terms in a filter sized for %d", len(p.terms), p.tfilter.terms)
+	}
 	if live != p.live || live != p.ids.n || live+len(p.free) != p.nslots {
 		t.Fatalf("live %d, p.live %d, ids %d, free %d, slots %d", live, p.live, p.ids.n, len(p.free), p.nslots)
 	}
@@ -776,7 +786,7 @@ func recount(p *Partition) int64 {
 	for g := range p.groups {
 		b += groupBytes + allocSize(len(g))
 	}
-	return b
+	return b + 8*int64(cap(p.tfilter.words))
 }
 
 func TestUpsertAndSearchErrors(t *testing.T) {

@@ -99,7 +99,18 @@ type Word struct {
 	// WordNet synsets ("instrument.n.01 > stringed_instrument.n.01").
 	Path []string
 
-	glove int // the word's row in the GloVe table; -1 if it has none, -2: not checked (a form of the query word)
+	glove int    // the word's row in the GloVe table; -1 if it has none, -2: not checked (a form of the query word)
+	hash  uint64 // analysis.TermHash(Term), once Related has returned the word
+}
+
+// TermHash returns analysis.TermHash(w.Term), computed when the word was
+// found: a caller that tests the terms of many related words against a
+// set (package index's Holds) need not read their bytes again.
+func (w *Word) TermHash() uint64 {
+	if w.hash == 0 {
+		return analysis.TermHash(w.Term)
+	}
+	return w.hash
 }
 
 // Options sets the relations' weights and limits; the zero value, after
@@ -600,6 +611,9 @@ func related(token string, o Options) []Word {
 	slices.SortStableFunc(f.words, func(a, b Word) int { return cmp.Compare(b.Weight, a.Weight) })
 	if len(f.words) > o.MaxWords {
 		f.words = f.words[:o.MaxWords]
+	}
+	for i := range f.words {
+		f.words[i].hash = analysis.TermHash(f.words[i].Term)
 	}
 	return slices.Clip(f.words)
 }
