@@ -3,9 +3,13 @@ package index
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/memgate/memgate/embedder/builtin"
 )
 
 // BenchmarkProjSurvivors measures the candidate "projected first pass"
@@ -14,13 +18,24 @@ import (
 // -bits 4 rows), its residual norm, and per query the rows whose upper
 // bound reaches the k-th largest lower bound (those the exact stage would
 // then read). Float64 throughout; the query's projection is not quantized.
+// The "full" runs bound the whole vector's 4-bit (or int8) codes instead,
+// with no projection: a first pass of half (or all) the scan's bytes.
+//
+// Three distributions: "lowrank" and "topics" at 100k, and "builtin" at
+// 10k: the built-in embedder's vectors of bench/speed's end-to-end corpus
+// (Zipf-distributed words), with its queries (a stored text's first six
+// words).
 //
 //	go test ./index -run '^$' -bench ProjSurvivors -benchtime 1x
 func BenchmarkProjSurvivors(b *testing.B) {
-	const n, nq, k = 100000, 20, 10
-	for _, dist := range []string{"lowrank", "topics"} {
+	const nq, k = 20, 10
+	for _, dist := range []string{"lowrank", "topics", "builtin"} {
+		n := 100000
 		var data, queries [][]float32
-		if dist == "topics" {
+		if dist == "builtin" {
+			n = 10000
+			data, queries = builtinCorpus(b, n, nq)
+		} else if dist == "topics" {
 			c := corpus(n)
 			for _, e := range c.entries {
 				data = append(data, e.Vector)
@@ -44,6 +59,15 @@ func BenchmarkProjSurvivors(b *testing.B) {
 		start := time.Now()
 		cm := secondMoment(sample, dim)
 		tm := time.Since(start)
+		for _, bits := range []int{4, 8} {
+			b.Run(fmt.Sprintf("%s/full/bits=%d", dist, bits), func(b *testing.B) {
+				var survivors float64
+				for range b.N {
+					survivors = fullPassSurvivors(data, queries, k, bits)
+				}
+				b.ReportMetric(survivors, "survivors/query")
+			})
+		}
 		basis, vals := topEigen(cm, dim, 96, 20)
 		te := time.Since(start) - tm
 		b.Logf("%s: second moment %v, eigen %v; eigenvalues %.4f %.4f %.4f %.4f %.4f", dist, tm, te, vals[0], vals[31], vals[63], vals[64], vals[95])
@@ -83,7 +107,7 @@ func BenchmarkProjSurvivors(b *testing.B) {
 						ru[i] = math.Sqrt(max(0, 1-y2))
 						meanR += ru[i]
 					}
-					meanR /= n
+					meanR /= float64(n)
 					lo := make([]float64, n)
 					hi := make([]float64, n)
 					var survivors, exact float64
@@ -138,4 +162,95 @@ func BenchmarkProjSurvivors(b *testing.B) {
 			}
 		}
 	}
+}
+
+// fullPassSurvivors returns the mean number of rows a first pass over the
+// whole vectors' bits-bit codes (per row: scale maxAbs/cmax, rounded codes,
+// e the norm of the quantization error, all of the unit vector) cannot
+// drop for the top k of each query: rows whose upper bound a + e reaches
+// τ, the k-th largest lower bound a − e, a the dot of the unit query with
+// the decoded row. The query is not quantized.
+func fullPassSurvivors(data, queries [][]float32, k, bits int) float64 {
+	cmax := float64(int(1)<<(bits-1) - 1)
+	n, dim := len(data), len(data[0])
+	dec := make([]float64, n*dim)
+	e := make([]float64, n)
+	for i, v := range data {
+		nv := norm64(v)
+		var maxAbs float64
+		for _, x := range v {
+			maxAbs = max(maxAbs, math.Abs(float64(x))/nv)
+		}
+		s := maxAbs / cmax
+		var e2 float64
+		for j, x := range v {
+			y := float64(x) / nv
+			d := s * math.Round(y/s)
+			dec[i*dim+j] = d
+			e2 += (y - d) * (y - d)
+		}
+		e[i] = math.Sqrt(e2)
+	}
+	lo, hi := make([]float64, n), make([]float64, n)
+	var survivors float64
+	for _, q := range queries {
+		nq := norm64(q)
+		for i := range n {
+			var a float64
+			for j, x := range q {
+				a += float64(x) / nq * dec[i*dim+j]
+			}
+			lo[i], hi[i] = a-e[i], a+e[i]
+		}
+		tau := slices.Clone(lo)
+		slices.Sort(tau)
+		for _, h := range hi {
+			if h >= tau[n-k] {
+				survivors++
+			}
+		}
+	}
+	return survivors / float64(len(queries))
+}
+
+// builtinCorpus returns the built-in embedder's vectors of n texts of
+// Zipf-distributed made-up words (bench/speed's end-to-end corpus) and of
+// nq queries, each the first six words of a stored text.
+func builtinCorpus(b *testing.B, n, nq int) (data, queries [][]float32) {
+	rng := rand.New(rand.NewPCG(1, 7))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		w := make([]byte, 3+rng.IntN(7))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(w)
+	}
+	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
+	texts := make([]string, n)
+	for i := range texts {
+		ws := make([]string, 8+rng.IntN(30))
+		for j := range ws {
+			ws[j] = vocab[zipf.Uint64()]
+		}
+		texts[i] = strings.Join(ws, " ") + "."
+	}
+	qs := make([]string, nq)
+	for i := range qs {
+		ws := strings.Fields(texts[rng.IntN(n)])
+		qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
+	}
+	emb := builtin.New()
+	embed := func(ts []string) [][]float32 {
+		es, err := emb.Embed(b.Context(), ts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make([][]float32, len(es))
+		for i, e := range es {
+			out[i] = e.Vector
+		}
+		return out
+	}
+	return embed(texts), embed(qs)
 }
