@@ -13,6 +13,7 @@ import (
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/index"
 	"github.com/memgate/memgate/internal/cputime"
+	"github.com/memgate/memgate/internal/zipfcorpus"
 	"github.com/memgate/memgate/rank"
 	"github.com/memgate/memgate/sqlite"
 	"github.com/memgate/memgate/store"
@@ -69,21 +70,15 @@ func BenchmarkRecallE2E(b *testing.B) {
 	benchRecallCPU(b, rs, qs, 10, true)
 }
 
-// e2eCorpus is bench/speed's end-to-end corpus of n texts (zipfTexts) and
-// its queries, the first six words of a stored text.
+// e2eCorpus is bench/speed's end-to-end corpus of n texts and its 200
+// queries (package zipfcorpus).
 func e2eCorpus(n int) ([]memgate.RememberRequest, []string) {
-	docs := zipfTexts(n)
+	docs := zipfcorpus.Texts(n, 1)
 	rs := make([]memgate.RememberRequest, len(docs))
 	for i, d := range docs {
 		rs[i] = memgate.RememberRequest{Memory: memgate.Memory{Kind: memgate.KindMessage, Source: memgate.SourceUser, Conversation: "c", Content: d}}
 	}
-	rng := rand.New(rand.NewPCG(9, 9))
-	qs := make([]string, 200)
-	for i := range qs {
-		ws := strings.Fields(docs[rng.IntN(len(docs))])
-		qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
-	}
-	return rs, qs
+	return rs, zipfcorpus.Queries(docs, 200)
 }
 
 // benchRecallCPU recalls qs in turn from a partition of rs: with whole,
@@ -203,29 +198,4 @@ func letters(n int) string {
 			return string(b)
 		}
 	}
-}
-
-// zipfTexts is bench/speed's corpus: texts of 8 to 37 words drawn by a
-// Zipf law from 5,000 random words.
-func zipfTexts(n int) []string {
-	rng := rand.New(rand.NewPCG(1, 7))
-	vocab := make([]string, 5000)
-	for i := range vocab {
-		var w strings.Builder
-		l := 3 + rng.IntN(7)
-		for range l {
-			w.WriteByte(byte('a' + rng.IntN(26)))
-		}
-		vocab[i] = w.String()
-	}
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
-	out := make([]string, n)
-	for i := range out {
-		ws := make([]string, 8+rng.IntN(30))
-		for j := range ws {
-			ws[j] = vocab[zipf.Uint64()]
-		}
-		out[i] = strings.Join(ws, " ") + "."
-	}
-	return out
 }

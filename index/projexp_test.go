@@ -3,13 +3,12 @@ package index
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/memgate/memgate/embedder/builtin"
+	"github.com/memgate/memgate/internal/zipfcorpus"
 )
 
 // BenchmarkProjSurvivors measures the candidate "projected first pass"
@@ -213,33 +212,11 @@ func fullPassSurvivors(data, queries [][]float32, k, bits int) float64 {
 	return survivors / float64(len(queries))
 }
 
-// builtinCorpus returns the built-in embedder's vectors of n texts of
-// Zipf-distributed made-up words (bench/speed's end-to-end corpus) and of
-// nq queries, each the first six words of a stored text.
+// builtinCorpus returns the built-in embedder's vectors of bench/speed's
+// end-to-end corpus of n texts and of nq of its queries (package
+// zipfcorpus).
 func builtinCorpus(b *testing.B, n, nq int) (data, queries [][]float32) {
-	rng := rand.New(rand.NewPCG(1, 7))
-	vocab := make([]string, 5000)
-	for i := range vocab {
-		w := make([]byte, 3+rng.IntN(7))
-		for j := range w {
-			w[j] = byte('a' + rng.IntN(26))
-		}
-		vocab[i] = string(w)
-	}
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
-	texts := make([]string, n)
-	for i := range texts {
-		ws := make([]string, 8+rng.IntN(30))
-		for j := range ws {
-			ws[j] = vocab[zipf.Uint64()]
-		}
-		texts[i] = strings.Join(ws, " ") + "."
-	}
-	qs := make([]string, nq)
-	for i := range qs {
-		ws := strings.Fields(texts[rng.IntN(n)])
-		qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
-	}
+	texts := zipfcorpus.Texts(n, 1)
 	emb := builtin.New()
 	embed := func(ts []string) [][]float32 {
 		es, err := emb.Embed(b.Context(), ts)
@@ -252,5 +229,5 @@ func builtinCorpus(b *testing.B, n, nq int) (data, queries [][]float32) {
 		}
 		return out
 	}
-	return embed(texts), embed(qs)
+	return embed(texts), embed(zipfcorpus.Queries(texts, nq))
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/memgate/memgate/embedder/builtin"
 	"github.com/memgate/memgate/engine"
 	"github.com/memgate/memgate/index"
+	"github.com/memgate/memgate/internal/zipfcorpus"
 	"github.com/memgate/memgate/sqlite"
 )
 
@@ -355,32 +356,6 @@ func benchChromem(n, q int) (Result, error) {
 	return Result{Ops: q, P50us: p50, P99us: p99, BuildMs: float64(build.Milliseconds()), Note: "QueryEmbedding, k=10, exact"}, nil
 }
 
-// texts returns deterministic synthetic memory texts over a Zipfian
-// vocabulary, as conversation turns would be.
-func texts(n int, seed uint64) []string {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	vocab := make([]string, 5000)
-	for i := range vocab {
-		var b strings.Builder
-		l := 3 + rng.IntN(7)
-		for range l {
-			b.WriteByte(byte('a' + rng.IntN(26)))
-		}
-		vocab[i] = b.String()
-	}
-	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
-	out := make([]string, n)
-	for i := range out {
-		words := 8 + rng.IntN(30)
-		ws := make([]string, words)
-		for j := range ws {
-			ws[j] = vocab[zipf.Uint64()]
-		}
-		out[i] = strings.Join(ws, " ") + "."
-	}
-	return out
-}
-
 // openEngine opens an engine with the built-in embedder over a new SQLite
 // database in a temporary directory; done closes both and removes it.
 func openEngine() (eng *engine.Engine, done func(), err error) {
@@ -428,7 +403,7 @@ func benchE2E(n, q, warmup int) (Result, error) {
 		return Result{}, err
 	}
 	defer done()
-	docs := texts(n, 1)
+	docs := zipfcorpus.Texts(n, 1)
 	start := time.Now()
 	for chunk := range slices.Chunk(docs, 500) {
 		rs := make([]engine.RememberRequest, len(chunk))
@@ -441,12 +416,7 @@ func benchE2E(n, q, warmup int) (Result, error) {
 	}
 	build := time.Since(start)
 	// Queries: a few words of stored texts, so the floor lets results through.
-	rng := rand.New(rand.NewPCG(9, 9))
-	qs := make([]string, q)
-	for i := range qs {
-		ws := strings.Fields(docs[rng.IntN(n)])
-		qs[i] = strings.Join(ws[:min(len(ws), 6)], " ")
-	}
+	qs := zipfcorpus.Queries(docs, q)
 	lat := make([]time.Duration, 0, q)
 	returned := 0
 	for i := 0; i < q+warmup; i++ {
@@ -483,7 +453,7 @@ func benchIngest(n, batch int) (Result, error) {
 		return Result{}, err
 	}
 	defer done()
-	docs := texts(n, 2)
+	docs := zipfcorpus.Texts(n, 2)
 	start := time.Now()
 	for chunk := range slices.Chunk(docs, batch) {
 		rs := make([]engine.RememberRequest, len(chunk))
