@@ -529,8 +529,8 @@ func checkInvariants(t *testing.T, p *Partition) {
 			t.Fatalf("term %q is in the term map but not in its filter", term)
 		}
 	}
-	if len(p.terms) > p.tfilter.terms {
-		t.Fatalf("%d terms in a filter sized for %d", len(p.terms), p.tfilter.terms)
+	if len(p.terms) > p.tfilter.capacity() {
+		t.Fatalf("%d terms in a filter sized for %d", len(p.terms), p.tfilter.capacity())
 	}
 	if live != p.live || live != p.ids.n || live+len(p.free) != p.nslots {
 		t.Fatalf("live %d, p.live %d, ids %d, free %d, slots %d", live, p.live, p.ids.n, len(p.free), p.nslots)
@@ -786,7 +786,7 @@ func recount(p *Partition) int64 {
 	for g := range p.groups {
 		b += groupBytes + allocSize(len(g))
 	}
-	return b + 8*int64(cap(p.tfilter.words))
+	return b + 8*int64(len(p.tfilter.words))
 }
 
 func TestUpsertAndSearchErrors(t *testing.T) {

@@ -19,12 +19,14 @@ import "github.com/memgate/memgate/analysis"
 // termFilterBits bits a term with three bits in one word (about 2 %).
 type termFilter struct {
 	words []uint64
-	terms int // the terms the filter was sized for, at most
 	stale int // terms removed since the last build
 }
 
 // termFilterBits is the filter's size in bits per term at its capacity.
 const termFilterBits = 16
+
+// capacity is the number of terms the filter was sized for.
+func (f *termFilter) capacity() int { return len(f.words) * 64 / termFilterBits }
 
 // slot returns the word of hash h and its three bits.
 func (f *termFilter) slot(h uint64) (int, uint64) {
@@ -46,20 +48,13 @@ func (f *termFilter) mayHold(h uint64) bool {
 // least 256) and sets the bits of every one. It returns the change in
 // memory, in bytes.
 func (f *termFilter) build(terms map[string]*postings) int64 {
-	before := int64(8 * cap(f.words))
-	n := max(2*len(terms), 256)
-	words := (n*termFilterBits + 63) / 64
-	if cap(f.words) >= words && cap(f.words) <= 4*words {
-		f.words = f.words[:words]
-		clear(f.words)
-	} else {
-		f.words = make([]uint64, words)
-	}
-	f.terms, f.stale = n, 0
+	before := int64(8 * len(f.words))
+	f.words = make([]uint64, max(2*len(terms), 256)*termFilterBits/64)
+	f.stale = 0
 	for t := range terms {
 		f.add(analysis.TermHash(t))
 	}
-	return int64(8*cap(f.words)) - before
+	return int64(8*len(f.words)) - before
 }
 
 // add sets the bits of a term of hash h.
@@ -71,7 +66,7 @@ func (f *termFilter) add(h uint64) {
 // addTerm keeps the filter current after term t joined the partition's
 // map terms, and returns the change in memory.
 func (f *termFilter) addTerm(t string, terms map[string]*postings) int64 {
-	if len(terms) > f.terms {
+	if len(terms) > f.capacity() {
 		return f.build(terms)
 	}
 	f.add(analysis.TermHash(t))
@@ -85,7 +80,7 @@ func (f *termFilter) removed(terms map[string]*postings) int64 {
 	if len(terms) == 0 {
 		// The last term: no filter, no memory (a partition emptied is as
 		// a new one).
-		freed := int64(8 * cap(f.words))
+		freed := int64(8 * len(f.words))
 		*f = termFilter{}
 		return -freed
 	}
