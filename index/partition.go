@@ -771,16 +771,14 @@ func (p *Partition) Search(q Query) (*Result, error) {
 	dup := sc.dup[:0]
 	if len(ttop) > 0 {
 		// Index the vector candidates by slot to merge the text channel in.
-		byslot := sc.byslot[:0]
+		vi := &sc.slots
+		vi.reset(len(vtop))
 		for i, h := range vtop {
-			byslot = append(byslot, slotIndex{h.slot, int32(i)})
+			vi.add(h.slot, int32(i))
 		}
-		slices.SortFunc(byslot, func(a, b slotIndex) int { return int(a.slot - b.slot) })
-		sc.byslot = byslot
 		for _, h := range ttop {
-			j, ok := slices.BinarySearchFunc(byslot, h.slot, func(e slotIndex, t int32) int { return int(e.slot - t) })
-			if ok {
-				dup = append(dup, byslot[j].idx)
+			if j, ok := vi.get(h.slot); ok {
+				dup = append(dup, j)
 				continue
 			}
 			dup = append(dup, -1)
@@ -915,8 +913,8 @@ func (p *Partition) candidate(sl int32) Candidate {
 // the candidates at slots cands, in result order, that pass f and are not
 // candidates themselves: each once, in the order they are found, for each
 // candidate its previous neighbours nearest first, then its next ones.
-// The cost is O(len(cands)·nb.steps()) steps through the group lists, plus a
-// sort of what they find; the partition is never scanned.
+// The cost is O(len(cands)·nb.steps()) steps through the group lists; the
+// partition is never scanned.
 func (p *Partition) neighbors(cands []int32, nb Neighbors, f *compiled, sc *scratch) []int32 {
 	steps := nb.steps()
 	found := sc.found[:0]
@@ -932,31 +930,16 @@ func (p *Partition) neighbors(cands []int32, nb Neighbors, f *compiled, sc *scra
 	if len(found) == 0 {
 		return nil
 	}
-	// Sort the candidates (index -1) and the neighbours (by the order they
-	// were found) by slot: in each run of one slot, only the first may stay,
-	// and only if it is not a candidate.
-	bySlot := sc.byslot[:0]
+	// A neighbour stays the first time it is found, unless it is a
+	// candidate.
+	seen := &sc.slots
+	seen.reset(len(cands) + len(found))
 	for _, sl := range cands {
-		bySlot = append(bySlot, slotIndex{sl, -1})
-	}
-	for i, sl := range found {
-		bySlot = append(bySlot, slotIndex{sl, int32(i)})
-	}
-	slices.SortFunc(bySlot, func(a, b slotIndex) int {
-		if a.slot != b.slot {
-			return int(a.slot - b.slot)
-		}
-		return int(a.idx - b.idx)
-	})
-	sc.byslot = bySlot
-	for i, e := range bySlot {
-		if e.idx >= 0 && i > 0 && bySlot[i-1].slot == e.slot {
-			found[e.idx] = -1
-		}
+		seen.add(sl, 0)
 	}
 	out := found[:0] // in place: writes never overtake reads
 	for _, sl := range found {
-		if sl >= 0 {
+		if seen.add(sl, 0) {
 			out = append(out, sl)
 		}
 	}
@@ -987,8 +970,6 @@ type hit struct {
 	slot  int32
 	score float64
 }
-
-type slotIndex struct{ slot, idx int32 }
 
 // better reports whether a ranks before b.
 func (p *Partition) better(a, b hit) bool {
@@ -1353,7 +1334,7 @@ type scratch struct {
 	hits    []hit // the vector channel's hits, then its top k (rescore)
 	ttop    []hit // the text channel's top k (textTopK)
 	lows    []float64
-	byslot  []slotIndex
+	slots   slotMap // by slot: the vector candidates (Search), what neighbors found
 	cslots  []int32
 	dup     []int32
 	found   []int32
