@@ -3,6 +3,7 @@ package rank
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -62,8 +63,8 @@ func contextByStrings(ev []float64, cands []Candidate, c Context) (s, lift []flo
 
 // TestWithContextMatches holds withContext to the string-sorted reference,
 // bit for bit: conversations interleaved in the candidates, turns out of
-// order, equal Seqs (ties go by candidate order), candidates outside any
-// conversation, and a context that adds nothing. The control checks that
+// order, equal Seqs (ties go by candidate order), Seqs outside [0, 2³²),
+// candidates outside any conversation, and a context that adds nothing. The control checks that
 // the cases lift something, so that equal zeros cannot pass for a match.
 func TestWithContextMatches(t *testing.T) {
 	t.Parallel()
@@ -78,6 +79,10 @@ func TestWithContextMatches(t *testing.T) {
 				cands[i].Group = fmt.Sprintf("session-%d", r.IntN(1+n/8))
 			}
 			cands[i].Seq = int64(r.IntN(1 + n/2))
+			if it%7 == 3 && r.IntN(50) == 0 {
+				// Past what one integer key holds: the comparison sort.
+				cands[i].Seq = []int64{-1, 1 << 32, math.MaxInt64}[r.IntN(3)]
+			}
 			ev[i] = r.Float64()
 			if r.IntN(5) == 0 {
 				ev[i] = 0
@@ -100,5 +105,24 @@ func TestWithContextMatches(t *testing.T) {
 	}
 	if lifted == 0 {
 		t.Fatal("no case lifted any candidate: the comparison checks nothing")
+	}
+}
+
+// BenchmarkWithContext is withContext over the candidates of a recall of
+// bench/load: 256, in 20 conversations.
+//
+//	go test ./rank -run '^$' -bench WithContext
+func BenchmarkWithContext(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 11))
+	cands := make([]Candidate, 256)
+	ev := make([]float64, len(cands))
+	for i := range cands {
+		cands[i].Group = fmt.Sprintf("session-%d", r.IntN(20))
+		cands[i].Seq = int64(r.IntN(10000))
+		ev[i] = r.Float64()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		withContext(ev, cands, DefaultContext())
 	}
 }

@@ -686,6 +686,7 @@ func withContext(ev []float64, cands []Candidate, c Context) (s, lift []float64)
 	}
 	groups := make(map[string]int)
 	turns := make([]turn, 0, len(cands))
+	packable := len(cands) < 1<<16 // and every Seq in [0, 2³²): below
 	for i, cd := range cands {
 		if cd.Group == "" {
 			continue
@@ -696,16 +697,30 @@ func withContext(ev []float64, cands []Candidate, c Context) (s, lift []float64)
 			groups[cd.Group] = g
 		}
 		turns = append(turns, turn{g, i, cd.Seq})
+		packable = packable && cd.Seq >= 0 && cd.Seq < 1<<32
 	}
-	slices.SortFunc(turns, func(a, b turn) int {
-		if x := cmp.Compare(a.group, b.group); x != 0 {
-			return x
+	if packable {
+		// The three keys in one integer, sorted without a comparison
+		// function (which was 3 % of BenchmarkRecallCPU/load-1k's CPU).
+		keys := make([]uint64, len(turns))
+		for j, t := range turns {
+			keys[j] = uint64(t.group)<<48 | uint64(t.seq)<<16 | uint64(t.i)
 		}
-		if x := cmp.Compare(a.seq, b.seq); x != 0 {
-			return x
+		slices.Sort(keys)
+		for j, k := range keys {
+			turns[j] = turn{group: int(k >> 48), i: int(k & 0xffff)}
 		}
-		return cmp.Compare(a.i, b.i)
-	})
+	} else {
+		slices.SortFunc(turns, func(a, b turn) int {
+			if x := cmp.Compare(a.group, b.group); x != 0 {
+				return x
+			}
+			if x := cmp.Compare(a.seq, b.seq); x != 0 {
+				return x
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+	}
 	for lo := 0; lo < len(turns); {
 		hi := lo + 1
 		for hi < len(turns) && turns[hi].group == turns[lo].group {
