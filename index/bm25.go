@@ -246,10 +246,7 @@ type qtable struct {
 
 // build makes t for qts.
 func (t *qtable) build(qts []qterm) {
-	size := 16
-	for size < 2*len(qts) {
-		size <<= 1
-	}
+	size := probeTableSize(len(qts))
 	t.keys = slices.Grow(t.keys[:0], size)[:size]
 	clear(t.keys)
 	t.first = slices.Grow(t.first[:0], size)[:size]
