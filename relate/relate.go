@@ -706,7 +706,9 @@ func (f *found) kinds(c lexicon.Synset, w float64, o Options, rel Relation, pref
 // one for each sense besides its tag counts: the "speak" of "Which
 // languages do you speak?", which qualifies what a question is about
 // rather than naming it. A word the lexicon does not know is not one.
-func Modifier(token string) bool {
+func Modifier(token string) bool { return judge(token).modifier }
+
+func isModifier(token string) bool {
 	var noun, other int
 	var bases []lexicon.Word
 	for _, pos := range poses {
@@ -729,7 +731,9 @@ func Modifier(token string) bool {
 // noun: WordNet tags one of its noun senses at least 3 times ("budget",
 // "plan"), where a first name has none ("caroline" is only an adjective to
 // WordNet, "jon" nothing).
-func CommonNoun(token string) bool {
+func CommonNoun(token string) bool { return judge(token).commonNoun }
+
+func isCommonNoun(token string) bool {
 	var bases []lexicon.Word
 	bases = lexicon.BaseForms(bases, token, lexicon.Noun)
 	for _, b := range bases {
@@ -754,7 +758,9 @@ var temporal = map[string]int{
 // "tonight", "week", "June", "Monday"): in a question it says when, not
 // what ("What should I drink this afternoon?"). A kind of day further down
 // (a birthday, a holiday) is what a question is about, and is not one.
-func Temporal(token string) bool {
+func Temporal(token string) bool { return judge(token).temporal }
+
+func isTemporal(token string) bool {
 	var bases []lexicon.Word
 	bases = lexicon.BaseForms(bases, token, lexicon.Noun)
 	for _, b := range bases {
