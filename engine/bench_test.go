@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -28,10 +29,15 @@ import (
 // cpu-ns/op, the CPU time of the whole process (the audit committer and
 // SQLite included) per iteration: on a shared machine it moves less than
 // the time does.
-func BenchmarkRecall(b *testing.B)             { benchRecall(b, false) }
-func BenchmarkRememberThenRecall(b *testing.B) { benchRecall(b, true) }
+func BenchmarkRecall(b *testing.B)             { benchRecall(b, false, false) }
+func BenchmarkRememberThenRecall(b *testing.B) { benchRecall(b, true, false) }
 
-func benchRecall(b *testing.B, write bool) {
+// BenchmarkRecallConcurrent is BenchmarkRecall from eight goroutines at
+// once, as a server's requests come: its cpu-ns/op is what a recall costs
+// where the audit committer gathers many recalls' events in one commit.
+func BenchmarkRecallConcurrent(b *testing.B) { benchRecall(b, false, true) }
+
+func benchRecall(b *testing.B, write, concurrent bool) {
 	db, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -60,6 +66,19 @@ func benchRecall(b *testing.B, write bool) {
 	}
 	i := 0
 	cpu := cputime.Process()
+	if concurrent {
+		b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := eng.Recall(b.Context(), q); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		return
+	}
 	for b.Loop() {
 		if write {
 			i++

@@ -138,6 +138,7 @@ type Engine struct {
 	auditq    chan *auditReq
 	auditStop chan struct{}
 	auditDone chan struct{}
+	auditWait time.Duration // auditGatherWait; tests set another before the first audit
 	// The drainer (store.AuditDrainer): drainKick asks it to drain now,
 	// drainDone is closed when it has stopped after the committer.
 	drainKick chan struct{}
@@ -156,7 +157,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{}), writeWait: writeGatherWait}
+	e := &Engine{cfg: cfg, store: cfg.Store, auditStop: make(chan struct{}), writeWait: writeGatherWait, auditWait: auditGatherWait}
 	if !cfg.NoRelate {
 		e.relater = relate.New(cfg.Relate)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,6 +47,13 @@ func (s *auditStore) AppendAudit(ctx context.Context, evs []store.AuditEvent) er
 
 func newGroupEngine(t *testing.T) (*Engine, *auditStore) {
 	t.Helper()
+	return newGroupEngineWaiting(t, auditGatherWait)
+}
+
+// newGroupEngineWaiting is newGroupEngine with the committer's gather
+// wait (auditGatherWait) set to wait.
+func newGroupEngineWaiting(t *testing.T, wait time.Duration) (*Engine, *auditStore) {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +64,7 @@ func newGroupEngine(t *testing.T) (*Engine, *auditStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.auditWait = wait
 	t.Cleanup(func() { e.Close() })
 	s := memgate.Scope{Tenant: "acme", Principal: "alice"}
 	for i := range 20 {
@@ -244,4 +253,111 @@ func TestAuditAfterCloseFails(t *testing.T) {
 		t.Fatal("recall after Close hangs")
 	}
 	_ = st
+}
+
+// TestAuditGathersAsManyAsLastTime: after a batch of several recalls'
+// events, the committer waits (within its bound) until the next batch
+// holds as many requests, as the write committer does; a single recall is
+// held until the others come. Controls: a lone recaller (no batch of
+// several before) is committed at once, and the wait ends at its bound,
+// the event then committed alone.
+func TestAuditGathersAsManyAsLastTime(t *testing.T) {
+	t.Parallel()
+	recall := func(e *Engine, errs chan<- error) {
+		go func() {
+			_, err := e.Recall(context.Background(), recallReq())
+			errs <- err
+		}()
+	}
+	answered := func(t *testing.T, errs <-chan error, n int, what string) {
+		t.Helper()
+		for range n {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s: not answered within 30s", what)
+			}
+		}
+	}
+	sizes := func(st *auditStore) []int {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return slices.Clone(st.sizes)
+	}
+	// afterThree returns an engine whose committer waits up to wait, and
+	// whose last batch held three recalls.
+	afterThree := func(t *testing.T, wait time.Duration) (*Engine, *auditStore) {
+		t.Helper()
+		e, st := newGroupEngineWaiting(t, wait)
+		st.mu.Lock()
+		st.sizes = nil
+		st.mu.Unlock()
+		st.hold.Store(true)
+		errs := make(chan error, 4)
+		recall(e, errs)
+		<-st.held
+		for range 3 {
+			recall(e, errs)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(e.auditq) < 3 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d recalls queued, want 3", len(e.auditq))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		close(st.release)
+		answered(t, errs, 4, "the held recall and the three behind it")
+		if got := sizes(st); !slices.Equal(got, []int{1, 3}) {
+			t.Fatalf("appends of %v events, want the first alone, then the three queued in one", got)
+		}
+		return e, st
+	}
+
+	t.Run("the next batch waits for as many", func(t *testing.T) {
+		t.Parallel()
+		e, st := afterThree(t, time.Minute)
+		errs := make(chan error, 3)
+		recall(e, errs)
+		time.Sleep(300 * time.Millisecond)
+		if got := sizes(st); len(got) != 2 {
+			t.Fatalf("appends of %v events: a single recall after a batch of three was committed without waiting for more", got)
+		}
+		recall(e, errs)
+		recall(e, errs)
+		answered(t, errs, 3, "three recalls that came apart")
+		if got := sizes(st); !slices.Equal(got, []int{1, 3, 3}) {
+			t.Fatalf("appends of %v events, want the three that came apart in one", got)
+		}
+	})
+
+	t.Run("control: the wait ends at its bound", func(t *testing.T) {
+		t.Parallel()
+		e, st := afterThree(t, 50*time.Millisecond)
+		errs := make(chan error, 1)
+		recall(e, errs)
+		answered(t, errs, 1, "a single recall after a batch of three, with a wait of 50ms")
+		if got := sizes(st); !slices.Equal(got, []int{1, 3, 1}) {
+			t.Fatalf("appends of %v events, want the single recall committed alone after the wait", got)
+		}
+	})
+
+	t.Run("control: a lone recaller does not wait", func(t *testing.T) {
+		t.Parallel()
+		e, st := newGroupEngineWaiting(t, time.Hour)
+		st.mu.Lock()
+		st.sizes = nil
+		st.mu.Unlock()
+		for range 3 {
+			errs := make(chan error, 1)
+			recall(e, errs)
+			answered(t, errs, 1, "a lone recaller's recall, with a wait of an hour")
+		}
+		if got := sizes(st); !slices.Equal(got, []int{1, 1, 1}) {
+			t.Fatalf("appends of %v events, want one a recall", got)
+		}
+	})
 }

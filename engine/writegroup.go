@@ -26,12 +26,9 @@ import (
 //
 // A group costs the write-ahead log about as many pages as one memory
 // does: at a retention cap, 28.6 pages a memory alone, 15.2 in groups of
-// four (sqlite BenchmarkRememberAtCap). So when the previous group held
-// more than one request (writers are concurrent), the committer waits,
-// at most writeGatherWait, until the group is as large as the previous
-// one: requests that were answered together come back together, a few
-// hundred microseconds apart, and would otherwise start groups of one or
-// two. A lone writer (the previous group was one request) never waits.
+// four (sqlite BenchmarkRememberAtCap). So the committer gathers its
+// groups as a gatherer does: when the previous group held more than one
+// request, it waits at most writeGatherWait for one as large.
 const (
 	writeGroupMax   = 64   // memories in one group transaction, at most
 	writeGroupQueue = 1024 // requests waiting for the write committer
@@ -99,41 +96,13 @@ func (e *Engine) writer() {
 	ar := e.store.(store.AuditedRememberer)
 	caps := e.retentionCaps()
 	var group []*writeReq
-	last := 0 // the previous group's size
-	wait := time.NewTimer(time.Hour)
-	wait.Stop()
+	g := newGatherer(e.writeWait)
 	for {
 		select {
 		case r := <-e.writeq:
 			group = append(group[:0], r)
-			waiting := last > 1
-			if waiting {
-				wait.Reset(e.writeWait)
-			}
-		gather:
-			for len(group) < writeGroupMax {
-				select {
-				case r := <-e.writeq:
-					group = append(group, r)
-					continue
-				default:
-				}
-				if !waiting || len(group) >= last {
-					break gather
-				}
-				select {
-				case r := <-e.writeq:
-					group = append(group, r)
-				case <-wait.C:
-					waiting = false
-				case <-e.auditStop:
-					waiting = false
-				}
-			}
-			if waiting {
-				wait.Stop() // no stale tick can follow (Go 1.23 timers)
-			}
-			last = len(group)
+			gather(g, e.writeq, e.auditStop, func() int { return len(group) }, func() bool { return len(group) >= writeGroupMax },
+				func(r *writeReq) { group = append(group, r) })
 			e.commitGroup(ar, caps, group)
 			clear(group)
 		case <-e.auditStop:
