@@ -40,12 +40,19 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeJSON writes v as the response body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Every response type marshals; a failure here is a bug, answered
-		// without detail.
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	var b []byte
+	ok := false
+	if a, is := v.(jsonAppender); is { // the same bytes, without reflection (memjson.go)
+		b, ok = a.appendJSON(make([]byte, 0, 4096))
+	}
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			// Every response type marshals; a failure here is a bug,
+			// answered without detail.
+			status = http.StatusInternalServerError
+			b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
