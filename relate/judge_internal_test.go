@@ -20,9 +20,7 @@ func TestJudgeIsUncached(t *testing.T) {
 	seen := map[judgment]bool{}
 	for round := range 3 {
 		if round == 2 {
-			judged.Lock()
-			clear(judged.m)
-			judged.Unlock()
+			judged.reset()
 		}
 		for _, w := range judgeWords {
 			want := judgment{modifier: isModifier(w), temporal: isTemporal(w), commonNoun: isCommonNoun(w)}
@@ -65,10 +63,7 @@ func TestJudgeBounded(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	judged.Lock()
-	n := len(judged.m)
-	judged.Unlock()
-	if n > cacheSize || n == 0 {
+	if n := judged.len(); n > cacheSize || n == 0 {
 		t.Fatalf("the cache holds %d tokens, bound %d", n, cacheSize)
 	}
 }

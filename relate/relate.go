@@ -240,18 +240,13 @@ func (o Options) WithDefaults() Options {
 // Relater finds related words with fixed options and keeps what it found
 // for the words it was asked most recently. It is safe for concurrent use.
 type Relater struct {
-	o Options
-
-	mu    sync.Mutex
-	cache map[string][]Word
+	o     Options
+	cache wordCache[[]Word]
 }
-
-// cacheSize bounds a Relater's cache of query words.
-const cacheSize = 8192
 
 // New returns a Relater with options o (completed with WithDefaults).
 func New(o Options) *Relater {
-	return &Relater{o: o.WithDefaults(), cache: map[string][]Word{}}
+	return &Relater{o: o.WithDefaults()}
 }
 
 // Related returns the words related to a query token (a normalized token,
@@ -259,21 +254,11 @@ func New(o Options) *Relater {
 // term; nil for a word the lexicon does not know. The slice is shared:
 // callers must not change it.
 func (r *Relater) Related(token string) []Word {
-	r.mu.Lock()
-	ws, ok := r.cache[token]
-	r.mu.Unlock()
-	if ok {
-		return ws
-	}
-	ws = related(token, r.o)
-	r.mu.Lock()
-	if len(r.cache) >= cacheSize {
-		clear(r.cache) // simple and bounded; a hot word is found again at once
-	}
-	r.cache[token] = ws
-	r.mu.Unlock()
-	return ws
+	return r.cache.get(token, r.find)
 }
+
+// find is Related without the cache.
+func (r *Relater) find(token string) []Word { return related(token, r.o) }
 
 // Bigram returns the words related to two adjacent query tokens that
 // together are one lemma ("board game", "ice cream"), as Related does; nil
