@@ -35,35 +35,28 @@ func (r recallResponse) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `{"recall_id":`...)
 	b = appendString(b, res.RecallID)
 	b = append(b, `,"results":`...)
-	if res.Results == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, h := range res.Results {
-			if h.Explain != nil {
-				return nil, false
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"memory":`...)
-			var ok bool
-			if b, ok = appendMemory(b, h.Memory); !ok {
-				return nil, false
-			}
-			b = append(b, `,"score":`...)
-			if b, ok = appendFloat(b, h.Score); !ok {
-				return nil, false
-			}
-			b = append(b, '}')
+	b, ok := appendList(b, res.Results, func(b []byte, h memgate.RecallHit) ([]byte, bool) {
+		if h.Explain != nil {
+			return nil, false
 		}
-		b = append(b, ']')
+		b = append(b, `{"memory":`...)
+		b, ok := appendMemory(b, h.Memory)
+		if !ok {
+			return nil, false
+		}
+		b = append(b, `,"score":`...)
+		if b, ok = appendFloat(b, h.Score); !ok {
+			return nil, false
+		}
+		return append(b, '}'), true
+	})
+	if !ok {
+		return nil, false
 	}
 	b = append(b, `,"below_floor":`...)
 	b = strconv.AppendInt(b, int64(res.BelowFloor), 10)
 	b = append(b, `,"min_score":`...)
-	b, ok := appendFloat(b, res.MinScore)
-	if !ok {
+	if b, ok = appendFloat(b, res.MinScore); !ok {
 		return nil, false
 	}
 	if r.Context != nil {
@@ -75,20 +68,9 @@ func (r recallResponse) appendJSON(b []byte) ([]byte, bool) {
 
 func (l memoryList) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `{"memories":`...)
-	if l.Memories == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, m := range l.Memories {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendMemory(b, m); !ok {
-				return nil, false
-			}
-		}
-		b = append(b, ']')
+	b, ok := appendList(b, l.Memories, appendMemory)
+	if !ok {
+		return nil, false
 	}
 	if l.NextCursor != "" {
 		b = append(b, `,"next_cursor":`...)
@@ -103,39 +85,50 @@ func (l memoryList) appendJSON(b []byte) ([]byte, bool) {
 
 func (l rememberedList) appendJSON(b []byte) ([]byte, bool) {
 	b = append(b, `{"memories":`...)
-	if l.Memories == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, r := range l.Memories {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if r == nil {
-				b = append(b, "null"...)
-				continue
-			}
-			// The memory's fields, then Remembered's own, in one object
-			// (the memory is embedded). A nil memory has none of its
-			// fields.
-			b = append(b, '{')
-			if r.Memory != nil {
-				var ok bool
-				if b, ok = appendMemoryFields(b, r.Memory); !ok {
-					return nil, false
-				}
-				b = append(b, ',')
-			}
-			b = append(b, `"deduplicated":`...)
-			b = strconv.AppendBool(b, r.Deduplicated)
-			if r.Replayed {
-				b = append(b, `,"replayed":true`...)
-			}
-			b = append(b, '}')
+	b, ok := appendList(b, l.Memories, func(b []byte, r *memgate.Remembered) ([]byte, bool) {
+		if r == nil {
+			return append(b, "null"...), true
 		}
-		b = append(b, ']')
+		// The memory's fields, then Remembered's own, in one object (the
+		// memory is embedded). A nil memory has none of its fields.
+		b = append(b, '{')
+		if r.Memory != nil {
+			var ok bool
+			if b, ok = appendMemoryFields(b, r.Memory); !ok {
+				return nil, false
+			}
+			b = append(b, ',')
+		}
+		b = append(b, `"deduplicated":`...)
+		b = strconv.AppendBool(b, r.Deduplicated)
+		if r.Replayed {
+			b = append(b, `,"replayed":true`...)
+		}
+		return append(b, '}'), true
+	})
+	if !ok {
+		return nil, false
 	}
 	return append(b, '}'), true
+}
+
+// appendList appends xs as json.Marshal writes a slice: null when nil,
+// else each element as each appends it; ok is false as soon as each's is.
+func appendList[T any](b []byte, xs []T, each func([]byte, T) ([]byte, bool)) ([]byte, bool) {
+	if xs == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = each(b, x); !ok {
+			return nil, false
+		}
+	}
+	return append(b, ']'), true
 }
 
 // appendMemory appends m as json.Marshal writes it.
